@@ -1,0 +1,68 @@
+"""One error shape for the whole REST API: ``{"error": {"code": ..., "message": ...}}``.
+
+Services raise :class:`ServiceError` with a stable code; DRF's own exceptions (validation,
+authentication, permission, not found) are mapped to the same shape so that scripts only
+ever parse one thing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class ServiceError(Exception):
+    """A rule of the game was broken; nothing was written. Carries a stable code."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, code: str, message: str, *, status_code: int | None = None, details: Any = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+        if status_code is not None:
+            self.status_code = status_code
+
+
+def _first_message(detail: Any) -> str:
+    if isinstance(detail, dict):
+        for field, value in detail.items():
+            text = _first_message(value)
+            return text if field in ("non_field_errors", "detail") else f"{field}: {text}"
+        return "Invalid input."
+    if isinstance(detail, list):
+        return _first_message(detail[0]) if detail else "Invalid input."
+    return str(detail)
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ServiceError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        code, details = "invalid", exc.detail
+    else:
+        code, details = getattr(exc, "default_code", "error"), None
+        if isinstance(exc.detail, exceptions.ErrorDetail):
+            code = exc.detail.code or code
+    response.data = error_body(str(code), _first_message(exc.detail), details)
+    return response

@@ -1,0 +1,326 @@
+"""Reading page corpora (KILT JSONL, folders of .txt articles, category lists) and storing them.
+
+Parsing is separate from writing: a file is parsed and checked completely first, so a bad
+line stops the import before anything is written, and the error names the file and line.
+Writing is idempotent: importing the same file again changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils.text import slugify
+
+from foolgame.pages.models import Category, Page, PageListing, Sentence
+from foolgame.pages.sentences import split_sentences
+
+SECTION_SEPARATOR = " | "
+NO_CATEGORY = "NOCAT"
+
+
+class BadInput(Exception):
+    """A line of an input file that cannot be imported. ``str()`` names file and line."""
+
+    def __init__(self, path: Path | str, line: int, message: str):
+        super().__init__(f"{path}:{line}: {message}")
+        self.path = str(path)
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ParsedSentence:
+    section_header: str
+    text: str
+
+
+@dataclass
+class ParsedPage:
+    title: str
+    sentences: list[ParsedSentence] = field(default_factory=list)
+    line: int = 1
+
+
+@dataclass
+class SyncResult:
+    created: int = 0
+    moved: int = 0
+    retired: int = 0
+    deleted: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.moved or self.retired or self.deleted)
+
+
+def normalise_title(title: str) -> str:
+    return " ".join(title.replace("_", " ").split())
+
+
+def category_for_name(name: str | None) -> Category | None:
+    """The category called ``name``, created on first use; None for no category."""
+    if not name or name.strip().upper() == NO_CATEGORY:
+        return None
+    name = " ".join(name.split())
+    category, _ = Category.objects.get_or_create(name=name, defaults={"slug": slugify(name)})
+    return category
+
+
+# --- Category lists ---------------------------------------------------------------------
+
+
+def parse_category_list(path: Path) -> tuple[str, list[tuple[str, bool, int]]]:
+    """``categories-Popular-Culture.txt`` -> ("Popular Culture", [(title, priority, line), ...])."""
+    match = re.fullmatch(r"categories-(.+)\.txt", path.name)
+    if not match:
+        raise BadInput(path, 0, "a category list is named categories-<Category>.txt")
+    category = match.group(1).replace("-", " ").replace("_", " ").strip()
+    entries: list[tuple[str, bool, int]] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            priority = line.startswith("*")
+            title = normalise_title(line.lstrip("*"))
+            if not title:
+                raise BadInput(path, number, "a '*' with no page title")
+            entries.append((title, priority, number))
+    return category, entries
+
+
+def listings_store(category_name: str, entries: Iterable[tuple[str, bool, int]]) -> int:
+    """Store a category list and apply it to pages already imported. Returns rows changed."""
+    category = category_for_name(category_name)
+    assert category is not None
+    changed = 0
+    for title, priority, _line in entries:
+        listing, created = PageListing.objects.get_or_create(
+            title=title, defaults={"category": category, "priority": priority}
+        )
+        # A title listed in several categories keeps the first (lists load in name order)
+        # and is a priority page when any list marks it so: loading again changes nothing.
+        if not created and priority and not listing.priority:
+            listing.priority = True
+            listing.save(update_fields=["priority"])
+            changed += 1
+        changed += created
+        page = Page.objects.filter(title=title).first()
+        if page is not None:
+            changed += page_apply_listing(page=page, listing=listing)
+    return changed
+
+
+def page_apply_listing(*, page: Page, listing: PageListing | None = None) -> int:
+    """Give a page its listed priority, and its listed category when it has none."""
+    listing = listing or PageListing.objects.filter(title=page.title).first()
+    if listing is None:
+        return 0
+    fields = []
+    if page.priority != listing.priority:
+        page.priority = listing.priority
+        fields.append("priority")
+    if page.category_id is None:
+        page.category_id = listing.category_id
+        fields.append("category")
+    if fields:
+        page.save(update_fields=fields + ["updated"])
+    return int(bool(fields))
+
+
+# --- Pages and their sentences ----------------------------------------------------------
+
+
+def page_get_or_create(*, title: str, source: str, category: Category | None) -> tuple[Page, bool]:
+    page, created = Page.objects.get_or_create(title=title, defaults={"source": source, "category": category})
+    if created:
+        page_apply_listing(page=page)
+    elif category is not None and page.category_id != category.pk:
+        page.category = category
+        page.save(update_fields=["category", "updated"])
+    return page, created
+
+
+def page_append_sentences(*, page: Page, sentences: Iterable[ParsedSentence]) -> int:
+    """Add the sentences a page does not have yet (by text), after the ones it has.
+
+    For the FM2 release, whose pages are only the evidence seen so far: a later file can
+    add sentences, never reorder or drop the ones claims already point at.
+    """
+    known = set(page.sentences.values_list("text", flat=True))
+    next_position = (page.sentences.aggregate(top=Max("position"))["top"] or -1) + 1
+    new = []
+    for sentence in sentences:
+        if sentence.text in known:
+            continue
+        known.add(sentence.text)
+        new.append(Sentence(page=page, position=next_position, section_header=sentence.section_header, text=sentence.text))
+        next_position += 1
+    Sentence.objects.bulk_create(new)
+    return len(new)
+
+
+def page_sync_sentences(*, page: Page, sentences: list[ParsedSentence]) -> SyncResult:
+    """Make a page's sentences exactly ``sentences``, in order, keeping ids where text is unchanged.
+
+    A sentence that disappears is deleted unless a claim cites it as gold; then it is kept,
+    retired, after the article, so gold evidence never dangles (clue lists are snapshots).
+    """
+    from foolgame.claims.models import ClaimGold  # the claims app builds on pages
+
+    result = SyncResult()
+    existing: dict[str, Sentence] = {}
+    for sentence in page.sentences.all():
+        existing.setdefault(sentence.text, sentence)
+    seen: set[str] = set()
+    position = 0
+    to_create, to_update = [], []
+    for parsed in sentences:
+        if parsed.text in seen:
+            continue
+        seen.add(parsed.text)
+        current = existing.get(parsed.text)
+        if current is None:
+            to_create.append(Sentence(page=page, position=position, section_header=parsed.section_header, text=parsed.text))
+            result.created += 1
+        elif (current.position, current.section_header, current.retired) != (position, parsed.section_header, False):
+            current.position, current.section_header, current.retired = position, parsed.section_header, False
+            to_update.append(current)
+            result.moved += 1
+        position += 1
+    gone = [s for text, s in existing.items() if text not in seen]
+    cited = set(ClaimGold.objects.filter(sentence__in=gone).values_list("sentence_id", flat=True))
+    for sentence in gone:
+        if sentence.pk in cited:
+            if not sentence.retired or sentence.position != position:
+                sentence.retired, sentence.position = True, position
+                to_update.append(sentence)
+                result.retired += 1
+            position += 1
+        else:
+            sentence.delete()
+            result.deleted += 1
+    Sentence.objects.bulk_update(to_update, ["position", "section_header", "retired"])
+    Sentence.objects.bulk_create(to_create)
+    return result
+
+
+def pages_store(pages: list[ParsedPage], *, source: str, category: Category | None) -> SyncResult:
+    total = SyncResult()
+    for parsed in pages:
+        page, created = page_get_or_create(title=parsed.title, source=source, category=category)
+        result = page_sync_sentences(page=page, sentences=parsed.sentences)
+        total.created += result.created
+        total.moved += result.moved
+        total.retired += result.retired
+        total.deleted += result.deleted
+    return total
+
+
+# --- KILT knowledge source ---------------------------------------------------------------
+
+_KILT_SECTION = re.compile(r"^Section::::(.*?)\.?\s*$")
+_KILT_MARKUP = re.compile(r"^(BULLET|NUMBER|DL|DT|DD)::::-?\s*")
+
+
+def parse_kilt_jsonl(path: Path) -> Iterator[ParsedPage]:
+    """Pages of a KILT knowledge-source file: one article a line, paragraphs in ``text``.
+
+    ``Section::::A:B.`` paragraphs start the section "A | B"; the first paragraph repeats
+    the title and is skipped; list markers are dropped.
+    """
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError as error:
+                raise BadInput(path, number, f"not valid JSON ({error.msg})") from None
+            if not isinstance(row, dict):
+                raise BadInput(path, number, "each line must be a JSON object")
+            title = row.get("wikipedia_title")
+            paragraphs = row.get("text")
+            if not isinstance(title, str) or not normalise_title(title):
+                raise BadInput(path, number, "missing 'wikipedia_title'")
+            if not isinstance(paragraphs, list) or not all(isinstance(p, str) for p in paragraphs):
+                raise BadInput(path, number, "'text' must be a list of paragraph strings")
+            page = ParsedPage(title=normalise_title(title), line=number)
+            header = ""
+            for index, paragraph in enumerate(paragraphs):
+                paragraph = paragraph.strip()
+                if not paragraph or (index == 0 and normalise_title(paragraph) == page.title):
+                    continue
+                section = _KILT_SECTION.match(paragraph)
+                if section:
+                    header = SECTION_SEPARATOR.join(part.strip() for part in section.group(1).split(":") if part.strip())
+                    continue
+                paragraph = _KILT_MARKUP.sub("", paragraph)
+                page.sentences.extend(ParsedSentence(header, text) for text in split_sentences(paragraph))
+            yield page
+
+
+# --- Folders of plain-text articles --------------------------------------------------------
+
+_HEADER = re.compile(r"^(#{2,6})\s+(.+?)\s*#*\s*$")
+
+
+def parse_text_article(path: Path) -> ParsedPage:
+    """A .txt article: the first non-blank line is the title; ``## Header`` lines start
+    sections (``### Sub`` a subsection, stored as "Header | Sub"); blank lines end paragraphs."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise BadInput(path, 1, f"not UTF-8 text ({error.reason})") from None
+    title_line = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if title_line is None:
+        raise BadInput(path, 1, "empty article: the first line must be its title")
+    title = normalise_title(lines[title_line].lstrip("#"))
+    page = ParsedPage(title=title, line=title_line + 1)
+    headers: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            header = SECTION_SEPARATOR.join(headers)
+            page.sentences.extend(ParsedSentence(header, t) for t in split_sentences(" ".join(paragraph)))
+            paragraph.clear()
+
+    for line in lines[title_line + 1 :]:
+        match = _HEADER.match(line.strip())
+        if match:
+            flush()
+            depth = len(match.group(1)) - 2
+            headers[:] = headers[:depth] + [match.group(2)]
+        elif not line.strip():
+            flush()
+        else:
+            paragraph.append(line.strip())
+    flush()
+    return page
+
+
+def import_files(path: Path) -> list[tuple[Path, str]]:
+    """The files an ``import_pages PATH`` covers, each with its format: kilt or text."""
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".txt", ".jsonl"))
+        if not files:
+            raise BadInput(path, 0, "no .txt or .jsonl files in this folder")
+        return [(p, "kilt" if p.suffix == ".jsonl" else "text") for p in files]
+    if not path.is_file():
+        raise BadInput(path, 0, "no such file or folder")
+    return [(path, "kilt" if path.suffix in (".jsonl", ".json") else "text")]
+
+
+@transaction.atomic
+def import_pages_file(path: Path, kind: str, *, category_name: str | None) -> SyncResult:
+    """Import one file in one transaction: a bad line leaves the database as it was."""
+    pages = list(parse_kilt_jsonl(path)) if kind == "kilt" else [parse_text_article(path)]
+    category = category_for_name(category_name) if category_name else None
+    return pages_store(pages, source=Page.Source.KILT if kind == "kilt" else Page.Source.TEXT, category=category)

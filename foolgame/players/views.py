@@ -1,0 +1,40 @@
+"""Browser pages for accounts: sign up, log in, log out, and the player's own standing."""
+
+from __future__ import annotations
+
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView, LogoutView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from foolgame.players.forms import SignupForm
+from foolgame.players.models import LedgerEntry
+from foolgame.players.selectors import player_points
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid() and form.user is not None:
+        login(request, form.user, backend="django.contrib.auth.backends.ModelBackend")
+        next_url = request.POST.get("next") or ""
+        if url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+            return redirect(next_url)
+        return redirect("players:me")
+    return render(request, "players/signup.html", {"form": form, "next": request.GET.get("next", "")})
+
+
+@login_required
+def me(request: HttpRequest) -> HttpResponse:
+    entries = LedgerEntry.objects.filter(player=request.user).select_related("claim")[:50]
+    return render(request, "players/me.html", {"points": player_points(player=request.user), "entries": entries})
+
+
+class PlayerLoginView(LoginView):
+    template_name = "players/login.html"
+    redirect_authenticated_user = True
+
+
+class PlayerLogoutView(LogoutView):
+    pass

@@ -1,0 +1,9 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", include("foolgame.api.urls")),
+    path("accounts/", include("foolgame.players.urls")),
+    path("", include("foolgame.pages.urls")),
+]

@@ -1,0 +1,51 @@
+"""Shared fixtures: paths, factories, and the browser for Playwright tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FM2_DEV = SHARED / "data" / "fm2" / "dev.jsonl"
+FM2_SAMPLE = REPO / "fixtures" / "fm2-dev-sample.jsonl"
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls that tests make
+# around it are still synchronous, so Django's async-safety guard is relaxed for tests only.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture
+def fm2_dev() -> Path:
+    if not FM2_DEV.is_file():
+        pytest.skip("../shared/data/fm2/dev.jsonl is not beside this clone")
+    return FM2_DEV
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """Debian's Chromium, headless, with the background networking this machine refuses turned off."""
+    return {
+        **browser_type_launch_args,
+        "executable_path": os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
+        "headless": True,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")).exists():
+        skip = pytest.mark.skip(reason="no Chromium at /usr/bin/chromium (apt-get install chromium)")
+        for item in items:
+            if "browser" in item.keywords:
+                item.add_marker(skip)
