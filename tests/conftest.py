@@ -44,6 +44,9 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Playwright's sync API keeps an event loop running in the main thread once a browser
+    # has started, and asyncio tests cannot start their own after that: browsers go last.
+    items.sort(key=lambda item: "browser" in item.keywords)
     if not Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")).exists():
         skip = pytest.mark.skip(reason="no Chromium at /usr/bin/chromium (apt-get install chromium)")
         for item in items:

@@ -7,8 +7,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from foolgame.api.views import ApiView
 from foolgame.pages.models import Page
 from foolgame.pages.selectors import category_list, page_list, page_sentences
 
@@ -45,7 +45,7 @@ class PageDetailSerializer(serializers.Serializer):
     sentences = SentenceSerializer(many=True, source="sentences_in_order")
 
 
-class CategoryListApi(APIView):
+class CategoryListApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(responses={200: CategorySerializer(many=True)}, summary="Categories with their page counts")
@@ -53,7 +53,7 @@ class CategoryListApi(APIView):
         return Response(CategorySerializer(category_list(), many=True).data)
 
 
-class PageListApi(APIView):
+class PageListApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
@@ -69,7 +69,7 @@ class PageListApi(APIView):
         return Response(PageSummarySerializer(pages, many=True).data)
 
 
-class PageDetailApi(APIView):
+class PageDetailApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(responses={200: PageDetailSerializer}, summary="A page and its sentences in order")

@@ -10,9 +10,9 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from foolgame.api.errors import ServiceError
+from foolgame.api.views import ApiView
 from foolgame.players.selectors import player_points
 from foolgame.players.services import player_create
 
@@ -46,7 +46,7 @@ def player_payload(user) -> dict:
     }
 
 
-class SignupApi(APIView):
+class SignupApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(request=CredentialsSerializer, responses={201: PlayerSerializer}, summary="Create an account and log in")
@@ -58,7 +58,7 @@ class SignupApi(APIView):
         return Response(player_payload(user), status=status.HTTP_201_CREATED)
 
 
-class LoginApi(APIView):
+class LoginApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(request=CredentialsSerializer, responses={200: PlayerSerializer}, summary="Log in (sets the session cookie)")
@@ -72,7 +72,7 @@ class LoginApi(APIView):
         return Response(player_payload(user))
 
 
-class LogoutApi(APIView):
+class LogoutApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(request=None, responses={204: None}, summary="Log out")
@@ -82,7 +82,7 @@ class LogoutApi(APIView):
 
 
 @method_decorator(ensure_csrf_cookie, name="get")
-class CsrfApi(APIView):
+class CsrfApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
@@ -93,7 +93,7 @@ class CsrfApi(APIView):
         return Response({"csrftoken": get_token(request._request)})
 
 
-class MeApi(APIView):
+class MeApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(responses={200: PlayerSerializer}, summary="The current player and their points by kind")

@@ -1,0 +1,60 @@
+# fm2: one command to play, one to test. Both create .venv/ when it is missing.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: run test setup setup-test migrate demo serve worker beat bench typecheck clean
+
+## run: install, migrate, load the demo data into an empty database, serve on http://127.0.0.1:8000
+run: setup migrate demo serve
+
+## test: install with the test extras and run the whole suite
+test: setup-test
+	$(PY) -m pytest
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
+
+migrate: setup
+	$(PY) manage.py migrate --no-input
+
+demo: setup
+	$(PY) manage.py load_demo
+
+serve: setup
+	@echo "fm2 is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	$(VENV)/bin/uvicorn foolgame.asgi:application --host $(HOST) --port $(PORT)
+
+worker: setup
+	$(VENV)/bin/celery -A foolgame worker --loglevel INFO
+
+beat: setup
+	$(VENV)/bin/celery -A foolgame beat --loglevel INFO
+
+## bench: every benchmark under bench/, each printing its figures
+bench: setup-test
+	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+typecheck: setup-test
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache

@@ -1,0 +1,62 @@
+"""The real Redis behind the channel layer (run with REDIS_URL, as CI's second pass does)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import connection
+
+pytestmark = pytest.mark.services
+
+needs_redis = pytest.mark.skipif(
+    not settings.REDIS_URL and not os.environ.get("FM2_REQUIRE_SERVICES"),
+    reason="REDIS_URL is not set (the embedded default has no Redis)",
+)
+
+
+@needs_redis
+async def test_idle_receiver_survives_longer_than_the_redis_socket_default() -> None:
+    """channels_redis#422: with redis-py 8's default 5 s socket timeout an idle receive dies
+    with TimeoutError after ~5 s. A message sent after 7 s of silence must still arrive."""
+    layer = get_channel_layer()
+    assert type(layer).__name__ == "RedisChannelLayer"
+    channel = await layer.new_channel()
+    receiver = asyncio.ensure_future(layer.receive(channel))
+    await asyncio.sleep(7)
+    assert not receiver.done() or receiver.exception() is None, f"idle receive failed: {receiver.exception()!r}"
+    await layer.send(channel, {"type": "ping", "n": 1})
+    message = await asyncio.wait_for(receiver, timeout=5)
+    assert message == {"type": "ping", "n": 1}
+
+
+@needs_redis
+async def test_group_send_reaches_every_member() -> None:
+    layer = get_channel_layer()
+    first, second = await layer.new_channel(), await layer.new_channel()
+    await layer.group_add("fm2-test", first)
+    await layer.group_add("fm2-test", second)
+    await layer.group_send("fm2-test", {"type": "tick", "remaining": 170})
+    assert await asyncio.wait_for(layer.receive(first), 5) == {"type": "tick", "remaining": 170}
+    assert await asyncio.wait_for(layer.receive(second), 5) == {"type": "tick", "remaining": 170}
+    await layer.group_discard("fm2-test", first)
+    await layer.group_discard("fm2-test", second)
+
+
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL") and not os.environ.get("FM2_REQUIRE_SERVICES"), reason="DATABASE_URL is not set")
+@pytest.mark.django_db
+def test_database_is_postgresql_when_configured() -> None:
+    assert connection.vendor == "postgresql"
+
+
+@needs_redis
+def test_cache_is_redis_when_configured() -> None:
+    from django.core.cache import caches
+
+    cache = caches["default"]
+    cache.set("fm2-test-key", {"a": 1}, 10)
+    assert cache.get("fm2-test-key") == {"a": 1}
+    assert type(cache).__name__ == "RedisCache"

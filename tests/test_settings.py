@@ -1,0 +1,52 @@
+"""The embedded default needs no server; production refuses to start without a secret and passes check --deploy."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_manage(*args: str, env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "FM2_DATA_DIR": str(tmp_path)}
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env={**base, **env}, capture_output=True, text=True, timeout=300)
+
+
+def test_embedded_default_uses_sqlite_in_memory_layer_and_eager_tasks(tmp_path: Path) -> None:
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='foolgame.settings'; django.setup();"
+        "from django.conf import settings as s;"
+        "print(s.DATABASES['default']['ENGINE'], s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={"PATH": os.environ.get("PATH", ""), "FM2_DATA_DIR": str(tmp_path)})
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "channels.layers.InMemoryChannelLayer", "True"], result.stderr
+
+
+def test_production_without_secret_key_refuses_to_start(tmp_path: Path) -> None:
+    result = run_manage("check", env={"DJANGO_ENV": "production", "ALLOWED_HOSTS": "fm2.example.org"}, tmp_path=tmp_path)
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_production_passes_check_deploy_with_no_warnings(tmp_path: Path) -> None:
+    env = {
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": "k3Y-" + "x7Qz!9pL#2mV$8nB&4cR*6tW^1yH(5uJ)0iK" * 2,
+        "ALLOWED_HOSTS": "fm2.example.org",
+    }
+    result = run_manage("check", "--deploy", "--fail-level", "WARNING", env=env, tmp_path=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_channel_layer_read_timeout_outlasts_the_blocking_receive() -> None:
+    """channels_redis#422: the socket timeout must be longer than BZPOPMIN's 5 s block."""
+    from channels_redis.core import RedisChannelLayer
+
+    assert settings.CHANNEL_REDIS_SOCKET_TIMEOUT > RedisChannelLayer.brpop_timeout
