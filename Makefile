@@ -41,7 +41,7 @@ demo: setup
 
 serve: setup
 	@echo "fm2 is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(VENV)/bin/uvicorn foolgame.asgi:application --host $(HOST) --port $(PORT)
+	$(VENV)/bin/uvicorn foolgame.asgi:application --host $(HOST) --port $(PORT) --lifespan off
 
 worker: setup
 	$(VENV)/bin/celery -A foolgame worker --loglevel INFO
