@@ -20,13 +20,15 @@ retriever                                         recall@5   recall@10
 stored ``retrieved_evidence`` order               53.1       69.5
 BM25 uni+bigram, content-word bigrams, title      57.2       72.5
 BM25 uni+bigram (not stop+stop), title            58.7       73.6
-... + section header (lexical default)            59.7       74.4
+... + section header                              59.7       74.4
+... with Lucene idf (lexical default)             59.5       74.3
 MiniLM, sentence alone                            66.8       80.6
 MiniLM, "header: sentence"                        67.8       79.9
 MiniLM, "title | header: sentence"                76.1       88.3
 MiniLM, "title: sentence" (dense default)         80.0       91.5
-RRF(lexical, dense default)                       72.8       86.1
-z-score fusion, dense weight 0.75 (hybrid)        81.8       92.2
+RRF(lexical, dense default)                       73.8       86.3
+z-score fusion, dense weight 0.75 (hybrid)        81.7       92.2
+same, int8 ONNX encoder (CLI default)             81.7       92.4
 ================================================  =========  ==========
 """
 
