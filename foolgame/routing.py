@@ -1,5 +1,9 @@
 """WebSocket routes; each app that plays over a socket adds its patterns here."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from foolgame.voting.consumers import RoundConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/rounds/<int:round_id>/", RoundConsumer.as_asgi()),
+]

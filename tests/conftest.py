@@ -17,6 +17,12 @@ FM2_SAMPLE = REPO / "fixtures" / "fm2-dev-sample.jsonl"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings) -> None:
+    """PBKDF2's deliberate slowness protects real accounts, not test fixtures."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def fm2_dev() -> Path:
     if not FM2_DEV.is_file():

@@ -3,8 +3,10 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
+from foolgame.evidence import apis as evidence
 from foolgame.pages import apis as pages
 from foolgame.players import apis as players
+from foolgame.voting import apis as voting
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -16,4 +18,14 @@ urlpatterns = [
     path("categories", pages.CategoryListApi.as_view(), name="categories"),
     path("pages", pages.PageListApi.as_view(), name="pages"),
     path("pages/<int:page_id>", pages.PageDetailApi.as_view(), name="page-detail"),
+    path("pages/<int:page_id>/hints", evidence.PageHintsApi.as_view(), name="page-hints"),
+    path("rounds", voting.RoundCreateApi.as_view(), name="rounds"),
+    path("rounds/<int:round_id>", voting.RoundDetailApi.as_view(), name="round-detail"),
+    path("rounds/<int:round_id>/start", voting.RoundStartApi.as_view(), name="round-start"),
+    path("rounds/<int:round_id>/reveal", voting.RoundRevealApi.as_view(), name="round-reveal"),
+    path("rounds/<int:round_id>/vote", voting.RoundVoteApi.as_view(), name="round-vote"),
+    path("rounds/<int:round_id>/like", voting.RoundLikeApi.as_view(), name="round-like"),
+    path("rounds/<int:round_id>/report", voting.RoundReportApi.as_view(), name="round-report"),
+    path("leaderboard", voting.LeaderboardApi.as_view(), name="leaderboard"),
+    path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
 ]

@@ -1,0 +1,209 @@
+"""The round's WebSocket: transport only. Frames call the same services as the REST twins.
+
+The server pushes ``tick`` every second from a per-connection task (cancelled on
+disconnect). The consumer keeps the round's deadline in memory so a tick costs no query;
+any change made elsewhere (a REST reveal or vote, a timeout) arrives as ``round.changed``
+through the channel layer and the deadline is re-read from the database, which stays the
+only clock: every action re-checks the time under the round's row lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from foolgame.api.errors import ServiceError
+from foolgame.voting import clock, services
+from foolgame.voting.events import round_group
+from foolgame.voting.models import Round, Report
+
+MAX_FRAME_BYTES = 4096
+MAX_FRAMES_PER_SECOND = 10
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_YOUR_ROUND = 4403
+CLOSE_NO_SUCH_ROUND = 4404
+
+
+class FrameError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _claim_field(frame: dict[str, Any], field: str, *, nullable: bool = False) -> int | None:
+    value = frame.get(field)
+    if value is None and nullable and field in frame:
+        return None
+    if isinstance(value, bool) or value not in (0, 1):
+        raise FrameError("invalid_claim", f"'{field}' must be 0 (left) or 1 (right){' or null' if nullable else ''}.")
+    return value
+
+
+class RoundConsumer(AsyncWebsocketConsumer):
+    round_id: int
+    deadline: datetime | None
+    status: str
+    ticker: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        self.round_id = int(self.scope["url_route"]["kwargs"]["round_id"])
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        owner = await database_sync_to_async(self._round_owner)()
+        if owner is None:
+            await self.close(code=CLOSE_NO_SUCH_ROUND)
+            return
+        if owner != user.pk:
+            await self.close(code=CLOSE_NOT_YOUR_ROUND)
+            return
+        self.frame_times: deque[float] = deque(maxlen=MAX_FRAMES_PER_SECOND)
+        await self.channel_layer.group_add(round_group(self.round_id), self.channel_name)
+        await self.accept()
+        state = await database_sync_to_async(services.round_get_state)(round_id=self.round_id, player=user)
+        await self._remember(state)
+        if state["status"] != Round.State.READY:
+            # A reconnect: the true remaining time and the clues already bought.
+            await self.send_frame("state", state)
+        self.ticker = asyncio.create_task(self._tick())
+
+    async def disconnect(self, code: int) -> None:
+        if self.ticker is not None:
+            self.ticker.cancel()
+        if hasattr(self, "frame_times"):
+            await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+
+    # --- frames from the client -------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        now = time.monotonic()
+        if len(self.frame_times) == MAX_FRAMES_PER_SECOND and now - self.frame_times[0] < 1.0:
+            await self.send_error("rate_limited", f"At most {MAX_FRAMES_PER_SECOND} frames a second; this one was ignored.")
+            return
+        self.frame_times.append(now)
+        try:
+            frame = self._parse(text_data, bytes_data)
+            handler = self.HANDLERS.get(frame.get("type"))  # type: ignore[arg-type]
+            if handler is None:
+                raise FrameError("unknown_type", "type must be one of: " + ", ".join(self.HANDLERS) + ".")
+            await handler(self, frame)
+        except FrameError as error:
+            await self.send_error(error.code, error.message)
+        except ServiceError as error:
+            await self.send_error(error.code, error.message)
+
+    @staticmethod
+    def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
+        if text_data is None:
+            raise FrameError("text_only", "Send JSON text frames.")
+        if len(text_data.encode("utf-8")) > MAX_FRAME_BYTES:
+            raise FrameError("frame_too_large", f"A frame holds at most {MAX_FRAME_BYTES} bytes.")
+        try:
+            frame = json.loads(text_data)
+        except json.JSONDecodeError:
+            raise FrameError("bad_json", "A frame must be a JSON object.") from None
+        if not isinstance(frame, dict):
+            raise FrameError("bad_json", "A frame must be a JSON object.")
+        return frame
+
+    async def _call(self, service: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
+
+    async def on_start(self, frame: dict[str, Any]) -> None:
+        state = await self._call(services.round_start)
+        await self._remember(state)
+        await self.send_frame("state", state)
+
+    async def on_state(self, frame: dict[str, Any]) -> None:
+        state = await self._call(services.round_get_state)
+        await self._remember(state)
+        await self.send_frame("state", state)
+
+    async def on_reveal(self, frame: dict[str, Any]) -> None:
+        result = await self._call(services.round_reveal_clue, claim_index=_claim_field(frame, "claim"))
+        await self._refresh()
+        await self.send_frame("clue", result)
+
+    async def on_vote(self, frame: dict[str, Any]) -> None:
+        result = await self._call(services.vote_cast, false_claim=_claim_field(frame, "false_claim"))
+        self.status = Round.State.VOTED
+        await self.send_frame("result", result)
+
+    async def on_like(self, frame: dict[str, Any]) -> None:
+        await self._call(services.round_like, claim=_claim_field(frame, "claim", nullable=True))
+        await self.send_frame("ok", {"for": "like"})
+
+    async def on_report(self, frame: dict[str, Any]) -> None:
+        reason, note = frame.get("reason"), frame.get("note", "")
+        if reason not in Report.Reason.values:
+            raise FrameError("invalid_reason", "reason must be one of: " + ", ".join(Report.Reason.values) + ".")
+        if not isinstance(note, str):
+            raise FrameError("invalid_note", "note must be text.")
+        await self._call(services.round_report, claim=_claim_field(frame, "claim"), reason=reason, note=note)
+        await self._refresh()
+        await self.send_frame("ok", {"for": "report"})
+
+    HANDLERS = {"start": on_start, "state": on_state, "reveal": on_reveal, "vote": on_vote, "like": on_like, "report": on_report}
+
+    # --- the clock ------------------------------------------------------------------------
+
+    def _round_owner(self) -> int | None:
+        return Round.objects.filter(pk=self.round_id).values_list("player_id", flat=True).first()
+
+    async def _remember(self, state: dict[str, Any]) -> None:
+        self.status = state["status"]
+        await self._refresh()
+
+    async def _refresh(self) -> None:
+        row = await database_sync_to_async(
+            lambda: Round.objects.filter(pk=self.round_id).values_list("state", "deadline").first()
+        )()
+        if row is not None:
+            self.status, self.deadline = row[0], row[1] if row[0] == Round.State.PLAYING else None
+
+    async def round_changed(self, event: dict[str, Any]) -> None:
+        """Another connection, a REST call or a task changed the round: re-read its clock."""
+        previous = self.status
+        await self._refresh()
+        if previous == Round.State.PLAYING and self.status == Round.State.TIMED_OUT:
+            await self.send_frame("timeout", {"remaining": 0, "points": 0})
+
+    async def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        try:
+            while True:
+                next_at += 1.0
+                await asyncio.sleep(max(0.0, next_at - loop.time()))
+                if self.status != Round.State.PLAYING or self.deadline is None:
+                    continue
+                remaining = (self.deadline - clock.now()).total_seconds()
+                if remaining <= 0:
+                    await database_sync_to_async(services.round_expire)(round_id=self.round_id)
+                    await self._refresh()
+                    if self.status == Round.State.TIMED_OUT:
+                        await self.send_frame("timeout", {"remaining": 0, "points": 0})
+                    continue
+                await self.send_frame("tick", {"remaining": round(remaining, 2), "points": services.round_points(remaining)})
+        except asyncio.CancelledError:
+            pass
+
+    # --- frames to the client -----------------------------------------------------------------
+
+    async def send_frame(self, frame_type: str, payload: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps({"type": frame_type, **payload}))
+
+    async def send_error(self, code: str, message: str) -> None:
+        await self.send_frame("error", {"code": code, "message": message})
+
+

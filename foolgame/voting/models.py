@@ -1,0 +1,135 @@
+"""Voting rounds: two claims, one server clock, clues that cost time, one vote.
+
+The database is the clock: a round stores when it started and when each clue was bought,
+and ``deadline`` (start + 180 s - 10 s per clue) is rewritten under the round's row lock
+at every reveal, so every request, task and socket computes the same remaining time.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from foolgame.claims.models import Claim
+
+
+class Round(models.Model):
+    class State(models.TextChoices):
+        READY = "ready", "Ready to start"
+        PLAYING = "playing", "Playing"
+        VOTED = "voted", "Voted"
+        TIMED_OUT = "timeout", "Timed out"
+        REPORTED = "reported", "Ended by a report"
+
+    OPEN_STATES = (State.READY, State.PLAYING)
+
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="rounds")
+    left_claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="+")
+    right_claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.READY, db_index=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["player", "state"])]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(left_claim=models.F("right_claim")), name="round_two_distinct_claims"),
+            models.CheckConstraint(
+                condition=models.Q(state="ready") | models.Q(started_at__isnull=False, deadline__isnull=False),
+                name="round_started_has_deadline",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"round {self.pk} of {self.player} ({self.state})"
+
+    @property
+    def claims(self) -> tuple[Claim, Claim]:
+        return (self.left_claim, self.right_claim)
+
+    @property
+    def false_index(self) -> int:
+        return 0 if self.left_claim.label == Claim.Label.REFUTES else 1
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in self.OPEN_STATES
+
+
+class SeenClaim(models.Model):
+    """A claim a player has been dealt. The unique pair is the database's guarantee that a
+    player never gets the same claim twice, even from two rounds created at once."""
+
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="dealt")
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="seen")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["player", "claim"], name="seen_claim_once_per_player")]
+
+
+class ClueReveal(models.Model):
+    """The n-th clue of one claim of a round, bought at a moment; each costs the round 10 s."""
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="reveals")
+    claim_index = models.PositiveSmallIntegerField()
+    position = models.PositiveSmallIntegerField()
+    revealed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["revealed_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "claim_index", "position"], name="reveal_once"),
+            models.CheckConstraint(condition=models.Q(claim_index__in=[0, 1]), name="reveal_claim_index_0_1"),
+        ]
+
+
+class Vote(models.Model):
+    """The one vote of a round (the one-to-one is the database's one-vote rule)."""
+
+    round = models.OneToOneField(Round, on_delete=models.PROTECT, related_name="vote")
+    false_claim_index = models.PositiveSmallIntegerField()
+    correct = models.BooleanField()
+    points = models.PositiveIntegerField(help_text="Points the voter earned.")
+    remaining = models.FloatField(help_text="Seconds left on the server clock when the vote arrived.")
+    created = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created"]
+
+
+class Like(models.Model):
+    """After the vote, which claim the voter found more interesting (null: not sure)."""
+
+    round = models.OneToOneField(Round, on_delete=models.PROTECT, related_name="like")
+    claim = models.ForeignKey(Claim, null=True, blank=True, on_delete=models.PROTECT, related_name="likes")
+    created = models.DateTimeField()
+
+
+class NotificationCursor(models.Model):
+    """How far a player has read their notifications; what came after is unread."""
+
+    player = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    seen_until = models.DateTimeField()
+
+
+class Report(models.Model):
+    class Reason(models.TextChoices):
+        SPAM = "spam", "Spam"
+        INAPPROPRIATE = "inappropriate", "Inappropriate"
+        WRONG_LABEL = "wrong_label", "Wrong label"
+        OTHER = "other", "Other"
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="reports")
+    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reports")
+    round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.SET_NULL, related_name="reports")
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    note = models.TextField(blank=True, max_length=1000)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [models.UniqueConstraint(fields=["claim", "reporter"], name="report_once_per_player")]

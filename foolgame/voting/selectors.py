@@ -1,0 +1,55 @@
+"""Reads for voting: which claims can be dealt, what a player may see of a round, standings."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, F, Q, QuerySet, Sum, Window
+from django.db.models.functions import Rank
+
+from foolgame.claims.models import Claim
+from foolgame.players.models import LedgerEntry
+from foolgame.voting.models import Round
+
+
+def claims_playable() -> QuerySet[Claim]:
+    """Claims that may be dealt to anyone: active ones (moderation narrows this further)."""
+    return Claim.objects.filter(status=Claim.Status.ACTIVE)
+
+
+def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) -> QuerySet[Claim]:
+    """Claims this player may be dealt, with their vote count (release plus the game's own).
+
+    Never the player's own claims, never one already dealt to them (voted on, timed out,
+    reported or held in an open round).
+    """
+    claims = claims_playable().exclude(author=player).exclude(dealt__player=player)
+    if category:
+        claims = claims.filter(Q(page__category__slug=category) | Q(page__category__name__iexact=category))
+    return claims.annotate(
+        votes=F("release_total_votes") + Count("dealt", filter=Q(dealt__round__state=Round.State.VOTED), distinct=True)
+    )
+
+
+def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:
+    """Players ranked by points of one kind (or in total), summed from the ledger.
+    Equal points share a rank; system players (the release's author) are left out."""
+    entries = LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
+    if kind != "total":
+        entries = entries.filter(kind=kind)
+    rows = (
+        entries.values("player_id", "player__username")
+        .annotate(points=Sum("amount"))
+        .annotate(rank=Window(Rank(), order_by=F("points").desc()))
+        .order_by("rank", "player__username")[:limit]
+    )
+    return [{"rank": r["rank"], "username": r["player__username"], "points": r["points"]} for r in rows]
+
+
+def player_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:
+    return Round.objects.filter(player=player).select_related("left_claim__page", "right_claim__page")
+
+
+def system_players() -> QuerySet:
+    return get_user_model().objects.filter(username__in=settings.FM2["SYSTEM_PLAYERS"])

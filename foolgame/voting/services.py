@@ -1,0 +1,441 @@
+"""The voting round's services: deal, start, reveal, vote, like, report, expire.
+
+Every service that changes a round follows one locking rule: it takes the round's row lock
+(``select_for_update``) in ``_lock_round`` and re-reads the clock from the database under
+it, so two requests for one round (REST and WebSocket alike) run one after the other.
+A round whose deadline has passed is closed as timed out by whichever request, task or
+socket touches it first; closing a closed round does nothing.
+
+Side effects wait for the commit: the expiry task and the socket update are sent in
+``transaction.on_commit``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from foolgame.api.errors import ServiceError
+from foolgame.claims.models import Claim
+from foolgame.players.models import LedgerEntry
+from foolgame.voting import clock, events
+from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
+from foolgame.voting.selectors import claims_for_player
+from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
+
+MAX_OPEN_ROUNDS = 3
+NOTE_MAX_CHARS = 1000
+
+
+def _game() -> dict[str, Any]:
+    return settings.FM2
+
+
+def _deadline(round_: Round, reveals: int) -> datetime:
+    assert round_.started_at is not None
+    return round_deadline(
+        started_at=round_.started_at, reveals=reveals, duration=_game()["ROUND_SECONDS"], clue_cost=_game()["CLUE_COST_SECONDS"]
+    )
+
+
+def round_remaining(round_: Round, *, now: datetime | None = None, reveals: int | None = None) -> float:
+    """Seconds left on the round's clock: 180 - elapsed - 10 x reveals, from stored timestamps."""
+    if round_.started_at is None:
+        return float(_game()["ROUND_SECONDS"])
+    if reveals is None:
+        reveals = round_.reveals.count()
+    return remaining_seconds(
+        started_at=round_.started_at,
+        now=now or clock.now(),
+        reveals=reveals,
+        duration=_game()["ROUND_SECONDS"],
+        clue_cost=_game()["CLUE_COST_SECONDS"],
+    )
+
+
+def round_points(remaining: float) -> int:
+    """What a correct vote would earn the voter now."""
+    return voter_points(remaining, pot=_game()["ROUND_POT"]) if remaining > 0 else 0
+
+
+# --- dealing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    id: int
+    page_id: int
+    category_id: int | None
+    label: str
+    votes: int
+    tiebreak: float
+
+
+def _pick_pair(candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | None:
+    """The least-voted claim that has a partner of the other label on its page, else in its
+    category; its partner is the least-voted such claim. Ties break at random."""
+    ordered = sorted(candidates, key=lambda c: (c.votes, c.tiebreak))
+    by_page: dict[tuple[int, str], list[_Candidate]] = {}
+    by_category: dict[tuple[int, str], list[_Candidate]] = {}
+    for c in ordered:
+        by_page.setdefault((c.page_id, c.label), []).append(c)
+        if c.category_id is not None:
+            by_category.setdefault((c.category_id, c.label), []).append(c)
+    best: tuple[tuple[int, int, float], tuple[_Candidate, _Candidate]] | None = None
+    for anchor in ordered:
+        other = Claim.Label.REFUTES if anchor.label == Claim.Label.SUPPORTS else Claim.Label.SUPPORTS
+        same_page = by_page.get((anchor.page_id, other))
+        if same_page:
+            return anchor, same_page[0]
+        if best is None and anchor.category_id is not None:
+            same_category = by_category.get((anchor.category_id, other))
+            if same_category:
+                best = ((1, anchor.votes, anchor.tiebreak), (anchor, same_category[0]))
+    return best[1] if best else None
+
+
+def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
+    """Deal a fair pair: one true and one false claim, same page when possible, else same category.
+
+    Locking: the player's row is locked for the whole deal, so two deals for one player run
+    one after the other; the unique (player, claim) rows back it up in the database.
+    """
+    rounds_expire_for_player(player=player)
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().get(pk=player.pk)
+        if Round.objects.filter(player=player, state__in=Round.OPEN_STATES).count() >= MAX_OPEN_ROUNDS:
+            raise ServiceError(
+                "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
+            )
+        rows = claims_for_player(player=player, category=category).values_list("id", "page_id", "page__category_id", "label", "votes")
+        candidates = [_Candidate(*row, tiebreak=random.random()) for row in rows]
+        pair = _pick_pair(candidates)
+        if pair is None:
+            raise ServiceError(
+                "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
+            )
+        left, right = pair if random.random() < 0.5 else pair[::-1]
+        round_ = Round.objects.create(player=player, left_claim_id=left.id, right_claim_id=right.id)
+        try:
+            with transaction.atomic():
+                SeenClaim.objects.bulk_create(
+                    [SeenClaim(player=player, claim_id=left.id, round=round_), SeenClaim(player=player, claim_id=right.id, round=round_)]
+                )
+        except IntegrityError:
+            raise ServiceError("no_pair_available", "Those claims were just dealt to you; try again.", status_code=409) from None
+    return Round.objects.select_related("left_claim__page", "right_claim__page").get(pk=round_.pk)
+
+
+# --- the clock ----------------------------------------------------------------------------
+
+
+def _lock_round(*, round_id: int, player: AbstractBaseUser | None) -> Round:
+    try:
+        round_ = (
+            Round.objects.select_for_update(of=("self",))
+            .select_related("left_claim__page", "right_claim__page", "left_claim__author", "right_claim__author")
+            .get(pk=round_id)
+        )
+    except Round.DoesNotExist:
+        raise ServiceError("round_not_found", "No such round.", status_code=404) from None
+    if player is not None and round_.player_id != player.pk:
+        raise ServiceError("round_not_found", "No such round.", status_code=404)
+    return round_
+
+
+def _close_if_due(round_: Round, now: datetime) -> bool:
+    """Time the round out if its deadline has passed. Returns True when it did. Idempotent."""
+    if round_.state == Round.State.PLAYING and round_.deadline is not None and now >= round_.deadline:
+        round_.state, round_.ended_at = Round.State.TIMED_OUT, round_.deadline
+        round_.save(update_fields=["state", "ended_at"])
+        events.round_changed_on_commit(round_)
+        return True
+    return False
+
+
+def round_expire(*, round_id: int) -> bool:
+    """Close a round whose time is up (the Celery task and the sweep call this). Idempotent."""
+    with transaction.atomic():
+        try:
+            round_ = Round.objects.select_for_update().get(pk=round_id)
+        except Round.DoesNotExist:
+            return False
+        if round_.state == Round.State.READY:
+            return _abandon_if_stale(round_, clock.now())
+        return _close_if_due(round_, clock.now())
+
+
+def _abandon_if_stale(round_: Round, now: datetime) -> bool:
+    """A dealt round never started within the window is withdrawn: its claims were never
+    shown, so they go back to the pool for this player."""
+    if round_.state == Round.State.READY and now - round_.created > timedelta(seconds=_game()["ROUND_START_WITHIN_SECONDS"]):
+        round_.delete()
+        return True
+    return False
+
+
+def rounds_expire_for_player(*, player: AbstractBaseUser) -> None:
+    for round_id in Round.objects.filter(player=player, state__in=Round.OPEN_STATES).values_list("id", flat=True):
+        round_expire(round_id=round_id)
+
+
+def rounds_sweep() -> int:
+    """Close every round over its deadline and withdraw stale unstarted ones (periodic task)."""
+    now = clock.now()
+    due = Round.objects.filter(state=Round.State.PLAYING, deadline__lte=now)
+    stale = Round.objects.filter(state=Round.State.READY, created__lt=now - timedelta(seconds=_game()["ROUND_START_WITHIN_SECONDS"]))
+    return sum(round_expire(round_id=pk) for pk in list(due.values_list("id", flat=True)) + list(stale.values_list("id", flat=True)))
+
+
+def _check_playing(round_: Round, now: datetime) -> float | None:
+    """The round must be started and not over; returns the remaining seconds, or None when
+    the round turned out to be over its deadline and was timed out just now. The caller
+    then leaves its transaction normally, so the timeout commits, and refuses the request."""
+    if round_.state == Round.State.READY:
+        raise ServiceError("round_not_started", "Start the round first.", status_code=409)
+    if _close_if_due(round_, now):
+        return None
+    if round_.state != Round.State.PLAYING:
+        raise ServiceError("round_over", "This round is over.", status_code=409)
+    remaining = round_remaining(round_, now=now)
+    if remaining <= 0:  # the deadline and the reveals agree; this guards the boundary
+        round_.state, round_.ended_at = Round.State.TIMED_OUT, now
+        round_.save(update_fields=["state", "ended_at"])
+        events.round_changed_on_commit(round_)
+        return None
+    return remaining
+
+
+def _expired_error() -> ServiceError:
+    return ServiceError("round_expired", "Time is up: the round has timed out.", status_code=409)
+
+
+# --- what the player sees -----------------------------------------------------------------
+
+
+def _clue_payload(claim: Claim, position: int) -> dict[str, Any]:
+    clue = claim.clues[position]
+    return {"position": position, "text": clue["text"], "section_header": clue.get("section_header", "")}
+
+
+def _gold_payload(claim: Claim) -> list[dict[str, str]]:
+    return [
+        {"text": s.text, "section_header": s.section_header}
+        for s in claim.gold_sentences.order_by("gold_links__position")
+    ]
+
+
+def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]:
+    """The round as its player may see it now. Before the vote: no label, no gold sentence,
+    no clue not yet bought; before the start: not even the claims' text."""
+    now = now or clock.now()
+    reveals = list(round_.reveals.all())
+    remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
+        remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
+    state: dict[str, Any] = {
+        "id": round_.pk,
+        "status": round_.state,
+        "pages": [{"id": c.page_id, "title": c.page.title} for c in round_.claims],
+        "started_at": round_.started_at.isoformat() if round_.started_at else None,
+        "clue_cost": _game()["CLUE_COST_SECONDS"],
+    }
+    if round_.state == Round.State.READY:
+        state.update({"claims": None, "remaining": float(_game()["ROUND_SECONDS"]), "points": _game()["ROUND_POT"], "clues": [[], []]})
+        return state
+    clues: list[list[dict[str, Any]]] = [[], []]
+    for reveal in reveals:
+        clues[reveal.claim_index].append(_clue_payload(round_.claims[reveal.claim_index], reveal.position))
+    state.update(
+        {
+            "claims": [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims],
+            "remaining": None if remaining is None else round(max(remaining, 0.0), 2),
+            "points": round_points(remaining) if remaining is not None else 0,
+            "clues": clues,
+            "clues_left": [len(c.clues) - len(clues[i]) for i, c in enumerate(round_.claims)],
+        }
+    )
+    if round_.state == Round.State.VOTED:
+        state["result"] = _result_payload(round_, round_.vote)
+    elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
+        state["result"] = _answer_payload(round_)
+    return state
+
+
+def _answer_payload(round_: Round) -> dict[str, Any]:
+    """The answer, shown once the round is over."""
+    return {
+        "false_claim": round_.false_index,
+        "labels": [c.label for c in round_.claims],
+        "gold": [_gold_payload(c) for c in round_.claims],
+    }
+
+
+def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
+    return {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **_answer_payload(round_)}
+
+
+def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
+    """The round as its player may see it now (a read; lazy expiry happens first)."""
+    with transaction.atomic():
+        round_ = _lock_round(round_id=round_id, player=player)
+        _close_if_due(round_, clock.now())
+        return round_state(round_)
+
+
+# --- actions ------------------------------------------------------------------------------
+
+
+def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
+    """Start the clock (the claims are sent only now). Starting a started round just
+    returns its state: that is how a reconnecting client resynchronises."""
+    from foolgame.voting import tasks
+
+    with transaction.atomic():
+        round_ = _lock_round(round_id=round_id, player=player)
+        now = clock.now()
+        if round_.state == Round.State.READY:
+            round_.started_at, round_.state = now, Round.State.PLAYING
+            round_.deadline = _deadline(round_, 0)
+            round_.save(update_fields=["started_at", "state", "deadline"])
+            deadline = round_.deadline
+            transaction.on_commit(lambda: tasks.expire_round.apply_async(args=[round_.pk], eta=deadline))
+            events.round_changed_on_commit(round_)
+        else:
+            _close_if_due(round_, now)
+        return round_state(round_, now=now)
+
+
+def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: int) -> dict[str, Any]:
+    """Buy the next clue of one claim: it costs 10 s of the round's clock."""
+    from foolgame.voting import tasks
+
+    _check_index(claim_index)
+    with transaction.atomic():
+        round_ = _lock_round(round_id=round_id, player=player)
+        now = clock.now()
+        remaining = _check_playing(round_, now)
+        if remaining is not None:
+            claim = round_.claims[claim_index]
+            position = round_.reveals.filter(claim_index=claim_index).count()
+            if position >= len(claim.clues):
+                raise ServiceError("no_more_clues", "Every clue of this claim is already revealed.", status_code=409)
+            cost = _game()["CLUE_COST_SECONDS"]
+            if remaining - cost <= 0:
+                raise ServiceError("not_enough_time", f"A clue costs {cost} s and would leave no time to vote.", status_code=409)
+            ClueReveal.objects.create(round=round_, claim_index=claim_index, position=position, revealed_at=now)
+            reveals = round_.reveals.count()
+            round_.deadline = _deadline(round_, reveals)
+            round_.save(update_fields=["deadline"])
+            deadline = round_.deadline
+            transaction.on_commit(lambda: tasks.expire_round.apply_async(args=[round_.pk], eta=deadline))
+            events.round_changed_on_commit(round_)
+            remaining = round_remaining(round_, now=now, reveals=reveals)
+            return {
+                "claim": claim_index,
+                "clue": _clue_payload(claim, position),
+                "clues_left": len(claim.clues) - position - 1,
+                "remaining": round(remaining, 2),
+                "points": round_points(remaining),
+            }
+    raise _expired_error()
+
+
+def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
+    """Mark the claim the player thinks is false. One vote per round (a database rule);
+    the vote and its ledger rows are written in one transaction."""
+    _check_index(false_claim, field="false_claim")
+    with transaction.atomic():
+        round_ = _lock_round(round_id=round_id, player=player)
+        now = clock.now()
+        remaining = _check_playing(round_, now)
+        if remaining is not None:
+            correct = false_claim == round_.false_index
+            true_claim, false_claim_obj = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
+            awards = round_awards(
+                outcome=Outcome.CORRECT if correct else Outcome.WRONG,
+                remaining=remaining,
+                voter=player.pk,
+                true_claim_author=true_claim.author_id,
+                false_claim_author=false_claim_obj.author_id,
+                pot=_game()["ROUND_POT"],
+            )
+            voter_award = sum(a.amount for a in awards if a.role == "voter")
+            try:
+                with transaction.atomic():
+                    vote = Vote.objects.create(
+                        round=round_, false_claim_index=false_claim, correct=correct, points=voter_award, remaining=remaining, created=now
+                    )
+            except IntegrityError:
+                raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
+            claim_of_role = {"voter": false_claim_obj, "true_claim_author": true_claim, "false_claim_author": false_claim_obj}
+            LedgerEntry.objects.bulk_create(
+                LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
+                for a in awards
+            )
+            round_.state, round_.ended_at = Round.State.VOTED, now
+            round_.save(update_fields=["state", "ended_at"])
+            events.round_changed_on_commit(round_)
+            return _result_payload(round_, vote)
+    raise _expired_error()
+
+
+def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) -> dict[str, Any]:
+    """After the vote, say which claim was more interesting; a like pays its author 10 points."""
+    if claim is not None:
+        _check_index(claim, field="claim")
+    with transaction.atomic():
+        round_ = _lock_round(round_id=round_id, player=player)
+        if round_.state != Round.State.VOTED:
+            raise ServiceError("vote_first", "Likes come after the vote.", status_code=409)
+        liked = round_.claims[claim] if claim is not None else None
+        try:
+            with transaction.atomic():
+                Like.objects.create(round=round_, claim=liked, created=clock.now())
+        except IntegrityError:
+            raise ServiceError("already_liked", "You already said which claim you liked in this round.", status_code=409) from None
+        if liked is not None and liked.author_id != player.pk:
+            LedgerEntry.objects.create(
+                player_id=liked.author_id, amount=_game()["LIKE_POINTS"], kind=LedgerEntry.Kind.LIKE, claim=liked, cause=f"round:{round_.pk}"
+            )
+        return {"ok": True}
+
+
+def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason: str, note: str = "") -> dict[str, Any]:
+    """Report a claim of the round. During play this ends the round without points; after
+    it, the report is only stored. Reports feed the moderation queue."""
+    _check_index(claim, field="claim")
+    if reason not in Report.Reason.values:
+        raise ServiceError("invalid_reason", f"reason must be one of: {', '.join(Report.Reason.values)}.")
+    note = (note or "").strip()
+    if len(note) > NOTE_MAX_CHARS:
+        raise ServiceError("note_too_long", f"A note holds at most {NOTE_MAX_CHARS} characters.")
+    with transaction.atomic():
+        round_ = _lock_round(round_id=round_id, player=player)
+        if round_.state == Round.State.READY:
+            raise ServiceError("round_not_started", "Start the round to see its claims first.", status_code=409)
+        now = clock.now()
+        _close_if_due(round_, now)
+        try:
+            with transaction.atomic():
+                Report.objects.create(claim=round_.claims[claim], reporter=player, round=round_, reason=reason, note=note)
+        except IntegrityError:
+            raise ServiceError("already_reported", "You already reported this claim.", status_code=409) from None
+        if round_.state == Round.State.PLAYING:
+            round_.state, round_.ended_at = Round.State.REPORTED, now
+            round_.save(update_fields=["state", "ended_at"])
+            events.round_changed_on_commit(round_)
+        return {"ok": True}
+
+
+def _check_index(value: Any, *, field: str = "claim") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
+        raise ServiceError("invalid_claim", f"{field} must be 0 (left) or 1 (right).")

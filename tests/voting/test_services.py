@@ -1,0 +1,268 @@
+"""The round's rules on the server clock: dealing, clues, votes, ledger rows, expiry."""
+
+from __future__ import annotations
+
+import pytest
+from django.db.models import Sum
+
+from foolgame.api.errors import ServiceError
+from foolgame.players.models import LedgerEntry
+from foolgame.voting import services
+from foolgame.voting.models import Report, Round, Vote
+from tests.factories import PageFactory, UserFactory
+from tests.voting.conftest import make_claim
+
+pytestmark = pytest.mark.django_db
+
+
+def ledger(player) -> dict[str, int]:
+    rows = LedgerEntry.objects.filter(player=player).values("kind").annotate(total=Sum("amount"))
+    return {r["kind"]: r["total"] for r in rows}
+
+
+def start(game, fake_clock) -> tuple[Round, dict]:
+    round_ = services.round_create(player=game.voter)
+    return round_, services.round_start(round_id=round_.pk, player=game.voter)
+
+
+
+def test_deal_gives_one_true_and_one_false_claim(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    assert {round_.left_claim_id, round_.right_claim_id} == {game.true_claim.pk, game.false_claim.pk}
+    assert round_.state == "ready"
+
+
+def test_deal_never_gives_the_voters_own_claim(game) -> None:
+    with pytest.raises(ServiceError) as error:
+        services.round_create(player=game.true_author)
+    assert (error.value.code, error.value.status_code) == ("no_pair_available", 404)
+
+
+def test_deal_never_repeats_a_claim_for_a_player(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    with pytest.raises(ServiceError, match="No fair pair"):
+        services.round_create(player=game.voter)
+
+
+def test_deal_skips_removed_claims(game) -> None:
+    game.false_claim.status = "removed"
+    game.false_claim.save()
+    with pytest.raises(ServiceError) as error:
+        services.round_create(player=game.voter)
+    assert error.value.code == "no_pair_available"
+
+
+def test_deal_prefers_the_same_page_then_the_same_category(game) -> None:
+    other_page = PageFactory(title="Jupiter", category=game.true_claim.page.category)
+    author = UserFactory()
+    make_claim(other_page, label="REFUTES", author=author)
+    round_ = services.round_create(player=game.voter)
+    assert round_.left_claim.page_id == round_.right_claim.page_id == game.true_claim.page_id
+    lonely = PageFactory(title="Mars", category=game.true_claim.page.category)
+    lonely_claim = make_claim(lonely, label="SUPPORTS", author=author)
+    second = services.round_create(player=game.voter)
+    assert lonely_claim.pk in (second.left_claim_id, second.right_claim_id)
+    assert second.left_claim.page.category_id == second.right_claim.page.category_id
+
+
+def test_deal_prefers_claims_with_fewer_votes(game) -> None:
+    page = game.true_claim.page
+    author = UserFactory()
+    well_voted = make_claim(page, label="SUPPORTS", author=author)
+    well_voted.release_total_votes = 50
+    well_voted.save()
+    for _ in range(5):
+        round_ = services.round_create(player=UserFactory())
+        assert well_voted.pk not in (round_.left_claim_id, round_.right_claim_id)
+
+
+def test_claims_are_not_sent_before_start(game, fake_clock) -> None:
+    round_ = services.round_create(player=game.voter)
+    state = services.round_get_state(round_id=round_.pk, player=game.voter)
+    assert state["claims"] is None and state["status"] == "ready"
+
+
+def test_start_sends_claims_and_the_full_clock(game, fake_clock) -> None:
+    round_, state = start(game, fake_clock)
+    assert state["remaining"] == 180 and state["points"] == 120
+    assert {c["text"] for c in state["claims"]} == {game.true_claim.text, game.false_claim.text}
+    assert "label" not in str(state) and "SUPPORTS" not in str(state) and "REFUTES" not in str(state)
+
+
+def test_correct_vote_pays_floor_remaining_and_authors_share_the_rest(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    fake_clock.advance(40.4)
+    result = services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert result["correct"] is True and result["points"] == 120
+    # 180 - 40.4 = 139.6 remaining: the voter gets min(120, 139) = 120, the authors nothing.
+    assert ledger(game.voter) == {"verify": 120}
+    assert ledger(game.true_author) == {} and ledger(game.false_author) == {}
+
+
+def test_slow_correct_vote_is_zero_sum_with_remainder_to_the_false_author(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
+    services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=1)
+    fake_clock.advance(75.5)  # remaining = 180 - 75.5 - 20 = 84.5 -> voter 84, authors share 36
+    result = services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert result["points"] == 84
+    assert ledger(game.voter) == {"verify": 84}
+    assert ledger(game.true_author) == {"fool": 18} and ledger(game.false_author) == {"fool": 18}
+    total = LedgerEntry.objects.filter(cause=f"round:{round_.pk}").aggregate(t=Sum("amount"))["t"]
+    assert total == 120
+
+
+def test_odd_remainder_goes_to_the_false_claims_author(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    fake_clock.advance(61)  # remaining 119 -> voter 119, authors share 1
+    services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert ledger(game.false_author) == {"fool": 1} and ledger(game.true_author) == {}
+
+
+def test_wrong_vote_pays_nobody_and_reveals_the_answer(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    fake_clock.advance(100)
+    result = services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=1 - round_.false_index)
+    assert result["correct"] is False and result["points"] == 0
+    assert result["false_claim"] == round_.false_index
+    assert result["gold"][round_.false_index][0]["text"] == game.false_claim.gold_sentences.get().text
+    assert LedgerEntry.objects.count() == 0
+
+
+def test_vote_after_deadline_is_refused_and_the_round_times_out(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    fake_clock.advance(180)
+    with pytest.raises(ServiceError) as error:
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert error.value.code == "round_expired"
+    round_.refresh_from_db()
+    assert round_.state == "timeout"
+    assert not Vote.objects.exists() and LedgerEntry.objects.count() == 0
+
+
+def test_reveals_move_the_deadline_forward(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    clue = services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
+    assert clue["remaining"] == 170 and clue["points"] == 120
+    fake_clock.advance(165)  # 180 - 165 - 10 = 5 s left: a clue would leave no time
+    with pytest.raises(ServiceError) as error:
+        services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
+    assert error.value.code == "not_enough_time"
+    fake_clock.advance(5)
+    with pytest.raises(ServiceError) as error:
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert error.value.code == "round_expired"
+
+
+def test_clues_come_in_order_with_gold_last_and_stop_at_the_end(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    claim = round_.claims[0]
+    texts = [services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)["clue"]["text"] for _ in claim.clues]
+    assert texts == [c["text"] for c in claim.clues]
+    assert texts[-1] == claim.gold_sentences.get().text
+    with pytest.raises(ServiceError) as error:
+        services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
+    assert error.value.code == "no_more_clues"
+    state = services.round_get_state(round_id=round_.pk, player=game.voter)
+    assert [c["text"] for c in state["clues"][0]] == texts and state["clues"][1] == []
+    assert state["remaining"] == 180 - 10 * len(texts)
+
+
+def test_one_vote_per_round(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    with pytest.raises(ServiceError) as error:
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert error.value.code == "round_over"
+    assert Vote.objects.count() == 1 and LedgerEntry.objects.count() == 1
+
+
+def test_another_players_round_is_not_found(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    with pytest.raises(ServiceError) as error:
+        services.vote_cast(round_id=round_.pk, player=game.true_author, false_claim=0)
+    assert error.value.code == "round_not_found"
+
+
+@pytest.mark.parametrize("bad", [2, -1, "0", None, True])
+def test_bad_claim_index_is_refused(game, fake_clock, bad) -> None:
+    round_, _ = start(game, fake_clock)
+    with pytest.raises(ServiceError) as error:
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=bad)
+    assert error.value.code == "invalid_claim"
+    assert Round.objects.get(pk=round_.pk).state == "playing"
+
+
+def test_like_pays_the_author_once_and_only_after_the_vote(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    with pytest.raises(ServiceError, match="after the vote"):
+        services.round_like(round_id=round_.pk, player=game.voter, claim=0)
+    services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    services.round_like(round_id=round_.pk, player=game.voter, claim=0)
+    liked_author = round_.claims[0].author
+    assert ledger(liked_author).get("like") == 10
+    with pytest.raises(ServiceError) as error:
+        services.round_like(round_id=round_.pk, player=game.voter, claim=1)
+    assert error.value.code == "already_liked"
+    assert LedgerEntry.objects.filter(kind="like").count() == 1
+
+
+def test_not_sure_like_pays_nobody(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    services.round_like(round_id=round_.pk, player=game.voter, claim=None)
+    assert not LedgerEntry.objects.filter(kind="like").exists()
+
+
+def test_report_ends_the_round_without_points_and_is_stored(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    services.round_report(round_id=round_.pk, player=game.voter, claim=1, reason="wrong_label", note="The page says otherwise.")
+    round_.refresh_from_db()
+    assert round_.state == "reported"
+    report = Report.objects.get()
+    assert (report.claim_id, report.reason, report.note) == (round_.right_claim_id, "wrong_label", "The page says otherwise.")
+    with pytest.raises(ServiceError, match="over"):
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=0)
+    assert LedgerEntry.objects.count() == 0
+
+
+@pytest.mark.parametrize("reason, note, code", [("rude", "", "invalid_reason"), ("other", "x" * 1001, "note_too_long")])
+def test_bad_report_is_refused_and_changes_nothing(game, fake_clock, reason, note, code) -> None:
+    round_, _ = start(game, fake_clock)
+    with pytest.raises(ServiceError) as error:
+        services.round_report(round_id=round_.pk, player=game.voter, claim=0, reason=reason, note=note)
+    assert error.value.code == code
+    assert Round.objects.get(pk=round_.pk).state == "playing" and not Report.objects.exists()
+
+
+def test_expiry_is_idempotent_and_sweep_closes_untouched_rounds(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    assert services.round_expire(round_id=round_.pk) is False  # not due yet
+    fake_clock.advance(181)
+    assert services.rounds_sweep() == 1
+    round_.refresh_from_db()
+    assert round_.state == "timeout" and round_.ended_at == round_.deadline
+    assert services.round_expire(round_id=round_.pk) is False
+    assert services.rounds_sweep() == 0
+
+
+def test_unstarted_round_is_withdrawn_after_the_start_window(game, fake_clock) -> None:
+    round_ = services.round_create(player=game.voter)
+    fake_clock.advance(11 * 60)
+    assert services.rounds_sweep() == 1
+    assert not Round.objects.filter(pk=round_.pk).exists()
+    assert services.round_create(player=game.voter).pk != round_.pk, "its claims go back to the pool"
+
+
+def test_open_rounds_are_capped(db, fake_clock) -> None:
+    voter, author = UserFactory(), UserFactory()
+    for i in range(services.MAX_OPEN_ROUNDS + 1):
+        page = PageFactory()
+        make_claim(page, label="SUPPORTS", author=author)
+        make_claim(page, label="REFUTES", author=author)
+    for _ in range(services.MAX_OPEN_ROUNDS):
+        services.round_create(player=voter)
+    with pytest.raises(ServiceError) as error:
+        services.round_create(player=voter)
+    assert error.value.code == "too_many_open_rounds"
