@@ -53,6 +53,7 @@ class RoundConsumer(AsyncWebsocketConsumer):
     deadline: datetime | None
     status: str
     ticker: asyncio.Task | None = None
+    timeout_sent: bool = False
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -173,9 +174,13 @@ class RoundConsumer(AsyncWebsocketConsumer):
 
     async def round_changed(self, event: dict[str, Any]) -> None:
         """Another connection, a REST call or a task changed the round: re-read its clock."""
-        previous = self.status
         await self._refresh()
-        if previous == Round.State.PLAYING and self.status == Round.State.TIMED_OUT:
+        await self._announce_timeout()
+
+    async def _announce_timeout(self) -> None:
+        """Send ``timeout`` once, whichever path (tick, task, another request) saw it first."""
+        if self.status == Round.State.TIMED_OUT and not self.timeout_sent:
+            self.timeout_sent = True
             await self.send_frame("timeout", {"remaining": 0, "points": 0})
 
     async def _tick(self) -> None:
@@ -191,8 +196,7 @@ class RoundConsumer(AsyncWebsocketConsumer):
                 if remaining <= 0:
                     await database_sync_to_async(services.round_expire)(round_id=self.round_id)
                     await self._refresh()
-                    if self.status == Round.State.TIMED_OUT:
-                        await self.send_frame("timeout", {"remaining": 0, "points": 0})
+                    await self._announce_timeout()
                     continue
                 await self.send_frame("tick", {"remaining": round(remaining, 2), "points": services.round_points(remaining)})
         except asyncio.CancelledError:

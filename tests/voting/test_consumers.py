@@ -1,0 +1,168 @@
+"""The round's WebSocket: frames, ticks from the server clock, reconnects, bad frames."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from foolgame.asgi import application
+from foolgame.routing import websocket_urlpatterns
+from foolgame.voting import services
+from foolgame.voting.models import ClueReveal, Round, Vote
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+router = URLRouter(websocket_urlpatterns)
+
+
+async def connect(round_id: int, user) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(router, f"/ws/rounds/{round_id}/")
+    communicator.scope["user"] = user
+    connected, code = await communicator.connect()
+    assert connected, code
+    return communicator
+
+
+async def frame(communicator: WebsocketCommunicator, *types: str, timeout: float = 3) -> dict:
+    """The next frame of one of ``types``, skipping ticks unless asked for."""
+    while True:
+        message = json.loads(await communicator.receive_from(timeout=timeout))
+        if message["type"] in types:
+            return message
+        assert message["type"] == "tick", message
+
+
+@pytest.fixture
+def dealt(game):
+    return services.round_create(player=game.voter)
+
+
+async def test_round_played_over_the_socket(game, dealt, fake_clock) -> None:
+    ws = await connect(dealt.pk, game.voter)
+    assert await ws.receive_nothing(timeout=0.3), "nothing is sent before start"
+    await ws.send_json_to({"type": "start"})
+    state = await frame(ws, "state")
+    assert state["remaining"] == 180 and {c["text"] for c in state["claims"]} == {game.true_claim.text, game.false_claim.text}
+    await ws.send_json_to({"type": "reveal", "claim": 0})
+    clue = await frame(ws, "clue")
+    assert clue["remaining"] == 170 and clue["clue"]["position"] == 0
+    fake_clock.advance(30)
+    tick = await frame(ws, "tick", timeout=2)
+    assert tick["remaining"] == 140 and tick["points"] == 120
+    round_ = await database_sync_to_async(Round.objects.select_related("left_claim").get)(pk=dealt.pk)
+    await ws.send_json_to({"type": "vote", "false_claim": round_.false_index})
+    result = await frame(ws, "result")
+    assert result["correct"] is True and result["points"] == 120
+    await ws.send_json_to({"type": "like", "claim": None})
+    assert (await frame(ws, "ok"))["for"] == "like"
+    await ws.disconnect()
+
+
+async def test_timeout_frame_when_the_server_clock_runs_out(game, dealt, fake_clock) -> None:
+    ws = await connect(dealt.pk, game.voter)
+    await ws.send_json_to({"type": "start"})
+    await frame(ws, "state")
+    fake_clock.advance(181)
+    assert (await frame(ws, "timeout", timeout=3))["remaining"] == 0
+    assert await database_sync_to_async(lambda: Round.objects.get(pk=dealt.pk).state)() == "timeout"
+    await ws.send_json_to({"type": "vote", "false_claim": 0})
+    error = await frame(ws, "error")
+    assert error["code"] == "round_over"
+    await ws.disconnect()
+
+
+async def test_reconnect_gets_the_true_remaining_time_and_bought_clues(game, dealt, fake_clock) -> None:
+    ws = await connect(dealt.pk, game.voter)
+    await ws.send_json_to({"type": "start"})
+    await frame(ws, "state")
+    await ws.send_json_to({"type": "reveal", "claim": 1})
+    bought = (await frame(ws, "clue"))["clue"]
+    await ws.disconnect()
+    fake_clock.advance(50)
+    again = await connect(dealt.pk, game.voter)
+    state = await frame(again, "state")
+    assert state["remaining"] == 180 - 50 - 10
+    assert state["clues"] == [[], [bought]]
+    await again.disconnect()
+
+
+async def test_rest_reveal_reaches_the_socket_clock(game, dealt, fake_clock) -> None:
+    """A round may mix REST and the socket: a REST reveal moves the socket's ticks too."""
+    ws = await connect(dealt.pk, game.voter)
+    await ws.send_json_to({"type": "start"})
+    await frame(ws, "state")
+    await database_sync_to_async(services.round_reveal_clue)(round_id=dealt.pk, player=game.voter, claim_index=0)
+    await database_sync_to_async(services.round_reveal_clue)(round_id=dealt.pk, player=game.voter, claim_index=1)
+    tick = await frame(ws, "tick", timeout=2)
+    assert tick["remaining"] == 160
+    await ws.disconnect()
+
+
+@pytest.mark.parametrize(
+    "raw, code",
+    [
+        ("not json", "bad_json"),
+        ('["start"]', "bad_json"),
+        ('{"type": "dance"}', "unknown_type"),
+        ('{"type": "reveal", "claim": 7}', "invalid_claim"),
+        ('{"type": "vote", "false_claim": "left"}', "invalid_claim"),
+        ('{"type": "report", "claim": 0, "reason": "boring"}', "invalid_reason"),
+        ('{"type": "vote", "false_claim": 0, "pad": "' + "x" * 5000 + '"}', "frame_too_large"),
+    ],
+)
+async def test_bad_frames_get_an_error_frame_and_change_nothing(game, dealt, fake_clock, raw: str, code: str) -> None:
+    ws = await connect(dealt.pk, game.voter)
+    await ws.send_json_to({"type": "start"})
+    await frame(ws, "state")
+    await ws.send_to(text_data=raw)
+    error = await frame(ws, "error")
+    assert error["code"] == code and error["message"]
+    counts = await database_sync_to_async(lambda: (Vote.objects.count(), ClueReveal.objects.count(), Round.objects.get(pk=dealt.pk).state))()
+    assert counts == (0, 0, "playing")
+    await ws.disconnect()
+
+
+async def test_flood_of_frames_is_rate_limited(game, dealt, fake_clock) -> None:
+    ws = await connect(dealt.pk, game.voter)
+    for _ in range(12):
+        await ws.send_json_to({"type": "state"})
+    frames = [json.loads(await ws.receive_from(timeout=3)) for _ in range(12)]
+    assert [f["type"] for f in frames if f["type"] != "tick"].count("error") >= 1
+    assert any(f.get("code") == "rate_limited" for f in frames)
+    await ws.disconnect()
+
+
+async def test_only_the_rounds_player_may_connect(game, dealt) -> None:
+    from django.contrib.auth.models import AnonymousUser
+
+    for user, code in [(game.true_author, 4403), (AnonymousUser(), 4401)]:
+        communicator = WebsocketCommunicator(router, f"/ws/rounds/{dealt.pk}/")
+        communicator.scope["user"] = user
+        connected, close_code = await communicator.connect()
+        assert not connected and close_code == code
+    communicator = WebsocketCommunicator(router, "/ws/rounds/999999/")
+    communicator.scope["user"] = game.voter
+    assert await communicator.connect() == (False, 4404)
+
+
+async def test_socket_from_a_foreign_origin_is_refused(game, dealt) -> None:
+    communicator = WebsocketCommunicator(application, f"/ws/rounds/{dealt.pk}/", headers=[(b"origin", b"https://evil.example"), (b"host", b"localhost")])
+    connected, _ = await communicator.connect()
+    assert not connected
+
+
+async def test_tick_task_stops_on_disconnect(game, dealt, fake_clock) -> None:
+    import asyncio
+
+    ws = await connect(dealt.pk, game.voter)
+    await ws.send_json_to({"type": "start"})
+    await frame(ws, "state")
+    before = {t for t in asyncio.all_tasks() if t.get_coro().__qualname__ == "RoundConsumer._tick"}
+    assert before
+    await ws.disconnect()
+    await asyncio.sleep(0.05)
+    assert all(t.done() for t in before), [repr(t) for t in before]
