@@ -1,0 +1,98 @@
+"""Concurrency on the real database (PostgreSQL in CI's second pass): the database, not a
+read-then-write check, keeps one vote per round, one like per round and no shared claims."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+from django.db import close_old_connections, connection
+
+from foolgame.api.errors import ServiceError
+from foolgame.players.models import LedgerEntry
+from foolgame.voting import services
+from foolgame.voting.models import Like, Round, SeenClaim, Vote
+from tests.factories import PageFactory, UserFactory
+from tests.voting.conftest import make_claim
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def needs_postgresql(db) -> None:
+    if connection.vendor != "postgresql":
+        if os.environ.get("FM2_REQUIRE_SERVICES"):
+            pytest.fail("FM2_REQUIRE_SERVICES is set but the database is not PostgreSQL")
+        pytest.skip("row locks are tested on PostgreSQL (set DATABASE_URL)")
+
+
+def race(n: int, action: Callable[[], object]) -> Counter:
+    """Run ``action`` in n threads released at once; count results and error codes."""
+    barrier = threading.Barrier(n)
+    outcomes: Counter = Counter()
+    lock = threading.Lock()
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            result: object = action()
+            key = "ok" if result is not None else "none"
+        except ServiceError as error:
+            key = error.code
+        finally:
+            close_old_connections()
+            connection.close()
+        with lock:
+            outcomes[key] += 1
+
+    threads = [threading.Thread(target=run) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes
+
+
+def test_twenty_concurrent_votes_give_one_vote_and_one_set_of_ledger_rows(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    outcomes = race(20, lambda: services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index))
+    assert outcomes == Counter({"ok": 1, "round_over": 19})
+    assert Vote.objects.filter(round=round_).count() == 1
+    assert sum(LedgerEntry.objects.filter(cause=f"round:{round_.pk}").values_list("amount", flat=True)) == 120
+
+
+def test_twenty_concurrent_likes_give_one_like(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    outcomes = race(20, lambda: services.round_like(round_id=round_.pk, player=game.voter, claim=0))
+    assert outcomes == Counter({"ok": 1, "already_liked": 19})
+    assert Like.objects.count() == 1 and LedgerEntry.objects.filter(kind="like").count() == 1
+
+
+def test_concurrent_deals_never_give_one_player_the_same_claim(db) -> None:
+    voter, author = UserFactory(), UserFactory()
+    for _ in range(3):
+        page = PageFactory()
+        make_claim(page, label="SUPPORTS", author=author)
+        make_claim(page, label="REFUTES", author=author)
+    outcomes = race(8, lambda: services.round_create(player=voter))
+    assert outcomes["ok"] == 3
+    dealt = list(SeenClaim.objects.filter(player=voter).values_list("claim_id", flat=True))
+    assert len(dealt) == len(set(dealt)) == 6
+    assert Round.objects.filter(player=voter).count() == 3
+
+
+def test_concurrent_reveals_each_cost_ten_seconds_once(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    outcomes = race(10, lambda: services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0))
+    clues = len(round_.claims[0].clues)
+    assert outcomes == Counter({"ok": clues, "no_more_clues": 10 - clues})
+    state = services.round_get_state(round_id=round_.pk, player=game.voter)
+    assert [c["position"] for c in state["clues"][0]] == list(range(clues))
+    assert 180 - 10 * clues - 1 < state["remaining"] <= 180 - 10 * clues
