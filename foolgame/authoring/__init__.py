@@ -1,0 +1,1 @@
+"""Authoring: write tasks, claim creation with the server's guardrails, and the giveaway detector."""

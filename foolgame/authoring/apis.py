@@ -1,0 +1,115 @@
+"""Authoring endpoints: take a write task, save a claim."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.validators import ProhibitNullCharactersValidator
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import permissions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from foolgame.api.views import ApiView
+from foolgame.authoring.services import claim_create, write_task_create
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ErrorBodySerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = ErrorDetailSerializer(many=True, required=False, help_text="Each rule broken, when there are several.")
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorBodySerializer()
+
+
+class WriteTaskRequestSerializer(serializers.Serializer):
+    category = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text="a category name or slug")
+
+
+class WriteTaskSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    page = serializers.IntegerField(source="page_id")
+    page_title = serializers.CharField(source="page.title")
+    veracity = serializers.ChoiceField(choices=["TRUE", "FALSE"])
+    write_by = serializers.DateTimeField(help_text="What the author's 8-minute timer counts down to.")
+    expires_at = serializers.DateTimeField(help_text="The last moment a claim is accepted (write_by plus the grace period).")
+
+
+class ClaimTextField(serializers.CharField):
+    """A CharField that lets NUL through, so the service refuses it with its own code."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+
+class ClaimRequestSerializer(serializers.Serializer):
+    # Types only: every rule of the game is checked by the service, each with its own code.
+    task = serializers.IntegerField(min_value=1, max_value=2**62)
+    text = ClaimTextField(allow_blank=True, trim_whitespace=False, help_text="4 to 60 words")
+    gold_sentence_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**62), max_length=20, help_text="1 or 2 sentence ids of the task's page"
+    )
+
+
+class WarningSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ClaimCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    warnings = WarningSerializer(many=True)
+    points = serializers.IntegerField(help_text="Write points earned")
+
+
+class WriteTaskCreateApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=WriteTaskRequestSerializer,
+        responses={201: WriteTaskSerializer, 404: OpenApiResponse(ErrorSerializer, description="unknown_category or no_page")},
+        summary="Take a write task: a page and a veracity",
+    )
+    def post(self, request: Request) -> Response:
+        data = WriteTaskRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        task = write_task_create(player=request.user, category=data.validated_data.get("category") or None)
+        return Response(WriteTaskSerializer(task).data, status=status.HTTP_201_CREATED)
+
+
+class ClaimCreateApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=ClaimRequestSerializer,
+        responses={
+            201: ClaimCreatedSerializer,
+            400: OpenApiResponse(ErrorSerializer, description="a rule of the claim is broken; details lists each"),
+            403: OpenApiResponse(ErrorSerializer, description="task_not_yours"),
+            404: OpenApiResponse(ErrorSerializer, description="task_not_found"),
+            409: OpenApiResponse(ErrorSerializer, description="task_used"),
+            410: OpenApiResponse(ErrorSerializer, description="task_expired"),
+        },
+        summary="Save a claim written for a write task",
+    )
+    def post(self, request: Request) -> Response:
+        data = ClaimRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        claim, warnings = claim_create(
+            author=request.user,
+            task_id=data.validated_data["task"],
+            text=data.validated_data["text"],
+            gold_sentence_ids=data.validated_data["gold_sentence_ids"],
+        )
+        points = claim.ledger.filter(kind="write").values_list("amount", flat=True).first() or 0
+        return Response({"id": claim.pk, "warnings": warnings, "points": points}, status=status.HTTP_201_CREATED)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AuthoringConfig(AppConfig):
+    name = "foolgame.authoring"
+    label = "authoring"
+    verbose_name = "Authoring"

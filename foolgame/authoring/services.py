@@ -1,0 +1,338 @@
+"""Authoring: handing out write tasks and turning a task into a claim, checked by the server.
+
+The original game checked its rules in the browser only; here every rule is checked on
+save, each with its own error code, and a refused claim writes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from foolgame.api.errors import ServiceError
+from foolgame.authoring import giveaway, rules, selectors
+from foolgame.authoring.models import GiveawayModel, WriteTask
+from foolgame.claims.models import Claim, ClaimGold
+from foolgame.evidence import services as evidence
+from foolgame.pages.models import Category, Page, Sentence
+from foolgame.players.models import LedgerEntry
+
+# How far one label may lead in a pool before the other is assigned whenever it can be.
+BALANCE_BAND = 0.05
+
+
+def _config(key: str, default: Any) -> Any:
+    return settings.FM2.get(key, default)
+
+
+# --- Write tasks -------------------------------------------------------------------------------
+
+
+def _drift(balance: selectors.Balance, veracity: str) -> float:
+    """How far past 50% the given label would stand in the pool once one more is added."""
+    after = balance.plus(veracity)
+    share = after.share_true if veracity == WriteTask.Veracity.TRUE else 1 - after.share_true
+    return share - 0.5
+
+
+def veracity_choose(
+    *, overall: selectors.Balance, category: selectors.Balance | None, rng: random.Random | None = None
+) -> str:
+    """TRUE or FALSE, whichever keeps the pool and the page's category nearer 50% TRUE.
+
+    A label that would lead past 55% in either pool is given only when the other one
+    would too (both pools pulling opposite ways); otherwise the label that leaves the
+    worse-balanced pool closer to even wins, the category first (it is the smaller pool,
+    and rounds pair claims within a category), and a true tie is a coin toss.
+    """
+    rng = rng or random.Random()
+    pools = [overall] if category is None else [category, overall]
+
+    def key(veracity: str) -> tuple[bool, float, float, float]:
+        drifts = [_drift(pool, veracity) for pool in pools]
+        past_band = any(drift > BALANCE_BAND + 1e-9 for drift in drifts)
+        deviations = [abs(drift) for drift in drifts]
+        return (past_band, max(deviations), deviations[0], rng.random())
+
+    return min(WriteTask.Veracity.values, key=key)
+
+
+def write_task_create(
+    *, player: AbstractBaseUser, category: str | None = None, now: datetime | None = None, rng: random.Random | None = None
+) -> WriteTask:
+    """A page and a veracity for ``player``: the page most in need of claims, the label the pool lacks."""
+    if category and not Category.objects.filter(slug=category).exists() and not Category.objects.filter(name__iexact=category).exists():
+        raise ServiceError("unknown_category", f"There is no category {category!r}.", status_code=404)
+    now = now or timezone.now()
+    with transaction.atomic():
+        page = selectors.pages_needing_claims(category=category).first()
+        if page is None:
+            raise ServiceError("no_page", "No page is ready for writing in this choice yet.", status_code=404)
+        veracity = veracity_choose(
+            overall=selectors.veracity_balance(),
+            category=selectors.veracity_balance(category_id=page.category_id) if page.category_id else None,
+            rng=rng,
+        )
+        write_by = now + timedelta(seconds=settings.FM2["WRITE_TASK_SECONDS"])
+        return WriteTask.objects.create(
+            player=player,
+            page=page,
+            veracity=veracity,
+            created=now,
+            write_by=write_by,
+            expires_at=write_by + timedelta(seconds=settings.FM2["WRITE_TASK_GRACE_SECONDS"]),
+        )
+
+
+# --- Claims --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Problem:
+    code: str
+    field: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "field": self.field, "message": self.message}
+
+
+@dataclass
+class CheckedClaim:
+    """A claim that passed every blocking rule, with the task row locked for the write."""
+
+    task: WriteTask
+    text: str
+    gold: list[Sentence]
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+
+def _refuse(problems: list[Problem], *, status_code: int = 400) -> ServiceError:
+    first = problems[0]
+    message = first.message if len(problems) == 1 else " ".join(p.message for p in problems)
+    return ServiceError(first.code, message, status_code=status_code, details=[p.as_dict() for p in problems])
+
+
+def _check_task(*, author: AbstractBaseUser, task_id: Any, now: datetime) -> WriteTask:
+    task = WriteTask.objects.select_for_update().select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
+    if task is None:
+        raise _refuse([Problem("task_not_found", "task", "There is no such write task.")], status_code=404)
+    if task.player_id != author.pk:
+        raise _refuse([Problem("task_not_yours", "task", "This write task was given to another player.")], status_code=403)
+    if task.used_at is not None:
+        raise _refuse([Problem("task_used", "task", "This write task has already been used for a claim.")], status_code=409)
+    if task.expires_at <= now:
+        raise _refuse([Problem("task_expired", "task", "This write task has expired; take a new one.")], status_code=410)
+    return task
+
+
+def _check_text(raw: Any) -> tuple[str, list[Problem]]:
+    if not isinstance(raw, str):
+        return "", [Problem("text_invalid", "text", "The claim must be a string.")]
+    text = rules.normalise(raw)
+    low, high = settings.FM2["CLAIM_MIN_WORDS"], settings.FM2["CLAIM_MAX_WORDS"]
+    max_chars = _config("CLAIM_MAX_CHARS", 600)
+    problems: list[Problem] = []
+    if not text:
+        problems.append(Problem("text_empty", "text", "Write a claim."))
+    elif len(text) > max_chars:
+        problems.append(Problem("text_too_long", "text", f"A claim is at most {max_chars} characters; this one has {len(text)}."))
+    else:
+        words = rules.word_count(text)
+        if words < low:
+            problems.append(Problem("text_too_short", "text", f"A claim has at least {low} words; this one has {words}."))
+        elif words > high:
+            problems.append(Problem("text_too_long", "text", f"A claim has at most {high} words; this one has {words}."))
+    controls = rules.control_characters(text)
+    if controls:
+        problems.append(Problem("text_control_characters", "text", f"The claim holds control characters ({', '.join(controls[:5])})."))
+    return text, problems
+
+
+def _check_gold(raw: Any, page: Page) -> tuple[list[Sentence], list[Problem]]:
+    if not isinstance(raw, list) or not all(isinstance(pk, int) and not isinstance(pk, bool) for pk in raw):
+        return [], [Problem("gold_invalid", "gold_sentence_ids", "Gold sentences are given as a list of sentence ids.")]
+    ids = list(raw)
+    if not 1 <= len(ids) <= 2:
+        return [], [Problem("gold_count", "gold_sentence_ids", f"Mark 1 or 2 gold sentences, not {len(ids)}.")]
+    if len(set(ids)) != len(ids):
+        return [], [Problem("gold_duplicate", "gold_sentence_ids", "The same gold sentence is marked twice.")]
+    found = {s.pk: s for s in Sentence.objects.filter(pk__in=ids, page=page, retired=False)}
+    if len(found) != len(ids):
+        return [], [Problem("gold_not_on_page", "gold_sentence_ids", "Every gold sentence must be a sentence of the task's page.")]
+    return [found[pk] for pk in ids], []
+
+
+def _warnings(*, task: WriteTask, text: str) -> list[dict[str, str]]:
+    page = task.page
+    found: list[Problem] = []
+    if rules.opens_with_pronoun(text):
+        found.append(Problem("not_standalone", "text", "The claim starts with a word like he, she, it, they or this: name what it is about."))
+    elif not rules.names_title(text, page.title):
+        found.append(Problem("not_standalone", "text", f"The claim names nothing of the page title ({page.title}): a voter may not know what it is about."))
+    others = selectors.claims_on_page(page=page).values_list("text", flat=True)
+    if rules.closest(text, others) >= _config("CLOSE_CLAIM_SIMILARITY", 0.6):
+        found.append(Problem("close_to_existing_claim", "text", "The claim is very close to one already written about this page."))
+    confident = giveaway_guess(text=text)
+    if confident is not None and confident[0] == task.label:
+        found.append(
+            Problem(
+                "giveaway",
+                "text",
+                f"The wording alone gives the label away: a claim-only model guesses it with {confident[1]:.0%} confidence. Try wording it differently.",
+            )
+        )
+    return [p.as_dict() for p in found]
+
+
+def check_claim_create(
+    *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
+) -> CheckedClaim:
+    """Every rule of a new claim; raises a ServiceError naming each one broken.
+
+    Locking: takes ``select_for_update`` on the task row, so call inside
+    ``transaction.atomic`` and write in the same transaction; two submissions of one task
+    then queue, and the second finds it used.
+    """
+    now = now or timezone.now()
+    task = _check_task(author=author, task_id=task_id, now=now)
+    text, problems = _check_text(text)
+    gold, gold_problems = _check_gold(gold_sentence_ids, task.page)
+    problems += gold_problems
+    if problems:
+        raise _refuse(problems)
+    top = evidence.page_top_lexical_hit(page=task.page, query=text)
+    if top is not None and top in {s.pk for s in gold}:
+        problems.append(
+            Problem(
+                "gold_too_easy",
+                "gold_sentence_ids",
+                "A gold sentence is the retriever's top hit for this claim: it is too easy to find. Reword the claim.",
+            )
+        )
+    share = _config("COPIES_GOLD_SHARE", 0.8)
+    if any(rules.copies(text, sentence.text, share=share) for sentence in gold):
+        problems.append(
+            Problem("copies_gold", "text", "The claim repeats a gold sentence nearly word for word. Say it in your own words.")
+        )
+    if problems:
+        raise _refuse(problems)
+    return CheckedClaim(task=task, text=text, gold=gold, warnings=_warnings(task=task, text=text))
+
+
+def do_claim_create(*, checked: CheckedClaim, now: datetime | None = None) -> Claim:
+    """Write the claim, its gold, its clue list, the author's write points and use the task.
+
+    Call in the transaction that ran :func:`check_claim_create` (it holds the task lock).
+    """
+    task = checked.task
+    claim = Claim.objects.create(page=task.page, text=checked.text, label=task.label, author=task.player)
+    ClaimGold.objects.bulk_create(
+        ClaimGold(claim=claim, sentence=sentence, position=position) for position, sentence in enumerate(checked.gold)
+    )
+    claim.clues = evidence.claim_clue_list(
+        page=task.page, claim_text=checked.text, gold_ids=[s.pk for s in checked.gold], k=settings.FM2["CLUES_PER_CLAIM"]
+    )
+    claim.save(update_fields=["clues"])
+    LedgerEntry.objects.create(
+        player=task.player, amount=settings.FM2["WRITE_POINTS"], kind=LedgerEntry.Kind.WRITE, claim=claim, cause=f"claim:{claim.pk}"
+    )
+    task.used_at = now or timezone.now()
+    task.claim = claim
+    task.save(update_fields=["used_at", "claim"])
+    return claim
+
+
+def claim_create(
+    *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
+) -> tuple[Claim, list[dict[str, str]]]:
+    """A new claim from a write task, and the warnings it was saved with."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        checked = check_claim_create(author=author, task_id=task_id, text=text, gold_sentence_ids=gold_sentence_ids, now=now)
+        claim = do_claim_create(checked=checked, now=now)
+        giveaway_retrain_on_commit()
+    return claim, checked.warnings
+
+
+# --- The giveaway detector -------------------------------------------------------------------------
+
+_loaded_lock = threading.Lock()
+_loaded: tuple[int, float, Any] | None = None  # (row id, threshold, fitted model)
+
+
+def _giveaway_current() -> tuple[float, Any] | None:
+    """The newest detector and its threshold, unpickled once per process per model."""
+    global _loaded
+    row = GiveawayModel.objects.order_by("-created", "-id").values_list("id", "threshold").first()
+    if row is None:
+        return None
+    with _loaded_lock:
+        if _loaded is None or _loaded[0] != row[0]:
+            blob = GiveawayModel.objects.values_list("blob", flat=True).get(pk=row[0])
+            _loaded = (row[0], row[1], giveaway.loads(bytes(blob)))
+        return _loaded[1], _loaded[2]
+
+
+def giveaway_guess(*, text: str) -> tuple[str, float] | None:
+    """``(label, probability)`` when the detector is confident about ``text``'s label, else None."""
+    current = _giveaway_current()
+    if current is None:
+        return None
+    threshold, model = current
+    label, probability = giveaway.guess(model, text)
+    return (label, probability) if probability >= threshold else None
+
+
+def giveaway_retrain_due() -> bool:
+    """A detector is due when none exists yet or enough claims arrived since the last one."""
+    latest = selectors.giveaway_model_latest()
+    claims = selectors.active_claim_examples()
+    if latest is None:
+        return claims.count() >= _config("GIVEAWAY_MIN_CLAIMS", 20)
+    return claims.filter(pk__gt=latest.newest_claim_id).count() >= _config("GIVEAWAY_RETRAIN_EVERY", 50)
+
+
+def giveaway_retrain_on_commit() -> None:
+    """Ask for a retrain after this transaction commits, when one is due (cheap to call)."""
+    from foolgame.authoring.tasks import giveaway_train
+
+    def enqueue() -> None:
+        if giveaway_retrain_due():
+            giveaway_train.delay()
+
+    transaction.on_commit(enqueue)
+
+
+def giveaway_train_now(*, force: bool = False) -> GiveawayModel | None:
+    """Train a detector on the active claims and store it (does nothing if not due and not forced)."""
+    if not force and not giveaway_retrain_due():
+        return None
+    rows = list(selectors.active_claim_examples().values_list("id", "text", "label", "page_id"))
+    try:
+        trained = giveaway.train(
+            [text for _, text, _, _ in rows],
+            [label for _, _, label, _ in rows],
+            groups=[page for _, _, _, page in rows],
+            target_precision=_config("GIVEAWAY_TARGET_PRECISION", 0.75),
+        )
+    except ValueError:
+        return None  # not enough claims of each label yet
+    return GiveawayModel.objects.create(
+        examples=trained.examples,
+        newest_claim_id=max(pk for pk, _, _, _ in rows),
+        cv_accuracy=trained.cv_accuracy,
+        cv_accuracy_by_page=trained.cv_accuracy_by_page,
+        threshold=trained.threshold,
+        confident_share=trained.confident_share,
+        confident_precision=trained.confident_precision,
+        blob=trained.dumps(),
+    )

@@ -1,0 +1,248 @@
+/* fm2 writing page: gold marking, live hints, the timer and saving the claim.
+   Every piece of page or user text goes into the DOM through textContent, never innerHTML. */
+(function () {
+  "use strict";
+  const root = document.getElementById("write");
+  if (!root) return;
+
+  const taskId = Number(root.dataset.task);
+  const pageId = Number(root.dataset.page);
+  const writeBy = new Date(root.dataset.writeBy).getTime();
+  const expiresAt = new Date(root.dataset.expiresAt).getTime();
+  const minWords = Number(root.dataset.minWords);
+  const maxWords = Number(root.dataset.maxWords);
+  const MAX_GOLD = 2;
+  const HINT_DELAY_MS = 300;
+
+  const form = document.getElementById("claim-form");
+  const textBox = document.getElementById("claim-text");
+  const wordCount = document.getElementById("word-count");
+  const submit = document.getElementById("claim-submit");
+  const timer = document.getElementById("timer");
+  const hintList = document.getElementById("hints");
+  const hintStatus = document.getElementById("hints-status");
+  const goldCount = document.getElementById("gold-count");
+  const goldChosen = document.getElementById("gold-chosen");
+  const boxes = Array.from(document.querySelectorAll('input[name="gold"]'));
+  const errorBoxes = {
+    text: document.getElementById("text-errors"),
+    gold_sentence_ids: document.getElementById("gold-errors"),
+    task: document.getElementById("form-errors"),
+  };
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function words(text) {
+    const trimmed = text.trim();
+    return trimmed ? trimmed.split(/\s+/).length : 0;
+  }
+
+  function sentenceText(id) {
+    const item = document.getElementById("s" + id);
+    return item ? item.querySelector(".gold-text").textContent : "";
+  }
+
+  // --- gold sentences -------------------------------------------------------------
+  function chosenGold() {
+    return boxes.filter((box) => box.checked).map((box) => Number(box.value));
+  }
+
+  function refreshGold() {
+    const chosen = chosenGold();
+    goldCount.textContent = String(chosen.length);
+    boxes.forEach((box) => {
+      box.disabled = !box.checked && chosen.length >= MAX_GOLD;
+      box.closest("li").classList.toggle("is-gold", box.checked);
+    });
+    goldChosen.replaceChildren(...chosen.map((id) => {
+      const item = el("li", "gold-chosen-item");
+      const link = el("a", "", sentenceText(id));
+      link.href = "#s" + id;
+      item.append(link);
+      return item;
+    }));
+    markHintGold();
+  }
+  boxes.forEach((box) => box.addEventListener("change", () => {
+    clear("gold_sentence_ids");
+    refreshGold();
+  }));
+
+  // --- hints ----------------------------------------------------------------------------
+  let hintTimer = null;
+  let hintRequest = null;
+
+  function highlighted(text, spans) {
+    const fragment = document.createDocumentFragment();
+    let at = 0;
+    for (const [start, end] of spans) {
+      if (start < at || end > text.length) continue;
+      fragment.append(document.createTextNode(text.slice(at, start)), el("mark", "", text.slice(start, end)));
+      at = end;
+    }
+    fragment.append(document.createTextNode(text.slice(at)));
+    return fragment;
+  }
+
+  function markHintGold() {
+    const chosen = new Set(chosenGold());
+    hintList.querySelectorAll("li").forEach((item, index) => {
+      const isGold = chosen.has(Number(item.dataset.sentence));
+      item.classList.toggle("hint-gold", isGold);
+      const flag = item.querySelector(".hint-flag");
+      flag.textContent = isGold ? (index === 0 ? "your gold sentence is the top hit: too easy" : "your gold sentence") : "";
+    });
+  }
+
+  function showHints(hints) {
+    hintList.replaceChildren(...hints.map((hint) => {
+      const item = el("li", "hint");
+      item.dataset.sentence = String(hint.sentence_id);
+      if (hint.section_header) item.append(el("span", "hint-section", hint.section_header));
+      const body = el("a", "hint-text");
+      body.href = "#s" + hint.sentence_id;
+      body.append(highlighted(hint.text, hint.highlights || []));
+      item.append(body, el("strong", "hint-flag"));
+      return item;
+    }));
+    hintStatus.textContent = hints.length ? hints.length + " sentences match your words, best first." : "Nothing on the page matches your words.";
+    markHintGold();
+  }
+
+  async function fetchHints() {
+    const query = textBox.value.trim();
+    if (hintRequest) hintRequest.abort();
+    if (!query) {
+      hintList.replaceChildren();
+      hintStatus.textContent = "Start typing to see hints.";
+      return;
+    }
+    hintRequest = new AbortController();
+    try {
+      const response = await fetch(`/api/pages/${pageId}/hints?q=${encodeURIComponent(query)}`, {
+        signal: hintRequest.signal, headers: { Accept: "application/json" }, credentials: "same-origin",
+      });
+      if (!response.ok) return;
+      const body = await response.json();
+      showHints(Array.isArray(body) ? body : body.hints || []);
+    } catch (error) {
+      if (error.name !== "AbortError") hintStatus.textContent = "Hints are unavailable right now.";
+    }
+  }
+
+  textBox.addEventListener("input", () => {
+    const count = words(textBox.value);
+    wordCount.textContent = String(count);
+    wordCount.classList.toggle("over", count > maxWords);
+    clear("text");
+    clearTimeout(hintTimer);
+    hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
+  });
+
+  // --- errors ---------------------------------------------------------------------
+  function clear(field) {
+    if (errorBoxes[field]) errorBoxes[field].replaceChildren();
+  }
+
+  function showProblems(problems) {
+    Object.keys(errorBoxes).forEach(clear);
+    let first = null;
+    for (const problem of problems) {
+      const box = errorBoxes[problem.field] || errorBoxes.task;
+      const line = el("p", "field-error", problem.message);
+      line.dataset.code = problem.code;
+      line.setAttribute("role", "alert");
+      box.append(line);
+      first = first || problem.field;
+    }
+    if (first === "text") textBox.focus();
+    else if (first === "gold_sentence_ids") (boxes.find((box) => box.checked) || boxes[0] || textBox).focus();
+  }
+
+  // --- timer --------------------------------------------------------------------------
+  function tick() {
+    const now = Date.now();
+    const left = Math.max(0, Math.round((writeBy - now) / 1000));
+    const minutes = Math.floor(left / 60);
+    const seconds = String(left % 60).padStart(2, "0");
+    timer.textContent = `${minutes}:${seconds}`;
+    timer.classList.toggle("is-low", left <= 60);
+    if (now >= expiresAt) {
+      timer.textContent = "time is up";
+      submit.disabled = true;
+      return;
+    }
+    if (left === 0) timer.textContent = "0:00 (finish now)";
+    window.setTimeout(tick, 1000 - (now % 1000));
+  }
+
+  // --- saving ------------------------------------------------------------------------
+  async function save(event) {
+    event.preventDefault();
+    const text = textBox.value;
+    const local = [];
+    const count = words(text);
+    if (count < minWords || count > maxWords) {
+      local.push({ field: "text", code: "text_length", message: `A claim has ${minWords} to ${maxWords} words; this one has ${count}.` });
+    }
+    const gold = chosenGold();
+    if (gold.length < 1) local.push({ field: "gold_sentence_ids", code: "gold_count", message: "Tick 1 or 2 gold sentences." });
+    if (local.length) return showProblems(local);
+
+    submit.disabled = true;
+    try {
+      const response = await fetch("/api/claims", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ task: taskId, text: text, gold_sentence_ids: gold }),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (response.status === 201) return saved(body, text);
+      const error = body.error || { code: "error", message: "The claim could not be saved." };
+      showProblems(error.details && error.details.length ? error.details : [{ field: "task", code: error.code, message: error.message }]);
+    } catch (error) {
+      showProblems([{ field: "task", code: "network", message: "The server could not be reached; try again." }]);
+    } finally {
+      if (Date.now() < expiresAt && !root.dataset.used) submit.disabled = false;
+    }
+  }
+
+  async function saved(body, text) {
+    root.dataset.used = "1";
+    form.hidden = true;
+    document.querySelector(".write-article").hidden = true;
+    const done = document.getElementById("write-done");
+    document.getElementById("earned-points").textContent = String(body.points);
+    document.getElementById("saved-text").textContent = text.trim();
+    document.getElementById("saved-warnings").replaceChildren(...(body.warnings || []).map((warning) => {
+      const item = el("li", "warning", warning.message);
+      item.dataset.code = warning.code;
+      return item;
+    }));
+    done.hidden = false;
+    timer.hidden = true;
+    done.focus();
+    try {
+      const me = await (await fetch("/api/me", { credentials: "same-origin" })).json();
+      document.getElementById("write-total").textContent = String(me.points.write);
+    } catch (error) {
+      document.getElementById("write-total").textContent = "?";
+    }
+  }
+
+  form.addEventListener("submit", save);
+  if (root.dataset.used || Date.now() >= expiresAt) submit.disabled = true;
+  refreshGold();
+  tick();
+})();

@@ -1,0 +1,316 @@
+"""Write tasks and claim creation over the REST API: every rule, each with its own code.
+
+A refused claim must leave nothing behind: no claim, no gold, no points, the task unused.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from foolgame.authoring.models import WriteTask
+from foolgame.claims.models import Claim, ClaimGold
+from foolgame.evidence.services import page_top_lexical_hit
+from foolgame.pages.models import Page
+from foolgame.players.models import LedgerEntry
+from tests.authoring.conftest import GOOD_CLAIM, TOO_EASY_CLAIM, post, sentence_ids
+from tests.factories import PageFactory, SentenceFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def take_task(client: Client, **data) -> dict:
+    response = post(client, "/api/write-tasks", data)
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def nothing_stored(task_id: int | None = None) -> None:
+    assert Claim.objects.count() == 0
+    assert ClaimGold.objects.count() == 0
+    assert LedgerEntry.objects.count() == 0
+    if task_id is not None and WriteTask.objects.filter(pk=task_id).exists():
+        assert WriteTask.objects.get(pk=task_id).used_at is None
+
+
+def refused(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    error = response.json()["error"]
+    assert error["code"] == code and error["message"]
+    return error
+
+
+def test_write_task_gives_a_page_a_veracity_and_a_deadline(author: Client, eiffel: Page) -> None:
+    before = timezone.now()
+    task = take_task(author)
+    assert task["page"] == eiffel.pk and task["veracity"] in ("TRUE", "FALSE")
+    row = WriteTask.objects.get(pk=task["id"])
+    assert row.write_by - row.created == timedelta(minutes=8)
+    assert row.expires_at - row.created == timedelta(minutes=10)
+    assert row.created >= before
+
+
+def test_write_task_needs_a_login(eiffel: Page) -> None:
+    client = Client()
+    assert client.post("/api/write-tasks", {}, content_type="application/json").status_code == 403
+
+
+def test_write_task_in_an_unknown_category_is_refused(author: Client, eiffel: Page) -> None:
+    refused(post(author, "/api/write-tasks", {"category": "knitting"}), 404, "unknown_category")
+    assert WriteTask.objects.count() == 0
+
+
+def test_write_task_in_a_category_uses_that_category(author: Client, eiffel: Page) -> None:
+    other = PageFactory(title="Hamlet")
+    SentenceFactory.create_batch(3, page=other)
+    assert take_task(author, category=other.category.slug)["page"] == other.pk
+    assert take_task(author, category="Geography")["page"] == eiffel.pk
+
+
+def test_priority_pages_and_pages_with_few_claims_come_first(author: Client, eiffel: Page) -> None:
+    busy = PageFactory(title="Busy page", category=eiffel.category)
+    quiet = PageFactory(title="Quiet page", category=eiffel.category)
+    for page in (busy, quiet):
+        SentenceFactory.create_batch(3, page=page)
+    from tests.factories import ClaimFactory
+
+    ClaimFactory(page=eiffel)
+    ClaimFactory.create_batch(2, page=busy)
+    assert take_task(author)["page"] == quiet.pk  # no claims yet
+    # the quiet page now has an open task, so the eiffel page (1 claim) and it tie
+    pages = {take_task(author)["page"] for _ in range(2)}
+    assert busy.pk not in pages
+    busy.priority = True
+    busy.save()
+    assert take_task(author)["page"] == busy.pk
+
+
+def test_a_good_claim_is_saved_with_its_clues_and_earns_100_write_points(author: Client, eiffel: Page) -> None:
+    ids = sentence_ids(eiffel)
+    assert page_top_lexical_hit(page=eiffel, query=GOOD_CLAIM) != ids[3]
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": f"  {GOOD_CLAIM}\n", "gold_sentence_ids": [ids[3]]})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["points"] == 100 and isinstance(body["warnings"], list)
+    claim = Claim.objects.get(pk=body["id"])
+    assert claim.text == GOOD_CLAIM  # whitespace normalised
+    assert claim.label == ("SUPPORTS" if task["veracity"] == "TRUE" else "REFUTES")
+    assert [g.sentence_id for g in claim.gold_links.all()] == [ids[3]]
+    assert claim.clues[-1]["sentence_id"] == ids[3]
+    assert ids[3] not in [clue["sentence_id"] for clue in claim.clues[:-1]]
+    assert set(claim.clues[0]) == {"sentence_id", "text", "section_header"}
+    entry = LedgerEntry.objects.get()
+    assert (entry.player.username, entry.amount, entry.kind, entry.claim_id, entry.cause) == ("author", 100, "write", claim.pk, f"claim:{claim.pk}")
+    row = WriteTask.objects.get(pk=task["id"])
+    assert row.used_at is not None and row.claim_id == claim.pk
+    assert author.get("/api/me").json()["points"]["write"] == 100
+
+
+def test_claims_need_a_login(eiffel: Page) -> None:
+    client = Client()
+    response = client.post("/api/claims", {"task": 1, "text": GOOD_CLAIM, "gold_sentence_ids": [1]}, content_type="application/json")
+    assert response.status_code == 403
+
+
+def test_claim_without_csrf_token_is_refused(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    response = author.post(
+        "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]}, content_type="application/json"
+    )
+    refused(response, 403, "permission_denied")
+    nothing_stored(task["id"])
+
+
+def test_unknown_task_is_refused(author: Client, eiffel: Page) -> None:
+    refused(post(author, "/api/claims", {"task": 999999, "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]}), 404, "task_not_found")
+    nothing_stored()
+
+
+def test_another_players_task_is_refused(author: Client, rival: Client, eiffel: Page) -> None:
+    task = take_task(rival)
+    response = post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    refused(response, 403, "task_not_yours")
+    nothing_stored(task["id"])
+
+
+def test_expired_task_is_refused(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    WriteTask.objects.filter(pk=task["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    refused(response, 410, "task_expired")
+    nothing_stored(task["id"])
+
+
+def test_task_is_still_good_in_the_grace_period(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    now = timezone.now()
+    WriteTask.objects.filter(pk=task["id"]).update(write_by=now - timedelta(seconds=30), expires_at=now + timedelta(seconds=90))
+    response = post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    assert response.status_code == 201
+
+
+def test_reused_task_is_refused_and_pays_once(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    payload = {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]}
+    assert post(author, "/api/claims", payload).status_code == 201
+    payload["text"] = "Before 1930 nothing humans built was higher than the Eiffel Tower."
+    refused(post(author, "/api/claims", payload), 409, "task_used")
+    assert Claim.objects.count() == 1 and LedgerEntry.objects.count() == 1
+
+
+def test_gold_from_another_page_is_refused(author: Client, eiffel: Page) -> None:
+    elsewhere = SentenceFactory(page=PageFactory())
+    task = take_task(author, category="geography")
+    response = post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3], elsewhere.pk]})
+    refused(response, 400, "gold_not_on_page")
+    nothing_stored(task["id"])
+
+
+def test_retired_or_unknown_gold_is_refused(author: Client, eiffel: Page) -> None:
+    ids = sentence_ids(eiffel)
+    eiffel.sentences.filter(pk=ids[3]).update(retired=True)
+    task = take_task(author)
+    refused(post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [ids[3]]}), 400, "gold_not_on_page")
+    refused(post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [987654]}), 400, "gold_not_on_page")
+    nothing_stored(task["id"])
+
+
+@pytest.mark.parametrize("count", [0, 3])
+def test_zero_or_three_gold_sentences_are_refused(author: Client, eiffel: Page, count: int) -> None:
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": sentence_ids(eiffel)[:count]})
+    refused(response, 400, "gold_count")
+    nothing_stored(task["id"])
+
+
+def test_the_same_gold_sentence_twice_is_refused(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    gold = sentence_ids(eiffel)[3]
+    refused(post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [gold, gold]}), 400, "gold_duplicate")
+    nothing_stored(task["id"])
+
+
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("", "text_empty"),
+        ("   \n\t ", "text_empty"),
+        ("Eiffel Tower tall", "text_too_short"),
+        ("x" * 10_000, "text_too_long"),
+        ("Eiffel Tower " * 31, "text_too_long"),  # 62 words in 403 characters
+        ("The Eiffel Tower \x00 hides a NUL byte in Paris", "text_control_characters"),
+        ("The Eiffel Tower \u202e sraey 14 rof tsellat", "text_control_characters"),
+    ],
+)
+def test_bad_text_is_refused(author: Client, eiffel: Page, text: str, code: str) -> None:
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    refused(response, 400, code)
+    nothing_stored(task["id"])
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"text": GOOD_CLAIM, "gold_sentence_ids": [1]},  # no task
+        {"task": "one", "text": GOOD_CLAIM, "gold_sentence_ids": [1]},
+        {"task": 1, "text": ["not", "a", "string"], "gold_sentence_ids": [1]},
+        {"task": 1, "text": GOOD_CLAIM, "gold_sentence_ids": "1"},
+        {"task": 1, "text": GOOD_CLAIM},
+    ],
+)
+def test_malformed_requests_are_refused(author: Client, eiffel: Page, payload: dict) -> None:
+    refused(post(author, "/api/claims", payload), 400, "invalid")
+    nothing_stored()
+
+
+def test_every_broken_rule_is_named(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": "Short \x07 text", "gold_sentence_ids": []})
+    error = refused(response, 400, "text_too_short")
+    assert [d["code"] for d in error["details"]] == ["text_too_short", "text_control_characters", "gold_count"]
+    assert {d["field"] for d in error["details"]} == {"text", "gold_sentence_ids"}
+    nothing_stored(task["id"])
+
+
+def test_gold_that_is_the_top_hit_is_too_easy(author: Client, eiffel: Page) -> None:
+    ids = sentence_ids(eiffel)
+    assert page_top_lexical_hit(page=eiffel, query=TOO_EASY_CLAIM) == ids[3]
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": TOO_EASY_CLAIM, "gold_sentence_ids": [ids[3]]})
+    error = refused(response, 400, "gold_too_easy")
+    assert [d["code"] for d in error["details"]] == ["gold_too_easy"]
+    nothing_stored(task["id"])
+    # Rewritten, the same task is still good.
+    response = post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [ids[3]]})
+    assert response.status_code == 201
+
+
+def test_a_second_gold_sentence_that_is_the_top_hit_is_too_easy(author: Client, eiffel: Page) -> None:
+    ids = sentence_ids(eiffel)
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": TOO_EASY_CLAIM, "gold_sentence_ids": [ids[2], ids[3]]})
+    refused(response, 400, "gold_too_easy")
+    nothing_stored(task["id"])
+
+
+def test_claim_copying_its_gold_is_refused(author: Client, eiffel: Page) -> None:
+    ids = sentence_ids(eiffel)
+    copy = "More than 300 million people visited the tower since its construction in 1889."
+    # The earlier, identical sentence is the top hit: only copies_gold is broken.
+    assert page_top_lexical_hit(page=eiffel, query=copy) == ids[5]
+    task = take_task(author)
+    error = refused(post(author, "/api/claims", {"task": task["id"], "text": copy, "gold_sentence_ids": [ids[6]]}), 400, "copies_gold")
+    assert [d["code"] for d in error["details"]] == ["copies_gold"]
+    # Copying the top hit too: both rules are named.
+    error = refused(post(author, "/api/claims", {"task": task["id"], "text": copy, "gold_sentence_ids": [ids[5]]}), 400, "gold_too_easy")
+    assert [d["code"] for d in error["details"]] == ["gold_too_easy", "copies_gold"]
+    nothing_stored(task["id"])
+
+
+def warning_codes(author: Client, eiffel: Page, text: str, gold: int = 3) -> list[str]:
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(eiffel)[gold]]})
+    assert response.status_code == 201, response.content
+    return [w["code"] for w in response.json()["warnings"]]
+
+
+def test_a_good_claim_has_no_warnings(author: Client, eiffel: Page) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It was higher than anything humans had built for four decades.",  # a pronoun opens it
+        "For four decades nothing humans built was higher than this Paris landmark.",  # no word of the title
+    ],
+)
+def test_a_claim_that_does_not_stand_alone_is_saved_with_a_warning(author: Client, eiffel: Page, text: str) -> None:
+    assert warning_codes(author, eiffel, text) == ["not_standalone"]
+
+
+def test_a_claim_close_to_an_existing_one_is_saved_with_a_warning(author: Client, eiffel: Page) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    near = "For five decades nothing humans built was higher than the Eiffel Tower."
+    assert warning_codes(author, eiffel, near) == ["close_to_existing_claim"]
+
+
+def test_script_in_a_claim_is_stored_as_text_and_rendered_escaped(author: Client, eiffel: Page) -> None:
+    text = "The Eiffel Tower <script>alert('fooled')</script> stood higher than anything for decades"
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    assert response.status_code == 201, response.content
+    assert Claim.objects.get().text == text
+    html = author.get("/accounts/me/").content.decode()
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&#x27;fooled&#x27;)" in html
+
+
+def test_schema_describes_the_authoring_endpoints(author: Client) -> None:
+    paths = author.get("/api/schema/?format=json").json()["paths"]
+    assert "post" in paths["/api/write-tasks"] and "post" in paths["/api/claims"]
