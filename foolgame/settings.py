@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "foolgame.pages",
     "foolgame.players",
     "foolgame.claims",
+    "foolgame.authoring",
 ]
 
 MIDDLEWARE = [
@@ -213,6 +214,16 @@ FM2 = {
     "WRITE_TASK_SECONDS": 8 * 60,
     "WRITE_TASK_GRACE_SECONDS": 2 * 60,
     "WRITE_POINTS": 100,
+    # Authoring guardrails (foolgame.authoring): a hard cap on characters beside the word
+    # bounds, the share of a claim's content words found in order in one gold sentence that
+    # counts as copying it, the term overlap (Jaccard) that counts as very close to another
+    # claim, and when the giveaway detector is retrained (first at N claims, then every M new).
+    "CLAIM_MAX_CHARS": 600,
+    "COPIES_GOLD_SHARE": 0.8,
+    "CLOSE_CLAIM_SIMILARITY": 0.6,
+    "GIVEAWAY_MIN_CLAIMS": 20,
+    "GIVEAWAY_RETRAIN_EVERY": 50,
+    "GIVEAWAY_TARGET_PRECISION": 0.75,
     "ROUND_SECONDS": 180,
     "CLUE_COST_SECONDS": 10,
     "ROUND_POT": 120,

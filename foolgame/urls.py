@@ -5,5 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("foolgame.api.urls")),
     path("accounts/", include("foolgame.players.urls")),
+    path("write/", include("foolgame.authoring.urls")),
     path("", include("foolgame.pages.urls")),
 ]

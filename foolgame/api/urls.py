@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
 from foolgame.evidence import apis as evidence
+from foolgame.authoring import apis as authoring
 from foolgame.pages import apis as pages
 from foolgame.players import apis as players
 from foolgame.voting import apis as voting
@@ -28,4 +29,6 @@ urlpatterns = [
     path("rounds/<int:round_id>/report", voting.RoundReportApi.as_view(), name="round-report"),
     path("leaderboard", voting.LeaderboardApi.as_view(), name="leaderboard"),
     path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
+    path("write-tasks", authoring.WriteTaskCreateApi.as_view(), name="write-tasks"),
+    path("claims", authoring.ClaimCreateApi.as_view(), name="claims"),
 ]
