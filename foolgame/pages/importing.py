@@ -212,10 +212,14 @@ def page_sync_sentences(*, page: Page, sentences: list[ParsedSentence]) -> SyncR
 
 
 def pages_store(pages: list[ParsedPage], *, source: str, category: Category | None) -> SyncResult:
+    from foolgame.evidence.services import page_indexes_build_on_commit  # evidence builds on pages
+
     total = SyncResult()
     for parsed in pages:
         page, created = page_get_or_create(title=parsed.title, source=source, category=category)
         result = page_sync_sentences(page=page, sentences=parsed.sentences)
+        if result.created:
+            page_indexes_build_on_commit(page_ids=[page.pk])
         total.created += result.created
         total.moved += result.moved
         total.retired += result.retired
