@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from foolgame.authoring.models import GiveawayModel, WriteTask
 from foolgame.claims.models import Claim
-from foolgame.pages.models import Page
+from foolgame.pages.models import Page, Sentence
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +65,17 @@ def pages_needing_claims(*, category: str | None = None) -> QuerySet[Page]:
     ``category`` is a category slug or name.
     """
     now = timezone.now()
+
+    def count(queryset: QuerySet) -> Coalesce:
+        # One correlated subquery per count: joining sentences, claims and tasks at once
+        # would multiply the rows (a page's sentences times its claims times its tasks).
+        counted = queryset.filter(page=OuterRef("pk")).order_by().values("page").annotate(n=Count("id")).values("n")
+        return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
     pages = Page.objects.annotate(
-        live_sentences=Count("sentences", filter=Q(sentences__retired=False), distinct=True),
-        active_claims=Count("claims", filter=Q(claims__status=Claim.Status.ACTIVE), distinct=True),
-        open_tasks=Count(
-            "write_tasks",
-            filter=Q(write_tasks__used_at__isnull=True, write_tasks__expires_at__gt=now),
-            distinct=True,
-        ),
+        live_sentences=count(Sentence.objects.filter(retired=False)),
+        active_claims=count(Claim.objects.filter(status=Claim.Status.ACTIVE)),
+        open_tasks=count(WriteTask.objects.filter(used_at__isnull=True, expires_at__gt=now)),
     ).filter(live_sentences__gte=2)
     if category:
         pages = pages.filter(Q(category__slug=category) | Q(category__name__iexact=category))
