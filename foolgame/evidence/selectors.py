@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from django.db.models import Count, Max, QuerySet, Sum
-from django.db.models.functions import Length
+from django.db import connection
+from django.db.models import QuerySet
 
 from foolgame.evidence.models import SentenceEmbedding
 from foolgame.pages.models import Page, Sentence
@@ -23,20 +23,24 @@ def page_indexed_sentences(*, page: Page) -> QuerySet[Sentence]:
 def page_index_version(*, page: Page) -> tuple:
     """A cheap fingerprint of a page's indexed sentences, for the in-process hint cache.
 
-    One aggregate query instead of loading the sentences: imports only ever add sentences
-    (a new largest id), delete or retire them (the count and the position sum change) or
-    move them (the position sum changes), and a new section header changes the header
-    length sum. The text length sum guards against ids reused after a rollback (SQLite
-    tests). The title is part of it because BM25 indexes it with every sentence.
+    Imports only ever add sentences (a new largest id), delete or retire them (the count
+    and the position sum change) or move them (the position sum changes), and a new section
+    header changes the header length sum. The text length sum guards against ids reused
+    after a rollback (SQLite tests). The title is part of it because BM25 indexes it with
+    every sentence.
+
+    It runs on every hint request, so it is one hand-written aggregate: the same query
+    through the ORM costs 1 ms of query building, 15 times the query itself (65 us).
     """
-    totals = page_indexed_sentences(page=page).order_by().aggregate(
-        count=Count("id"),
-        top=Max("id"),
-        positions=Sum("position"),
-        headers=Sum(Length("section_header")),
-        characters=Sum(Length("text")),
-    )
-    return (page.title, *totals.values())
+    table = connection.ops.quote_name(Sentence._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(id), MAX(id), SUM(position), SUM(LENGTH(section_header)), SUM(LENGTH(text))"
+            f" FROM {table} WHERE page_id = %s AND NOT retired",
+            [page.pk],
+        )
+        totals = cursor.fetchone()
+    return (page.title, *totals)
 
 
 def embedding_keys_stored(*, model_name: str, keys: Iterable[str]) -> set[str]:
