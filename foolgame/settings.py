@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "foolgame.claims",
     "foolgame.evidence",
     "foolgame.authoring",
+    "foolgame.moderation",
 ]
 
 MIDDLEWARE = [
@@ -154,7 +155,11 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    # Every vote refreshes its two claims' flags; this recomputes all of them and refits the
+    # prior, so the flags follow a changed prior, threshold or setting.
+    "refresh-quality": {"task": "foolgame.moderation.tasks.refresh_all_quality", "schedule": 60.0 * 60},
+}
 
 # --- Auth -------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -231,6 +236,26 @@ FM2 = {
     "LIKE_POINTS": 10,
     "CLUES_PER_CLAIM": 10,
 }
+
+# --- Quality filters and moderation (GAME.md; foolgame.moderation over scoring.filters) -----
+FM2_MODERATION = {
+    # Too hard: the smoothed correct-vote rate (correct + a) / (votes + a + b) under this,
+    # or the top of its 90% credible interval under it once a claim has enough votes.
+    "TOO_HARD_THRESHOLD": 0.5,
+    "PRIOR_A": 4.0,
+    "PRIOR_B": 1.0,
+    # Score with the latest fitted prior (refresh_quality --fit-prior, and the periodic task)
+    # instead of PRIOR_A and PRIOR_B.
+    "USE_FITTED_PRIOR": env.bool("FM2_USE_FITTED_PRIOR", default=False),
+    "MIN_VOTES_FOR_INTERVAL": 10,
+    "INTERVAL_MASS": 0.9,
+    # Too easy: at least this many votes, all correct, no clue bought, each worth this many points.
+    "TOO_EASY_MIN_VOTES": 3,
+    "TOO_EASY_MIN_POINTS": 100,
+    # Reported by this many different players: hidden from play until a moderator reviews it.
+    "REPORT_HIDE_THRESHOLD": 3,
+}
+
 FM2_DEMO_FIXTURE = BASE_DIR / "fixtures" / "fm2-dev-sample.jsonl"
 FM2_DEMO_CATEGORIES = BASE_DIR / "fixtures" / "categories"
 

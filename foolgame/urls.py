@@ -5,6 +5,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("foolgame.api.urls")),
     path("accounts/", include("foolgame.players.urls")),
+    path("moderation/", include("foolgame.moderation.urls")),
     path("write/", include("foolgame.authoring.urls")),
     path("", include("foolgame.pages.urls")),
 ]

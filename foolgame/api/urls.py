@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
 from foolgame.evidence import apis as evidence
+from foolgame.moderation import apis as moderation
 from foolgame.authoring import apis as authoring
 from foolgame.pages import apis as pages
 from foolgame.players import apis as players
@@ -31,4 +32,7 @@ urlpatterns = [
     path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
     path("write-tasks", authoring.WriteTaskCreateApi.as_view(), name="write-tasks"),
     path("claims", authoring.ClaimCreateApi.as_view(), name="claims"),
+    path("moderation/queue", moderation.ModerationQueueApi.as_view(), name="moderation-queue"),
+    path("moderation/claims/<int:claim_id>/actions", moderation.ClaimActionApi.as_view(), name="moderation-claim-actions"),
+    path("moderation/audit", moderation.AuditLogApi.as_view(), name="moderation-audit"),
 ]

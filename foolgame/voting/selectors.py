@@ -14,8 +14,9 @@ from foolgame.voting.models import Round
 
 
 def claims_playable() -> QuerySet[Claim]:
-    """Claims that may be dealt to anyone: active ones (moderation narrows this further)."""
-    return Claim.objects.filter(status=Claim.Status.ACTIVE)
+    """Claims that may be dealt to anyone: active ones that moderation has not taken out of
+    play (hidden by reports until reviewed, or flagged too hard and not kept by a moderator)."""
+    return Claim.objects.filter(status=Claim.Status.ACTIVE).exclude(quality__out_of_play=True)
 
 
 def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) -> QuerySet[Claim]:

@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim
+from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import clock, events
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
@@ -384,6 +385,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
             round_.state, round_.ended_at = Round.State.VOTED, now
             round_.save(update_fields=["state", "ended_at"])
             events.round_changed_on_commit(round_)
+            transaction.on_commit(lambda: quality_tasks.refresh_claims_quality.delay([round_.left_claim_id, round_.right_claim_id]), robust=True)
             return _result_payload(round_, vote)
     raise _expired_error()
 
@@ -429,6 +431,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
                 Report.objects.create(claim=round_.claims[claim], reporter=player, round=round_, reason=reason, note=note)
         except IntegrityError:
             raise ServiceError("already_reported", "You already reported this claim.", status_code=409) from None
+        transaction.on_commit(lambda: quality_tasks.refresh_claims_quality.delay([round_.claims[claim].pk]), robust=True)
         if round_.state == Round.State.PLAYING:
             round_.state, round_.ended_at = Round.State.REPORTED, now
             round_.save(update_fields=["state", "ended_at"])

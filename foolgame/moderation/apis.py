@@ -1,0 +1,191 @@
+"""The moderation REST endpoints: the queue and a claim's actions (moderators only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import permissions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from foolgame.api.errors import ServiceError
+from foolgame.api.views import ApiView
+from foolgame.claims.models import Claim
+from foolgame.moderation import selectors, services
+from foolgame.moderation.models import AuditRecord
+
+
+class IsModerator(permissions.BasePermission):
+    """Members of the moderators group; everyone else (anonymous too) gets 403."""
+
+    message = "Only moderators can do this."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return services.is_moderator(request.user)
+
+
+class _PageSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    category = serializers.CharField(allow_null=True)
+
+
+class _VotesSerializer(serializers.Serializer):
+    total = serializers.IntegerField(help_text="the release's votes plus the game's own")
+    correct = serializers.IntegerField()
+    release_total = serializers.IntegerField()
+    release_correct = serializers.IntegerField()
+    game = serializers.IntegerField(help_text="votes cast in this game")
+
+
+class _PriorSerializer(serializers.Serializer):
+    a = serializers.FloatField()
+    b = serializers.FloatField()
+
+
+class _FlagsSerializer(serializers.Serializer):
+    too_hard = serializers.BooleanField()
+    too_easy = serializers.BooleanField()
+    kept = serializers.BooleanField(help_text="a moderator kept it: the filters no longer take it out of play")
+    hidden_until_review = serializers.BooleanField()
+    out_of_play = serializers.BooleanField()
+
+
+class _ReportSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    reporter = serializers.CharField()
+    reason = serializers.CharField()
+    note = serializers.CharField(allow_blank=True)
+    created = serializers.DateTimeField()
+    open = serializers.BooleanField(help_text="filed since the claim's last review")
+
+
+class _SentenceSerializer(serializers.Serializer):
+    sentence_id = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField()
+    section_header = serializers.CharField(allow_blank=True)
+
+
+class ClaimReviewSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    label = serializers.CharField()
+    status = serializers.CharField()
+    removed_reason = serializers.CharField(allow_blank=True)
+    page = _PageSerializer()
+    author = serializers.CharField()
+    why = serializers.ListField(child=serializers.CharField(), help_text="reports, too_hard, too_easy")
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="why, in words")
+    votes = _VotesSerializer()
+    score = serializers.FloatField(allow_null=True, help_text="smoothed correct-vote rate (posterior mean)")
+    interval = serializers.ListField(child=serializers.FloatField(), allow_null=True, help_text="90% credible interval")
+    threshold = serializers.FloatField()
+    prior = _PriorSerializer(allow_null=True)
+    flags = _FlagsSerializer()
+    report_count = serializers.IntegerField()
+    open_reports = serializers.IntegerField()
+    reports = _ReportSerializer(many=True)
+    gold = _SentenceSerializer(many=True)
+    clues = _SentenceSerializer(many=True)
+
+
+class QueueSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = ClaimReviewSerializer(many=True)
+
+
+class AuditRecordSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    claim = serializers.IntegerField()
+    moderator = serializers.CharField()
+    action = serializers.CharField()
+    reason = serializers.CharField()
+    before = serializers.JSONField()
+    after = serializers.JSONField()
+    created = serializers.DateTimeField()
+
+
+class ActionResultSerializer(ClaimReviewSerializer):
+    audit = AuditRecordSerializer()
+
+
+class ActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=AuditRecord.Action.values)
+    reason = serializers.CharField(max_length=services.REASON_MAX_CHARS)
+    label = serializers.ChoiceField(choices=Claim.Label.values, required=False, help_text="relabel only")
+    gold_sentence_ids = serializers.ListField(
+        child=serializers.IntegerField(), min_length=1, max_length=2, required=False, help_text="edit_evidence only: 1 or 2 sentences of the claim's page"
+    )
+
+
+QUEUE_LIMIT_MAX = 200
+
+
+class ModerationQueueApi(ApiView):
+    permission_classes = [IsModerator]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("reason", str, enum=list(selectors.REASONS), description="only claims flagged for this reason"),
+            OpenApiParameter("category", str, description="a category's slug or name"),
+            OpenApiParameter("limit", int, description=f"at most this many (default 50, at most {QUEUE_LIMIT_MAX})"),
+        ],
+        responses={200: QueueSerializer},
+        summary="Claims flagged by reports, too hard or too easy, most urgent first",
+    )
+    def get(self, request: Request) -> Response:
+        reason = request.query_params.get("reason") or None
+        if reason is not None and reason not in selectors.REASONS:
+            raise ServiceError("invalid_reason", f"reason must be one of: {', '.join(selectors.REASONS)}.")
+        try:
+            limit = int(request.query_params.get("limit", 50))
+        except ValueError:
+            raise ServiceError("invalid_limit", "limit must be a whole number.") from None
+        if not 1 <= limit <= QUEUE_LIMIT_MAX:
+            raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
+        claims = selectors.moderation_queue(reason=reason, category=request.query_params.get("category") or None)
+        results = [selectors.claim_review(c) for c in claims[:limit]]
+        return Response({"count": claims.count(), "results": results})
+
+
+class ClaimActionApi(ApiView):
+    permission_classes = [IsModerator]
+
+    @extend_schema(
+        request=ActionSerializer,
+        responses={200: ActionResultSerializer},
+        summary="Keep, remove, relabel or re-evidence a claim; returns the claim after the action",
+    )
+    def post(self, request: Request, claim_id: int) -> Response:
+        data: Any = request.data
+        if not isinstance(data, dict):
+            raise ServiceError("invalid", "Send a JSON object.")
+        record = services.claim_moderate(
+            moderator=request.user,
+            claim_id=claim_id,
+            action=data.get("action"),
+            reason=data.get("reason"),
+            label=data.get("label"),
+            gold_sentence_ids=data.get("gold_sentence_ids"),
+        )
+        body = selectors.claim_review(selectors.claim_for_review(claim_id=claim_id))
+        body["audit"] = selectors.audit_record_payload(record)
+        return Response(body)
+
+
+class AuditLogApi(ApiView):
+    permission_classes = [IsModerator]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("claim", int, description="only this claim's records")],
+        responses={200: AuditRecordSerializer(many=True)},
+        summary="The moderation audit log, newest first (read-only)",
+    )
+    def get(self, request: Request) -> Response:
+        claim = request.query_params.get("claim")
+        if claim is not None and not claim.isdigit():
+            raise ServiceError("invalid_claim", "claim must be a claim id.")
+        records = selectors.audit_records(claim_id=int(claim) if claim else None)[:200]
+        return Response([selectors.audit_record_payload(r) for r in records])

@@ -1,0 +1,21 @@
+from typing import Any
+
+from django.apps import AppConfig
+
+
+def _ensure_moderators_group(**kwargs: Any) -> None:
+    from foolgame.moderation.services import moderators_group_ensure
+
+    moderators_group_ensure()
+
+
+class ModerationConfig(AppConfig):
+    name = "foolgame.moderation"
+    label = "moderation"
+    verbose_name = "Moderation"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        # The group's permissions exist only once every app has migrated.
+        post_migrate.connect(_ensure_moderators_group, dispatch_uid="fm2-moderators-group")

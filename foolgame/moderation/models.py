@@ -1,0 +1,124 @@
+"""What moderation keeps: each claim's quality flags, the fitted priors, and the audit log.
+
+``ClaimQuality`` is a derived row (one per claim) that the filters and the report count
+rewrite; only the review fields (``kept``, ``reviewed_*``) are a moderator's decision.
+``AuditRecord`` is the opposite: written once per moderator action and never changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from foolgame.claims.models import Claim
+
+
+class ClaimQuality(models.Model):
+    """A claim's vote-based score and flags, and whether moderation keeps it out of play.
+
+    ``out_of_play`` is stored (not computed in the pairing query) so that dealing a round
+    stays one indexed filter; every write of this row recomputes it under the row's lock.
+    """
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, primary_key=True, related_name="quality")
+    correct_votes = models.PositiveIntegerField(default=0, help_text="The release's correct votes plus the game's own.")
+    total_votes = models.PositiveIntegerField(default=0, help_text="The release's votes plus the game's own.")
+    game_votes = models.PositiveIntegerField(default=0, help_text="Votes cast in this game (the rest came with the release).")
+    score = models.FloatField(help_text="Posterior mean of the correct-vote rate.")
+    interval_low = models.FloatField()
+    interval_high = models.FloatField()
+    prior_a = models.FloatField()
+    prior_b = models.FloatField()
+    too_hard = models.BooleanField(default=False, db_index=True)
+    too_easy = models.BooleanField(default=False, db_index=True)
+    reasons = models.JSONField(default=list, blank=True, help_text="The filters' reasons, as a moderator reads them.")
+    report_count = models.PositiveIntegerField(default=0, help_text="Players who ever reported the claim.")
+    open_reports = models.PositiveIntegerField(default=0, db_index=True, help_text="Players who reported it since its last review.")
+    hidden_until_review = models.BooleanField(default=False, help_text="Reported by enough players: out of play until a moderator reviews it.")
+    kept = models.BooleanField(default=False, help_text="A moderator kept it: the filters no longer take it out of play.")
+    reviewed_report_id = models.PositiveBigIntegerField(default=0, help_text="Reports up to this id were seen at the last review.")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    out_of_play = models.BooleanField(default=False, db_index=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "claim quality"
+        verbose_name_plural = "claim qualities"
+        permissions = [("moderate_claims", "Can work the moderation queue")]
+
+    def __str__(self) -> str:
+        return f"quality of claim {self.claim_id}: {self.score:.2f}"
+
+    @property
+    def needs_review(self) -> bool:
+        return self.open_reports > 0 or ((self.too_hard or self.too_easy) and not self.kept)
+
+
+class PriorFit(models.Model):
+    """One empirical-Bayes fit of the Beta prior over every active claim's vote counts."""
+
+    a = models.FloatField()
+    b = models.FloatField()
+    mean = models.FloatField()
+    n_claims = models.PositiveIntegerField(help_text="Claims with at least one vote.")
+    pooled_correct = models.PositiveIntegerField()
+    pooled_votes = models.PositiveIntegerField()
+    log_likelihood = models.FloatField()
+    converged = models.BooleanField()
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        get_latest_by = ["created", "id"]
+
+    def __str__(self) -> str:
+        return f"prior a={self.a:.2f} b={self.b:.2f} (mean {self.mean:.3f}, {self.n_claims} claims)"
+
+
+class AuditRecordQuerySet(models.QuerySet):
+    def update(self, **kwargs: Any) -> int:
+        raise TypeError("Audit records are never changed.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise TypeError("Audit records are never deleted.")
+
+
+class AuditRecord(models.Model):
+    """Who did what to which claim, when and why, with the claim before and after.
+
+    Append-only: saving an existing record, deleting one or bulk-updating them raises, the
+    admin shows them read-only, and the claim and moderator are protected from deletion.
+    """
+
+    class Action(models.TextChoices):
+        KEEP = "keep", "Keep"
+        REMOVE = "remove", "Remove"
+        RELABEL = "relabel", "Relabel"
+        EDIT_EVIDENCE = "edit_evidence", "Edit evidence"
+
+    moderator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="moderation_actions")
+    claim = models.ForeignKey(Claim, on_delete=models.PROTECT, related_name="audit_records")
+    action = models.CharField(max_length=20, choices=Action.choices, db_index=True)
+    reason = models.TextField()
+    before = models.JSONField()
+    after = models.JSONField()
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditRecordQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} of claim {self.claim_id} by {self.moderator_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise TypeError("Audit records are never changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TypeError("Audit records are never deleted.")

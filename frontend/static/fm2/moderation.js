@@ -1,0 +1,98 @@
+/* fm2 moderation queue: each card's actions go to POST /api/moderation/claims/<id>/actions.
+   Every piece of claim or page text goes into the DOM through textContent, never innerHTML. */
+(function () {
+  "use strict";
+  const queue = document.getElementById("queue");
+  if (!queue) return;
+  const count = document.getElementById("queue-count");
+  const DONE = { keep: "Kept", remove: "Removed", relabel: "Relabelled", edit_evidence: "Gold evidence replaced" };
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  async function loadSentences(card) {
+    const list = card.querySelector(".mod-sentences");
+    if (list.dataset.loaded) return;
+    list.dataset.loaded = "1";
+    const gold = new Set((card.dataset.gold || "").split(",").filter(Boolean).map(Number));
+    const response = await fetch("/api/pages/" + card.dataset.page, { headers: { Accept: "application/json" } });
+    if (!response.ok) {
+      list.appendChild(el("li", "field-error", "Could not load the page's sentences."));
+      return;
+    }
+    const page = await response.json();
+    for (const sentence of page.sentences) {
+      const item = el("li");
+      const label = el("label", "mod-sentence");
+      const box = el("input");
+      box.type = "checkbox";
+      box.name = "gold";
+      box.value = String(sentence.id);
+      box.checked = gold.has(sentence.id);
+      label.appendChild(box);
+      label.appendChild(el("span", "", (sentence.section_header ? sentence.section_header + ": " : "") + sentence.text));
+      item.appendChild(label);
+      list.appendChild(item);
+    }
+  }
+
+  async function act(card, action) {
+    const form = card.querySelector(".mod-actions");
+    const status = form.querySelector(".mod-status");
+    const reason = form.querySelector("textarea[name=reason]").value.trim();
+    const body = { action: action, reason: reason };
+    if (action === "relabel") body.label = card.dataset.label === "SUPPORTS" ? "REFUTES" : "SUPPORTS";
+    if (action === "edit_evidence") {
+      body.gold_sentence_ids = Array.from(form.querySelectorAll("input[name=gold]:checked")).map((box) => Number(box.value));
+    }
+    status.className = "mod-status";
+    status.textContent = "Saving…";
+    const buttons = Array.from(form.querySelectorAll("button"));
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const response = await fetch("/api/moderation/claims/" + card.dataset.claim + "/actions", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify(body),
+      });
+      const result = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        status.className = "mod-status field-error";
+        status.textContent = (result.error && result.error.message) || "The action failed (" + response.status + ").";
+        buttons.forEach((b) => (b.disabled = false));
+        return;
+      }
+      card.classList.add("is-done");
+      status.className = "mod-status mod-done";
+      status.textContent = DONE[action] + ": " + result.audit.reason + " (recorded in the audit log).";
+      form.querySelectorAll("textarea, details, .mod-buttons").forEach((node) => node.remove());
+      const left = queue.querySelectorAll(".mod-card:not(.is-done)").length;
+      count.textContent = left + " claim" + (left === 1 ? "" : "s") + " left to review on this page.";
+    } catch (error) {
+      status.className = "mod-status field-error";
+      status.textContent = "Network error: try again.";
+      buttons.forEach((b) => (b.disabled = false));
+    }
+  }
+
+  queue.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    act(button.closest(".mod-card"), button.dataset.action);
+  });
+  queue.querySelectorAll(".mod-edit-evidence").forEach((details) => {
+    details.addEventListener("toggle", () => {
+      if (details.open) loadSentences(details.closest(".mod-card"));
+    });
+  });
+})();

@@ -1,0 +1,64 @@
+"""A moderator works the queue in a real browser: removes a reported claim and finds it in the audit log."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from foolgame.claims.models import Claim
+from foolgame.moderation.models import AuditRecord
+from foolgame.moderation.services import moderator_set, quality_refresh
+from foolgame.voting.models import Report
+from tests.factories import PASSWORD, UserFactory
+from tests.moderation.conftest import claim_pair
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_moderator_removes_a_reported_claim_from_the_queue(live_server, page: Page) -> None:
+    moderator_set(username=UserFactory(username="mona").username)
+    spam, _ = claim_pair(title="Saturn")
+    hard, _ = claim_pair(title="Iceland", true_counts=(1, 8))
+    for n in range(3):
+        Report.objects.create(claim=spam, reporter=UserFactory(username=f"reporter{n}"), reason="spam", note=f"Buy cheap watches {n}")
+    quality_refresh(claim_ids=[spam.pk, hard.pk])
+
+    page.goto(live_server.url + "/accounts/login/?next=/moderation/")
+    page.get_by_label("User name").fill("mona")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Moderation queue")).to_be_visible()
+
+    cards = page.locator(".mod-card")
+    expect(cards).to_have_count(2)
+    card = cards.nth(0)  # reported claims come first
+    expect(card.locator(".mod-claim-text")).to_have_text(spam.text)
+    expect(card.locator(".mod-why")).to_contain_text("Reported")
+    expect(card.locator(".mod-reports")).to_contain_text("Buy cheap watches 2")
+    expect(cards.nth(1).locator(".mod-why")).to_contain_text("Too hard")
+
+    card.get_by_role("button", name="Remove").click()  # no reason yet: refused, nothing changes
+    expect(card.locator(".mod-status")).to_contain_text("reason")
+    assert Claim.objects.get(pk=spam.pk).status == "active"
+
+    card.get_by_label("Why (recorded in the audit log)").fill("Advertising, not a claim.")
+    card.get_by_role("button", name="Remove").click()
+    expect(card.locator(".mod-status")).to_have_text("Removed: Advertising, not a claim. (recorded in the audit log).")
+    spam.refresh_from_db()
+    assert (spam.status, spam.removed_reason) == ("removed", "Advertising, not a claim.")
+    record = AuditRecord.objects.get()
+    assert (record.moderator.username, record.action, record.claim_id) == ("mona", "remove", spam.pk)
+
+    page.reload()
+    expect(page.locator(".mod-card")).to_have_count(1)
+    page.get_by_role("link", name="Audit log").click()
+    row = page.locator(f"#audit-{record.pk}")
+    expect(row).to_contain_text("Remove")
+    expect(row).to_contain_text("Advertising, not a claim.")
+    expect(row).to_contain_text("status: active → removed")
+
+
+def test_players_get_403_from_the_queue_page(live_server, page: Page) -> None:
+    response = page.goto(live_server.url + "/moderation/")
+    assert response is not None and response.status == 403
+    expect(page.get_by_role("heading", name="Moderators only")).to_be_visible()
