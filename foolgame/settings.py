@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "foolgame.pages",
     "foolgame.players",
     "foolgame.claims",
+    "foolgame.voting",
     "foolgame.evidence",
     "foolgame.authoring",
     "foolgame.moderation",
@@ -95,7 +96,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # failing with "database is locked", and IMMEDIATE transactions take the write lock up
     # front so a read-then-write transaction cannot deadlock against another writer.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+        # WAL with synchronous=NORMAL: readers never wait for the writer and a commit costs
+        # no fsync (a power cut may lose the last commits, never corrupt the file).
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
@@ -110,6 +113,9 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # (channels_redis#422). The read timeout must stay above the blocking window, so it is set
 # explicitly for the channel layer; tests/test_settings_services.py catches a regression.
 CHANNEL_REDIS_SOCKET_TIMEOUT = env.float("CHANNEL_REDIS_SOCKET_TIMEOUT", default=30.0)
+# redis-py 8 also caps a pool at 100 connections and fails past it ("Too many connections");
+# a burst of sockets joining their groups at once needs more.
+CHANNEL_REDIS_MAX_CONNECTIONS = env.int("CHANNEL_REDIS_MAX_CONNECTIONS", default=2000)
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -121,6 +127,7 @@ if REDIS_URL:
                         "address": REDIS_URL,
                         "socket_timeout": CHANNEL_REDIS_SOCKET_TIMEOUT,
                         "socket_connect_timeout": 5,
+                        "max_connections": CHANNEL_REDIS_MAX_CONNECTIONS,
                     }
                 ],
                 "prefix": env.str("CHANNEL_PREFIX", default="fm2"),
@@ -156,6 +163,9 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    # A round over its deadline is over whether or not its timer fired; this sweep closes
+    # the ones nobody touched (a lost task, a worker restart).
+    "sweep-rounds": {"task": "foolgame.voting.tasks.sweep_rounds", "schedule": 60.0},
     # Every vote refreshes its two claims' flags; this recomputes all of them and refits the
     # prior, so the flags follow a changed prior, threshold or setting.
     "refresh-quality": {"task": "foolgame.moderation.tasks.refresh_all_quality", "schedule": 60.0 * 60},
@@ -210,6 +220,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Left (0) or right (1): one enum wherever a round names one of its two claims.
+    "ENUM_NAME_OVERRIDES": {"ClaimIndexEnum": [(0, "left"), (1, "right")]},
 }
 
 # --- The game's numbers (GAME.md); every one a setting ------------------------------------
@@ -235,6 +247,10 @@ FM2 = {
     "ROUND_POT": 120,
     "LIKE_POINTS": 10,
     "CLUES_PER_CLAIM": 10,
+    # A dealt round that is never started gives its claims back after this long.
+    "ROUND_START_WITHIN_SECONDS": 10 * 60,
+    # Players who never appear on leaderboards (the release's system author).
+    "SYSTEM_PLAYERS": ["fm2-release"],
 }
 
 # --- Quality filters and moderation (GAME.md; foolgame.moderation over scoring.filters) -----

@@ -7,5 +7,6 @@ urlpatterns = [
     path("accounts/", include("foolgame.players.urls")),
     path("moderation/", include("foolgame.moderation.urls")),
     path("write/", include("foolgame.authoring.urls")),
+    path("", include("foolgame.voting.urls")),
     path("", include("foolgame.pages.urls")),
 ]

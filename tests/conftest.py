@@ -49,6 +49,34 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     }
 
 
+@pytest.fixture
+def asgi_live_server(transactional_db):
+    """The real ASGI application (HTTP and WebSockets) under uvicorn, in a thread of the
+    test process so it shares the test database. Yields its base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from foolgame.asgi import application
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="websockets-sansio"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Playwright's sync API keeps an event loop running in the main thread once a browser
     # has started, and asyncio tests cannot start their own after that: browsers go last.

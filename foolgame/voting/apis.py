@@ -15,7 +15,8 @@ from foolgame.voting.models import Report
 from foolgame.voting.notifications import notifications_mark_read, player_notifications
 from foolgame.voting.selectors import leaderboard
 
-CLAIM_INDEX = serializers.ChoiceField(choices=[0, 1], help_text="0 = left, 1 = right")
+CLAIM_CHOICES = [(0, "left"), (1, "right")]  # named once in the schema: settings.ENUM_NAME_OVERRIDES
+CLAIM_INDEX = serializers.ChoiceField(choices=CLAIM_CHOICES, help_text="0 = left, 1 = right")
 
 
 class PageRefSerializer(serializers.Serializer):
@@ -84,7 +85,7 @@ class VoteSerializer(serializers.Serializer):
 
 
 class LikeSerializer(serializers.Serializer):
-    claim = serializers.ChoiceField(choices=[0, 1], allow_null=True, help_text="0 left, 1 right, null not sure")
+    claim = serializers.ChoiceField(choices=CLAIM_CHOICES, allow_null=True, help_text="0 left, 1 right, null not sure")
 
 
 class ReportSerializer(serializers.Serializer):

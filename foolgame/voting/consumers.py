@@ -17,13 +17,20 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from channels.db import database_sync_to_async
+from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from foolgame.api.errors import ServiceError
 from foolgame.voting import clock, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Round, Report
+
+def database_sync_to_async(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ORM work in the thread pool, not channels' single shared thread: each call takes
+    its own connection and the round's row lock keeps calls on one round in order, so
+    rounds do not queue behind each other."""
+    return _database_sync_to_async(function, thread_sensitive=False)
+
 
 MAX_FRAME_BYTES = 4096
 MAX_FRAMES_PER_SECOND = 10

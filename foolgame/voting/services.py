@@ -162,6 +162,18 @@ def _close_if_due(round_: Round, now: datetime) -> bool:
     return False
 
 
+def _schedule_expiry(round_: Round) -> None:
+    """After the commit, ask a worker to close the round at its deadline. With eager tasks
+    (no broker) the task would run at once and find nothing due, so it is not sent: lazy
+    expiry on access and the socket's clock close the round there."""
+    from foolgame.voting import tasks
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    round_id, deadline = round_.pk, round_.deadline
+    transaction.on_commit(lambda: tasks.expire_round.apply_async(args=[round_id], eta=deadline))
+
+
 def round_expire(*, round_id: int) -> bool:
     """Close a round whose time is up (the Celery task and the sweep call this). Idempotent."""
     with transaction.atomic():
@@ -298,8 +310,6 @@ def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any
 def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
     """Start the clock (the claims are sent only now). Starting a started round just
     returns its state: that is how a reconnecting client resynchronises."""
-    from foolgame.voting import tasks
-
     with transaction.atomic():
         round_ = _lock_round(round_id=round_id, player=player)
         now = clock.now()
@@ -307,8 +317,7 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
             round_.started_at, round_.state = now, Round.State.PLAYING
             round_.deadline = _deadline(round_, 0)
             round_.save(update_fields=["started_at", "state", "deadline"])
-            deadline = round_.deadline
-            transaction.on_commit(lambda: tasks.expire_round.apply_async(args=[round_.pk], eta=deadline))
+            _schedule_expiry(round_)
             events.round_changed_on_commit(round_)
         else:
             _close_if_due(round_, now)
@@ -317,8 +326,6 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
 
 def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: int) -> dict[str, Any]:
     """Buy the next clue of one claim: it costs 10 s of the round's clock."""
-    from foolgame.voting import tasks
-
     _check_index(claim_index)
     with transaction.atomic():
         round_ = _lock_round(round_id=round_id, player=player)
@@ -336,8 +343,7 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
             reveals = round_.reveals.count()
             round_.deadline = _deadline(round_, reveals)
             round_.save(update_fields=["deadline"])
-            deadline = round_.deadline
-            transaction.on_commit(lambda: tasks.expire_round.apply_async(args=[round_.pk], eta=deadline))
+            _schedule_expiry(round_)
             events.round_changed_on_commit(round_)
             remaining = round_remaining(round_, now=now, reveals=reveals)
             return {

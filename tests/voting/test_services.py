@@ -266,3 +266,19 @@ def test_open_rounds_are_capped(db, fake_clock) -> None:
     with pytest.raises(ServiceError) as error:
         services.round_create(player=voter)
     assert error.value.code == "too_many_open_rounds"
+
+
+def test_start_and_reveal_schedule_the_expiry_task_at_the_deadline(game, fake_clock, settings, monkeypatch, django_capture_on_commit_callbacks) -> None:
+    from foolgame.voting import tasks
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    sent: list[tuple] = []
+    monkeypatch.setattr(tasks.expire_round, "apply_async", lambda args, eta: sent.append((args, eta)))
+    round_ = services.round_create(player=game.voter)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.round_start(round_id=round_.pk, player=game.voter)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
+    round_.refresh_from_db()
+    start = round_.started_at
+    assert [(args, (eta - start).total_seconds()) for args, eta in sent] == [([round_.pk], 180), ([round_.pk], 170)]
