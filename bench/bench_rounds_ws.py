@@ -5,10 +5,13 @@ started here on a free loopback port) and a fresh SQLite database, or DATABASE_U
 The clients run in this process. Printed, per N: tick lateness p50/p99 (how long after its
 one-second slot a tick arrives, the slot being fixed by the first tick of the connection),
 tick delivery p50/p99 (from the moment the server computed the tick to its arrival),
-vote acknowledgement p50/p99 (frame sent to result received; votes are spread over 5 s),
-and the server's memory per connection (RSS growth / N).
+vote acknowledgement p50/p99 (frame sent to result received), and the server's memory per
+connection (RSS growth / N). Players arrive at --arrival-rate connections a second, listen to
+ticks for --seconds, then vote at a random moment of the next --vote-window seconds, as
+players of 180-second rounds do. A Celery worker on the same Redis takes the tasks a vote
+enqueues (quality flags), as in the Procfile.
 
-    python bench/bench_rounds_ws.py --rounds 500,1000 --seconds 10
+    python bench/bench_rounds_ws.py --rounds 500,1000 --seconds 10 --vote-window 30
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 
 
-async def play(port: int, info: dict, seconds: float, results: dict, origin: str) -> None:
+async def play(port: int, info: dict, seconds: float, vote_window: float, results: dict, origin: str) -> None:
     from websockets.asyncio.client import connect
 
     headers = {"Cookie": f"sessionid={info['session']}", "Origin": origin}
@@ -109,7 +112,7 @@ async def play(port: int, info: dict, seconds: float, results: dict, origin: str
                 else:
                     k += 1
                     results["lateness"].append(max(0.0, now_mono - (first_tick + k)))
-        await asyncio.sleep(random.random() * 5)
+        await asyncio.sleep(random.random() * vote_window)
         sent = time.monotonic()
         await ws.send(json.dumps({"type": "vote", "false_claim": info["false"]}))
         while True:
@@ -120,12 +123,12 @@ async def play(port: int, info: dict, seconds: float, results: dict, origin: str
         results["voted" if frame["type"] == "result" else "errors"] += 1
 
 
-async def run_clients(port: int, infos: list[dict], seconds: float, origin: str) -> dict:
+async def run_clients(port: int, infos: list[dict], seconds: float, vote_window: float, arrival_rate: float, origin: str) -> dict:
     results: dict = {"connected": 0, "voted": 0, "errors": 0, "delivery": [], "lateness": [], "ack": []}
     tasks = []
     for info in infos:  # open connections at a steady pace, as players arrive
-        tasks.append(asyncio.create_task(play(port, info, seconds, results, origin)))
-        await asyncio.sleep(0.002)
+        tasks.append(asyncio.create_task(play(port, info, seconds, vote_window, results, origin)))
+        await asyncio.sleep(1 / arrival_rate)
     done = await asyncio.gather(*tasks, return_exceptions=True)
     results["failures"] = [repr(d) for d in done if isinstance(d, BaseException)][:3]
     return results
@@ -135,6 +138,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", default="500,1000")
     parser.add_argument("--seconds", type=float, default=10.0, help="how long each round listens to ticks before voting")
+    parser.add_argument("--vote-window", type=float, default=30.0, help="votes fall at random in this many seconds after listening")
+    parser.add_argument("--arrival-rate", type=float, default=100.0, help="new connections a second")
     args = parser.parse_args()
     if not shutil.which("redis-server"):
         sys.exit("redis-server is not installed (apt-get install redis-server)")
@@ -148,8 +153,8 @@ def main() -> None:
         redis_port, web_port = free_port(), free_port()
         redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
         env = {**os.environ, "FM2_DATA_DIR": str(workdir), "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-               "CELERY_TASK_ALWAYS_EAGER": "1", "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0", "LOG_LEVEL": "WARNING"}
-        server = None
+               "CELERY_TASK_ALWAYS_EAGER": "0", "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0", "LOG_LEVEL": "WARNING"}
+        server = worker = None
         try:
             wait_port(redis_port)
             manage = [sys.executable, "manage.py"]
@@ -160,6 +165,8 @@ def main() -> None:
             server = subprocess.Popen([sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1",
                                        "--port", str(web_port), "--lifespan", "off", "--log-level", "warning", "--ws", "websockets-sansio"],
                                       cwd=REPO, env=env)
+            worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
+                                      cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_port(web_port)
             time.sleep(1)
             baseline = rss_kib(server.pid)
@@ -167,7 +174,9 @@ def main() -> None:
             loop_result: dict = {}
 
             async def runner() -> None:
-                measure = asyncio.create_task(run_clients(web_port, infos, args.seconds, f"http://127.0.0.1:{web_port}"))
+                measure = asyncio.create_task(
+                    run_clients(web_port, infos, args.seconds, args.vote_window, args.arrival_rate, f"http://127.0.0.1:{web_port}")
+                )
                 peak = 0
                 while not measure.done():
                     peak = max(peak, rss_kib(server.pid))
@@ -177,6 +186,8 @@ def main() -> None:
             asyncio.run(runner())
             figure = {
                 "rounds": n,
+                "arrival_per_s": args.arrival_rate,
+                "votes_per_s": round(n / args.vote_window, 1),
                 "connected": loop_result["connected"],
                 "voted": loop_result["voted"],
                 "errors": loop_result["errors"],
@@ -196,11 +207,14 @@ def main() -> None:
             figures.append(figure)
             print(json.dumps(figure), flush=True)
         finally:
-            if server is not None:
-                server.terminate()
-                server.wait(timeout=30)
-            redis.terminate()
-            redis.wait(timeout=30)
+            for process in (server, worker, redis):
+                if process is not None:
+                    process.terminate()
+                    try:
+                        process.wait(timeout=15)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+                        process.wait()
             shutil.rmtree(workdir, ignore_errors=True)
     targets = "targets at 1,000 rounds: tick lateness p99 <= 100 ms, vote ack p99 <= 100 ms, <= 100 KiB per connection"
     print(targets)

@@ -256,6 +256,12 @@ def claim_create(
 ) -> tuple[Claim, list[dict[str, str]]]:
     """A new claim from a write task, and the warnings it was saved with."""
     now = now or timezone.now()
+    # The clue list needs the page's sentence vectors; encoding them (first use of a page, or
+    # of the model in this process) takes seconds, so it happens before the write lock is
+    # taken. Idempotent: a page already encoded costs one query.
+    page_id = WriteTask.objects.filter(pk=task_id, player=author).values_list("page_id", flat=True).first() if isinstance(task_id, int) else None
+    if page_id is not None:
+        evidence.page_index_build(page_id=page_id)
     with transaction.atomic():
         checked = check_claim_create(author=author, task_id=task_id, text=text, gold_sentence_ids=gold_sentence_ids, now=now)
         claim = do_claim_create(checked=checked, now=now)
