@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "foolgame.evidence",
     "foolgame.authoring",
     "foolgame.moderation",
+    "foolgame.dataset",
 ]
 
 MIDDLEWARE = [
@@ -88,6 +89,8 @@ ASGI_APPLICATION = "foolgame.asgi.application"
 # --- Database -------------------------------------------------------------------------
 DATA_DIR = Path(env.str("FM2_DATA_DIR", default=str(BASE_DIR / "var")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
+# Dataset exports made through the API (foolgame.dataset): one folder per export.
+EXPORTS_DIR = Path(env.str("FM2_EXPORTS_DIR", default=str(DATA_DIR / "exports")))
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'fm2.sqlite3'}"),
 }

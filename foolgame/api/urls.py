@@ -3,6 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
+from foolgame.dataset import apis as dataset
 from foolgame.evidence import apis as evidence
 from foolgame.moderation import apis as moderation
 from foolgame.authoring import apis as authoring
@@ -35,4 +36,7 @@ urlpatterns = [
     path("moderation/queue", moderation.ModerationQueueApi.as_view(), name="moderation-queue"),
     path("moderation/claims/<int:claim_id>/actions", moderation.ClaimActionApi.as_view(), name="moderation-claim-actions"),
     path("moderation/audit", moderation.AuditLogApi.as_view(), name="moderation-audit"),
+    path("exports", dataset.ExportCreateApi.as_view(), name="exports"),
+    path("exports/<int:export_id>", dataset.ExportDetailApi.as_view(), name="export-detail"),
+    path("exports/<int:export_id>/files/<str:name>", dataset.ExportFileApi.as_view(), name="export-file"),
 ]

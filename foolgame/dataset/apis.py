@@ -1,0 +1,114 @@
+"""Background dataset exports for researchers (staff or the ``researchers`` group)."""
+
+from __future__ import annotations
+
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import permissions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from foolgame.api.errors import ServiceError
+from foolgame.api.views import ApiView
+from foolgame.dataset.exporter import FORMATS
+from foolgame.dataset.models import Export
+from foolgame.dataset.services import export_file_path, export_request, is_researcher
+
+
+class IsResearcher(permissions.BasePermission):
+    message = "Only researchers (staff or the researchers group) may export the dataset."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return is_researcher(request.user)
+
+
+class ExportRequestSerializer(serializers.Serializer):
+    seed = serializers.IntegerField(required=False, default=0)
+    splits = serializers.CharField(required=False, default="0.8,0.1,0.1", max_length=100, help_text="train,dev,test proportions of claims")
+    formats = serializers.ListField(child=serializers.ChoiceField(choices=FORMATS), required=False, default=list(FORMATS), min_length=1)
+    include_removed = serializers.BooleanField(required=False, default=False)
+    exclusive_test_authors = serializers.ListField(
+        child=serializers.CharField(max_length=150), required=False, default=list, max_length=10_000,
+        help_text="usernames whose claims go to test only",
+    )
+
+
+class ExportCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+
+
+class ExportFileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    size = serializers.IntegerField(help_text="bytes")
+    url = serializers.CharField(help_text="download URL")
+
+
+class ExportStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Export.Status.values)
+    stage = serializers.CharField(help_text="plan, claims, votes, stats, artifacts, card or done")
+    progress = serializers.FloatField(help_text="0 to 1")
+    options = serializers.DictField()
+    created = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    error = serializers.CharField(allow_blank=True)
+    files = ExportFileSerializer(many=True, help_text="once done")
+
+
+class ExportCreateApi(ApiView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=ExportRequestSerializer, responses={201: ExportCreatedSerializer}, summary="Start a dataset export in the background (researchers only)")
+    def post(self, request: Request) -> Response:
+        if not isinstance(request.data, dict):
+            raise ServiceError("invalid", "Send a JSON object.")
+        serializer = ExportRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        export = export_request(user=request.user, **serializer.validated_data)
+        return Response({"id": export.pk}, status=status.HTTP_201_CREATED)
+
+
+class ExportDetailApi(ApiView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses={200: ExportStatusSerializer}, summary="An export's progress and, once done, its files")
+    def get(self, request: Request, export_id: int) -> Response:
+        export = get_object_or_404(Export, pk=export_id)
+        files = [
+            {**f, "url": request.build_absolute_uri(reverse("export-file", args=[export.pk, f["name"]]))}
+            for f in (export.files if export.status == Export.Status.DONE else [])
+        ]
+        return Response(
+            ExportStatusSerializer(
+                {
+                    "id": export.pk,
+                    "status": export.status,
+                    "stage": export.stage,
+                    "progress": export.progress,
+                    "options": export.options,
+                    "created": export.created,
+                    "started_at": export.started_at,
+                    "finished_at": export.finished_at,
+                    "error": export.error,
+                    "files": files,
+                }
+            ).data
+        )
+
+
+class ExportFileApi(ApiView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="the file")},
+        summary="Download one file of a finished export",
+    )
+    def get(self, request: Request, export_id: int, name: str) -> FileResponse:
+        export = get_object_or_404(Export, pk=export_id)
+        path = export_file_path(export=export, name=name)
+        return FileResponse(path.open("rb"), as_attachment=True, filename=name)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class DatasetConfig(AppConfig):
+    name = "foolgame.dataset"
+    label = "dataset"
+    verbose_name = "Dataset exports"

@@ -1,0 +1,433 @@
+"""The streaming export: claims and votes written as they are read, chunk by chunk.
+
+Memory is bounded by the chunk size and the number of pages (the split plan), never by the
+number of claims or votes: claims and rounds are read with ``.iterator(chunk_size=...)``
+in id order, each chunk's gold evidence, vote counts, clue counts, likes and flags come
+from one query each over that chunk's ids, and every record is written at once to the
+JSON Lines and CSV files of its split. The statistics and the artifact analysis then read
+the written files back (:mod:`foolgame.dataset.reports`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any, TypeVar
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Count, F, Q
+from django.db.models.functions import Collate
+
+from foolgame.claims.models import Claim, ClaimGold
+from foolgame.dataset.flags import claim_flags
+from foolgame.dataset.privacy import Pseudonyms
+from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
+from foolgame.pages.importing import NO_CATEGORY
+from foolgame.pages.models import Page
+from foolgame.voting.models import ClueReveal, Like, Round
+from scoring.filters import smoothed_rate
+
+T = TypeVar("T")
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: called as the export moves on."""
+
+FORMATS = ("jsonl", "csv")
+CLAIM_FIELDS = (
+    "id",
+    "text",
+    "label",
+    "gold_evidence",
+    "retrieved_evidence",
+    "wikipedia_page",
+    "category",
+    "total_votes",
+    "correct_votes",
+    "total_likes",
+    "smoothed_correctness",
+    "flags",
+    "author",
+    "created",
+    "mean_clues_revealed",
+)
+VOTE_FIELDS = (
+    "voter",
+    "true_claim",
+    "false_claim",
+    "true_claim_split",
+    "false_claim_split",
+    "false_claim_side",
+    "outcome",
+    "correct",
+    "points",
+    "remaining",
+    "clues_revealed_true",
+    "clues_revealed_false",
+    "timed_out",
+    "reported",
+    "started_at",
+    "ended_at",
+    "voted_at",
+)
+ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED)
+GAME_ID_PREFIX = "game-"
+
+
+class ExportError(ValueError):
+    """Bad export options (unknown author, bad splits...): nothing was written."""
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    seed: int = 0
+    splits: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    exclusive_test_authors: frozenset[str] = frozenset()
+    """Usernames whose claims go to test only."""
+    include_removed: bool = False
+    formats: tuple[str, ...] = FORMATS
+    chunk_size: int = 2000
+
+
+@dataclass
+class WriteSummary:
+    claims: Counter[str] = field(default_factory=Counter)
+    """Claims written per split."""
+    votes: int = 0
+    rounds_left_out: Counter[str] = field(default_factory=Counter)
+    """Ended rounds not written, by why (a claim not exported, labels now equal)."""
+    removed_left_out: int = 0
+    plan: SplitPlan | None = None
+    files: list[str] = field(default_factory=list)
+
+
+def export_claim_id(pk: int, external_id: str | None) -> str:
+    """The release's id for imported claims, ``game-<pk>`` for the game's own."""
+    return external_id or f"{GAME_ID_PREFIX}{pk}"
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat().replace("+00:00", "Z") if moment else None
+
+
+def _evidence(items: Sequence[dict[str, Any]] | None) -> list[dict[str, str]]:
+    return [{"text": item["text"], "section_header": item.get("section_header") or ""} for item in items or ()]
+
+
+def _claims_queryset(options: ExportOptions):  # type: ignore[no-untyped-def]
+    claims = Claim.objects.all()
+    if not options.include_removed:
+        claims = claims.filter(status=Claim.Status.ACTIVE)
+    return claims
+
+
+def _exclusive_author_ids(usernames: frozenset[str]) -> set[int]:
+    if not usernames:
+        return set()
+    found = dict(get_user_model().objects.filter(username__in=usernames).values_list("username", "pk"))
+    unknown = sorted(usernames - set(found))
+    if unknown:
+        raise ExportError(f"unknown test-exclusive author(s): {', '.join(unknown)}")
+    return set(found.values())
+
+
+def _plan(options: ExportOptions, exclusive_ids: set[int]) -> SplitPlan:
+    """One grouped query over the claims: per page, claims, release splits and exclusive claims."""
+    rows = (
+        _claims_queryset(options)
+        .order_by()
+        .values("page_id", "release_split")
+        .annotate(n=Count("id"), exclusive=Count("id", filter=Q(author_id__in=exclusive_ids)))
+    )
+    pages: dict[int, dict[str, Any]] = {}
+    for row in rows.iterator(chunk_size=options.chunk_size):
+        page = pages.setdefault(row["page_id"], {"claims": 0, "release": {}, "exclusive": 0})
+        page["claims"] += row["n"]
+        page["exclusive"] += row["exclusive"]
+        if row["release_split"]:
+            page["release"][row["release_split"]] = row["n"]
+    titles = dict(Page.objects.filter(pk__in=list(pages)).values_list("pk", "title")) if pages else {}
+    return plan_splits(
+        (
+            PageClaims(
+                page_id=page_id,
+                title=titles[page_id],
+                claims=info["claims"],
+                release_claims=info["release"],
+                exclusive_claims=info["exclusive"],
+            )
+            for page_id, info in pages.items()
+        ),
+        seed=options.seed,
+        proportions=options.splits,
+    )
+
+
+def _release_order() -> tuple[Any, ...]:
+    """Release claims first, in the release's own order, then the game's claims by age.
+
+    The FM2 files are sorted by id (byte order), and the order matters beyond looks: the
+    LMI ranking breaks ties by first appearance, which is how the paper's appendix list
+    comes out (``mary ,`` and ``queen of`` tie with ``the only``). The import itself
+    groups claims by page, so the primary key does not keep that order; the id does.
+    """
+    key: Any = F("external_id")
+    if connection.vendor == "postgresql":
+        key = Collate("external_id", "C")  # byte order, whatever the database's locale
+    return (key.asc(nulls_last=True),)
+
+
+def _per_claim_counts(ids: list[int]) -> tuple[Counter[int], Counter[int], Counter[int], Counter[int]]:
+    """The game's own votes, correct votes, clues revealed in voted rounds and likes."""
+    votes: Counter[int] = Counter()
+    correct: Counter[int] = Counter()
+    clues: Counter[int] = Counter()
+    for side in ("left", "right"):
+        rows = (
+            Round.objects.filter(**{f"{side}_claim_id__in": ids}, vote__isnull=False)
+            .order_by()
+            .values(f"{side}_claim_id")
+            .annotate(n=Count("id"), c=Count("id", filter=Q(vote__correct=True)))
+        )
+        for row in rows:
+            votes[row[f"{side}_claim_id"]] += row["n"]
+            correct[row[f"{side}_claim_id"]] += row["c"]
+        reveals = (
+            ClueReveal.objects.filter(
+                **{f"round__{side}_claim_id__in": ids},
+                round__vote__isnull=False,
+                claim_index=0 if side == "left" else 1,
+            )
+            .order_by()
+            .values(f"round__{side}_claim_id")
+            .annotate(n=Count("id"))
+        )
+        for row in reveals:
+            clues[row[f"round__{side}_claim_id"]] += row["n"]
+    likes = Counter(
+        dict(
+            Like.objects.filter(claim_id__in=ids).order_by().values("claim_id").annotate(n=Count("id")).values_list("claim_id", "n")
+        )
+    )
+    return votes, correct, clues, likes
+
+
+class _Writers:
+    """The open files of one kind of record (claims per split, or votes)."""
+
+    def __init__(self, stack: ExitStack, out_dir: Path, names: Iterable[str], fields: Sequence[str], formats: Sequence[str]) -> None:
+        self.jsonl: dict[str, Any] = {}
+        self.csv: dict[str, Any] = {}
+        self.fields = fields
+        self.paths: list[Path] = []
+        for name in names:
+            if "jsonl" in formats:
+                path = out_dir / f"{name}.jsonl"
+                self.jsonl[name] = stack.enter_context(path.open("w", encoding="utf-8"))
+                self.paths.append(path)
+            if "csv" in formats:
+                path = out_dir / f"{name}.csv"
+                handle = stack.enter_context(path.open("w", encoding="utf-8", newline=""))
+                writer = csv.writer(handle)
+                writer.writerow(fields)
+                self.csv[name] = writer
+                self.paths.append(path)
+
+    def write(self, name: str, record: dict[str, Any]) -> None:
+        if name in self.jsonl:
+            self.jsonl[name].write(json.dumps(record, ensure_ascii=False) + "\n")
+        if name in self.csv:
+            self.csv[name].writerow([_csv_cell(record[key]) for key in self.fields])
+
+
+def _csv_cell(value: Any) -> Any:
+    """Lists and objects as JSON text; true/false as in JSON; null as an empty cell."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def write_records(
+    *,
+    out_dir: Path,
+    options: ExportOptions,
+    pseudonyms: Pseudonyms,
+    progress: Progress = lambda stage, done, total: None,
+) -> WriteSummary:
+    """Write ``{train,dev,test}`` and ``votes`` in every requested format; return the counts."""
+    unknown = set(options.formats) - set(FORMATS)
+    if unknown or not options.formats:
+        raise ExportError(f"formats must be among {', '.join(FORMATS)}")
+    exclusive_ids = _exclusive_author_ids(options.exclusive_test_authors)
+    progress("plan", 0, 1)
+    plan = _plan(options, exclusive_ids)
+    progress("plan", 1, 1)
+    summary = WriteSummary(plan=plan)
+    if not options.include_removed:
+        summary.removed_left_out = Claim.objects.filter(status=Claim.Status.REMOVED).count()
+    page_info = {
+        pk: (title, category or NO_CATEGORY)
+        for pk, title, category in Page.objects.filter(pk__in=list(plan.page_split)).values_list("pk", "title", "category__name").iterator(chunk_size=options.chunk_size)
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        claim_files = _Writers(stack, out_dir, SPLITS, CLAIM_FIELDS, options.formats)
+        _write_claims(claim_files, options, plan, page_info, exclusive_ids, pseudonyms, summary, progress)
+        vote_files = _Writers(stack, out_dir, ["votes"], VOTE_FIELDS, options.formats)
+        _write_votes(vote_files, options, plan, exclusive_ids, pseudonyms, summary, progress)
+        summary.files = [path.name for path in (*claim_files.paths, *vote_files.paths)]
+    return summary
+
+
+def _write_claims(
+    files: _Writers,
+    options: ExportOptions,
+    plan: SplitPlan,
+    page_info: dict[int, tuple[str, str]],
+    exclusive_ids: set[int],
+    pseudonyms: Pseudonyms,
+    summary: WriteSummary,
+    progress: Progress,
+) -> None:
+    claims = _claims_queryset(options).order_by(*_release_order(), "id").values(
+        "id", "text", "label", "page_id", "author_id", "created", "status", "external_id", "clues",
+        "release_retrieved", "release_total_votes", "release_correct_votes", "release_total_likes",
+    )
+    total = _claims_queryset(options).count()
+    done = 0
+    progress("claims", 0, total)
+    for chunk in _chunks(claims.iterator(chunk_size=options.chunk_size), options.chunk_size):
+        ids = [row["id"] for row in chunk]
+        gold: dict[int, list[dict[str, str]]] = defaultdict(list)
+        for claim_id, text, header in (
+            ClaimGold.objects.filter(claim_id__in=ids).order_by("claim_id", "position").values_list("claim_id", "sentence__text", "sentence__section_header")
+        ):
+            gold[claim_id].append({"text": text, "section_header": header})
+        votes, correct, clues, likes = _per_claim_counts(ids)
+        flags = claim_flags((row["id"], row["status"]) for row in chunk)
+        for row in chunk:
+            split = plan.page_split[row["page_id"]]
+            if row["author_id"] in exclusive_ids and split != "test":
+                continue  # withheld: see foolgame.dataset.splits, rule 2
+            claim_id = row["id"]
+            title, category = page_info[row["page_id"]]
+            total_votes = row["release_total_votes"] + votes[claim_id]
+            correct_votes = row["release_correct_votes"] + correct[claim_id]
+            retrieved = row["release_retrieved"] if row["release_retrieved"] is not None else row["clues"]
+            files.write(
+                split,
+                {
+                    "id": export_claim_id(claim_id, row["external_id"]),
+                    "text": row["text"],
+                    "label": row["label"],
+                    "gold_evidence": gold[claim_id],
+                    "retrieved_evidence": _evidence(retrieved),
+                    "wikipedia_page": title,
+                    "category": category,
+                    "total_votes": total_votes,
+                    "correct_votes": correct_votes,
+                    "total_likes": row["release_total_likes"] + likes[claim_id],
+                    "smoothed_correctness": round(smoothed_rate(correct_votes, total_votes), 4),
+                    "flags": flags[claim_id],
+                    "author": pseudonyms(row["author_id"]),
+                    "created": _iso(row["created"]),
+                    "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
+                },
+            )
+            summary.claims[split] += 1
+        done += len(chunk)
+        progress("claims", done, total)
+
+
+def _write_votes(
+    files: _Writers,
+    options: ExportOptions,
+    plan: SplitPlan,
+    exclusive_ids: set[int],
+    pseudonyms: Pseudonyms,
+    summary: WriteSummary,
+    progress: Progress,
+) -> None:
+    rounds = Round.objects.filter(state__in=ENDED_STATES).order_by("id")
+    total = rounds.count()
+    rows = rounds.values(
+        "id", "player_id", "state", "started_at", "ended_at",
+        "left_claim_id", "left_claim__label", "left_claim__page_id", "left_claim__status", "left_claim__author_id", "left_claim__external_id",
+        "right_claim_id", "right_claim__label", "right_claim__page_id", "right_claim__status", "right_claim__author_id", "right_claim__external_id",
+        "vote__correct", "vote__points", "vote__remaining", "vote__created",
+    )
+    done = 0
+    progress("votes", 0, total)
+    for chunk in _chunks(rows.iterator(chunk_size=options.chunk_size), options.chunk_size):
+        reveals = Counter(
+            {
+                (round_id, index): n
+                for round_id, index, n in ClueReveal.objects.filter(round_id__in=[r["id"] for r in chunk])
+                .order_by()
+                .values("round_id", "claim_index")
+                .annotate(n=Count("id"))
+                .values_list("round_id", "claim_index", "n")
+            }
+        )
+        for row in chunk:
+            sides = []
+            for index, side in enumerate(("left", "right")):
+                page_id = row[f"{side}_claim__page_id"]
+                split = plan.page_split.get(page_id)
+                excluded = (
+                    split is None
+                    or (row[f"{side}_claim__status"] == Claim.Status.REMOVED and not options.include_removed)
+                    or (row[f"{side}_claim__author_id"] in exclusive_ids and split != "test")
+                )
+                sides.append((index, side, split, excluded))
+            if any(excluded for *_, excluded in sides):
+                summary.rounds_left_out["a claim not exported"] += 1
+                continue
+            if row["left_claim__label"] == row["right_claim__label"]:
+                summary.rounds_left_out["both claims now have the same label"] += 1
+                continue
+            false_index = 0 if row["left_claim__label"] == Claim.Label.REFUTES else 1
+            true_index = 1 - false_index
+            ids = [
+                export_claim_id(row[f"{side}_claim_id"], row[f"{side}_claim__external_id"]) for _, side, _, _ in sides
+            ]
+            voted = row["state"] == Round.State.VOTED
+            files.write(
+                "votes",
+                {
+                    "voter": pseudonyms(row["player_id"]),
+                    "true_claim": ids[true_index],
+                    "false_claim": ids[false_index],
+                    "true_claim_split": sides[true_index][2],
+                    "false_claim_split": sides[false_index][2],
+                    "false_claim_side": ("left", "right")[false_index],
+                    "outcome": row["state"],
+                    "correct": row["vote__correct"] if voted else None,
+                    "points": row["vote__points"] if voted else None,
+                    "remaining": round(row["vote__remaining"], 3) if voted and row["vote__remaining"] is not None else None,
+                    "clues_revealed_true": reveals[(row["id"], true_index)],
+                    "clues_revealed_false": reveals[(row["id"], false_index)],
+                    "timed_out": row["state"] == Round.State.TIMED_OUT,
+                    "reported": row["state"] == Round.State.REPORTED,
+                    "started_at": _iso(row["started_at"]),
+                    "ended_at": _iso(row["ended_at"]),
+                    "voted_at": _iso(row["vote__created"]) if voted else None,
+                },
+            )
+            summary.votes += 1
+        done += len(chunk)
+        progress("votes", done, total)

@@ -1,0 +1,39 @@
+"""A dataset export run as a background job, with its progress and the files it wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+
+
+class Export(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    options = models.JSONField(default=dict, blank=True, help_text="seed, splits, formats, include_removed, ...")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True)
+    stage = models.CharField(max_length=30, blank=True, help_text="What the job is doing now.")
+    progress = models.FloatField(default=0.0, help_text="0 to 1 over the whole job.")
+    files = models.JSONField(default=list, blank=True, help_text="[{name, size}] once done.")
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.status})"
+
+    @property
+    def directory(self) -> Path:
+        return Path(settings.EXPORTS_DIR) / f"export-{self.pk}"

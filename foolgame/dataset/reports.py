@@ -1,0 +1,362 @@
+"""What an export says about itself: Table 1 statistics, the artifact analysis, the card.
+
+Everything here reads the claim files the exporter has just written (JSON Lines, or CSV
+when only CSV was asked for), so it sees exactly what researchers get. The statistics
+stream; the artifact analysis keeps one ``(id, text, label, page)`` tuple per claim,
+which the claim-only classifier needs in memory anyway.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+from foolgame.dataset.splits import SPLITS
+from scoring.artifacts import (
+    ScoredTerm,
+    claim_length_by_label,
+    claim_only_baseline,
+    table1_stats,
+    top_bigrams_by_lmi,
+    top_words_by_pmi,
+)
+
+LABELS = ("SUPPORTS", "REFUTES")
+TOKENIZER = (
+    "scoring.artifacts.tokenize: lowercased text cut into words (runs of letters, digits and _) "
+    "and punctuation marks, each mark a token of its own (\"Mad, Mad\" -> mad , mad)"
+)
+FOLDS = 5
+
+
+def read_claims(out_dir: Path, split: str) -> Iterator[dict[str, Any]]:
+    """The records of one split as written, from the JSON Lines file or else the CSV one."""
+    jsonl = out_dir / f"{split}.jsonl"
+    if jsonl.exists():
+        with jsonl.open(encoding="utf-8") as handle:
+            for line in handle:
+                yield json.loads(line)
+        return
+    with (out_dir / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            yield {**row, "gold_evidence": json.loads(row["gold_evidence"])}
+
+
+def _table1(records: Iterator[dict[str, Any]]) -> dict[str, Any]:
+    row = asdict(table1_stats(records))
+    row["claim_tokens"] = round(row["claim_tokens"], 2)
+    row["evidence_tokens"] = round(row["evidence_tokens"], 2)
+    return row
+
+
+def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Table 1 of the FM2 paper per split and in total, and the export's bookkeeping."""
+    rows = {split: _table1(read_claims(out_dir, split)) for split in SPLITS}
+    rows["total"] = _table1(chain.from_iterable(read_claims(out_dir, split) for split in SPLITS))
+    return {"tokenizer": TOKENIZER, "table1": rows, **extra}
+
+
+def statistics_markdown(stats: Mapping[str, Any]) -> str:
+    lines = [
+        "# Statistics",
+        "",
+        "The FM2 paper's Table 1 for this export. Tokens are counted with " + stats["tokenizer"] + ".",
+        "Evidence tokens are averaged over gold evidence sentences.",
+        "",
+        "| split | claims | % SUPPORTS | pages | tokens per claim | tokens per evidence sentence |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for split, row in stats["table1"].items():
+        lines.append(
+            f"| {split} | {row['claims']:,} | {row['supports_percent']:.1f}% | {row['pages']:,} "
+            f"| {row['claim_tokens']:.1f} | {row['evidence_tokens']:.1f} |"
+        )
+    lines += [
+        "",
+        f"Votes (ended rounds): {stats['votes']:,}.",
+        f"Seed {stats['seed']}, requested proportions train/dev/test "
+        + "/".join(f"{p:.3g}" for p in stats["proportions"])
+        + ".",
+        "Pages placed by rule: "
+        + ", ".join(f"{rule} {n:,}" for rule, n in sorted(stats["pages_by_rule"].items()))
+        + ".",
+        f"Removed claims left out: {stats['removed_left_out']:,}. "
+        f"Test-exclusive authors' claims withheld (on release pages of train/dev): {stats['withheld_exclusive_claims']:,}. "
+        f"Release claims outvoted on a page of two release splits: {stats['release_conflict_claims']:,}.",
+    ]
+    if stats["rounds_left_out"]:
+        lines.append(
+            "Rounds left out: " + ", ".join(f"{why} {n:,}" for why, n in sorted(stats["rounds_left_out"].items())) + "."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _terms(terms: Sequence[ScoredTerm]) -> list[dict[str, Any]]:
+    return [
+        {
+            "term": t.term,
+            "score": round(t.score, 6),
+            "count_with_label": t.count_with_label,
+            "count": t.count,
+            "label_example_share": round(t.label_example_share, 4),
+        }
+        for t in terms
+    ]
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 4)
+
+
+def _cv_folds(labels: Sequence[str], groups: Sequence[str]) -> int:
+    smallest = min(Counter(labels).values()) if labels else 0
+    return min(FOLDS, len(set(groups)), smallest if len(set(labels)) > 1 else 0)
+
+
+def _partition(ids: Sequence[str], labels: Sequence[str], correct: Sequence[bool]) -> dict[str, Any]:
+    easy = Counter(label for label, hit in zip(labels, correct) if hit)
+    hard = Counter(label for label, hit in zip(labels, correct) if not hit)
+    return {
+        "easy": sum(easy.values()),
+        "hard": sum(hard.values()),
+        "easy_by_label": dict(sorted(easy.items())),
+        "hard_by_label": dict(sorted(hard.items())),
+    }
+
+
+def artifacts(out_dir: Path, *, seed: int) -> tuple[dict[str, Any], dict[str, list[tuple[str, bool]]]]:
+    """The artifact analysis per split, and the easy/hard partition as ``(id, easy)`` pairs."""
+    data: dict[str, list[tuple[str, str, str, str]]] = {
+        split: [(r["id"], r["text"], r["label"], r["wikipedia_page"]) for r in read_claims(out_dir, split)]
+        for split in SPLITS
+    }
+    report: dict[str, Any] = {"tokenizer": TOKENIZER, "splits": {}}
+    for split, rows in data.items():
+        examples = [(text, label) for _, text, label, _ in rows]
+        report["splits"][split] = {
+            "claims": len(rows),
+            "lmi_bigrams": {label: _terms(top_bigrams_by_lmi(examples, label, 10)) for label in LABELS},
+            "pmi_words": {label: _terms(top_words_by_pmi(examples, label, 10)) for label in LABELS},
+            "claim_length": {label: asdict(stats) for label, stats in claim_length_by_label(examples).items()},
+        }
+    baseline, partition = _baseline(data, seed)
+    report["claim_only_baseline"] = baseline
+    return report, partition
+
+
+def _baseline(
+    data: Mapping[str, list[tuple[str, str, str, str]]], seed: int
+) -> tuple[dict[str, Any], dict[str, list[tuple[str, bool]]]]:
+    """Trained on train and tested on dev and test; with no usable train, cross-validated
+    within each split with every page kept in one fold (see scoring.artifacts)."""
+    train = [(text, label) for _, text, label, _ in data["train"]]
+    partition: dict[str, list[tuple[str, bool]]] = {}
+    out: dict[str, Any] = {
+        "model": "logistic regression over TF-IDF word 1-2-grams and character 2-5-grams of the claim alone",
+        "splits": {},
+    }
+    if len({label for _, label in train}) > 1:
+        out["method"] = "trained on train, tested on dev and test"
+        evaluate = {split: [(t, l) for _, t, l, _ in data[split]] for split in ("dev", "test")}
+        result = claim_only_baseline(train, evaluate, seed=seed)
+        for split, rows in ((s, data[s]) for s in evaluate):
+            labels = [label for _, _, label, _ in rows]
+            out["splits"][split] = {
+                "accuracy": _nan_to_none(result.accuracy[split]),
+                "majority_label_share": _majority(labels),
+                **_partition([r[0] for r in rows], labels, result.correct[split]),
+            }
+            partition[split] = [(row[0], hit) for row, hit in zip(rows, result.correct[split])]
+        return out, partition
+    out["method"] = (
+        f"train is empty or has one label: {FOLDS}-fold cross-validation within each split, "
+        "each page kept in one fold (accuracy_ungrouped lets pages cross folds, for comparison)"
+    )
+    for split, rows in data.items():
+        labels = [label for _, _, label, _ in rows]
+        pages = [page for *_, page in rows]
+        folds = _cv_folds(labels, pages)
+        if folds < 2:
+            out["splits"][split] = {"accuracy": None, "skipped": "too few claims, pages or labels to cross-validate"}
+            continue
+        examples = [(text, label) for _, text, label, _ in rows]
+        try:
+            grouped = claim_only_baseline([], {split: examples}, folds=folds, seed=seed, groups={split: pages})
+            ungrouped = claim_only_baseline([], {split: examples}, folds=min(FOLDS, min(Counter(labels).values())), seed=seed)
+        except ValueError as error:  # a fold with one label only, on tiny splits
+            out["splits"][split] = {"accuracy": None, "skipped": "cannot cross-validate: " + str(error).split(".")[0]}
+            continue
+        out["splits"][split] = {
+            "accuracy": _nan_to_none(grouped.accuracy[split]),
+            "accuracy_ungrouped": _nan_to_none(ungrouped.accuracy[split]),
+            "folds": folds,
+            "majority_label_share": _majority(labels),
+            **_partition([r[0] for r in rows], labels, grouped.correct[split]),
+        }
+        partition[split] = [(row[0], hit) for row, hit in zip(rows, grouped.correct[split])]
+    return out, partition
+
+
+def _majority(labels: Sequence[str]) -> float | None:
+    return round(max(Counter(labels).values()) / len(labels), 4) if labels else None
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def artifacts_markdown(report: Mapping[str, Any]) -> str:
+    lines = [
+        "# Annotation artifacts",
+        "",
+        "Measures of how far the claims alone give their labels away (Gururangan et al. 2018;",
+        "FM2 paper, section 5.2, Table 3 and appendix C). Tokens: " + report["tokenizer"] + ".",
+        "",
+        "## Claim-only baseline",
+        "",
+        f"{report['claim_only_baseline']['model']}; {report['claim_only_baseline']['method']}.",
+        "Easy claims are those the claim-only model gets right, hard the others (`easy_hard.jsonl`).",
+        "",
+        "| split | accuracy | ungrouped CV | majority label | easy | hard |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for split, row in report["claim_only_baseline"]["splits"].items():
+        if row.get("accuracy") is None and "skipped" in row:
+            lines.append(f"| {split} | n/a ({row['skipped']}) | | | | |")
+            continue
+        ungrouped = _pct(row["accuracy_ungrouped"]) if "accuracy_ungrouped" in row else ""
+        lines.append(
+            f"| {split} | {_pct(row['accuracy'])} | {ungrouped} | {_pct(row['majority_label_share'])} "
+            f"| {row['easy']:,} | {row['hard']:,} |"
+        )
+    for split, section in report["splits"].items():
+        lines += ["", f"## {split} ({section['claims']:,} claims)", ""]
+        if not section["claims"]:
+            lines.append("No claims.")
+            continue
+        lines += ["### Top 10 bigrams by LMI", "", "| rank | " + " | ".join(LABELS) + " |", "| ---: |" + " --- |" * len(LABELS)]
+        for rank in range(10):
+            cells = [
+                f"`{terms[rank]['term']}`" if rank < len(terms) else ""
+                for terms in (section["lmi_bigrams"][label] for label in LABELS)
+            ]
+            lines.append(f"| {rank + 1} | " + " | ".join(cells) + " |")
+        lines += ["", "### Top 10 words by PMI (add-100 smoothing)", "", "| rank | " + " | ".join(LABELS) + " |", "| ---: |" + " --- |" * len(LABELS)]
+        for rank in range(10):
+            cells = [
+                f"`{terms[rank]['term']}` ({100 * terms[rank]['label_example_share']:.0f}%)" if rank < len(terms) else ""
+                for terms in (section["pmi_words"][label] for label in LABELS)
+            ]
+            lines.append(f"| {rank + 1} | " + " | ".join(cells) + " |")
+        lines += ["", "(%: share of the label's claims containing the word.)", "", "### Claim length by label (tokens)", ""]
+        lines += ["| label | claims | mean | median | sd | min | max |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for label, stats in section["claim_length"].items():
+            lines.append(
+                f"| {label} | {stats['claims']:,} | {stats['mean']:.1f} | {stats['median']:.1f} | {stats['stdev']:.1f} "
+                f"| {stats['minimum']} | {stats['maximum']} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def dataset_card(stats: Mapping[str, Any], files: Sequence[str]) -> str:
+    table = statistics_markdown(stats).split("\n", 2)[2]
+    return f"""# Fool Me Twice: dataset export
+
+Claims and votes collected by **Fool Me Twice** (fm2), a game in which players write claims
+about Wikipedia pages that are true or false and hard to check, and other players race a
+clock to spot the false one of two claims, paying time for evidence clues (Eisenschlos et
+al., NAACL 2021). Claims imported from the published FM2 release are included with their
+release ids, splits and vote counts.
+
+## How the data was collected
+
+- **Claims.** An author is given a page and a veracity (balanced to keep the labels near
+  50/50), writes one claim and marks 1 or 2 gold sentences of the page that support or
+  refute it. The server refuses a claim whose gold sentence is the lexical retriever's
+  top hit for it, and warns about claims that cannot stand alone or copy a gold sentence.
+- **Votes.** A voter sees two claims of the same page or category, one true and one false,
+  and has 180 s on the server's clock to mark the false one; each clue (a retrieved
+  sentence of the page, gold sentences last) costs 10 s. A correct vote earns the time
+  left as points, shared with the authors so that the round always pays 120.
+- **Moderation.** Claims removed by moderators are left out (unless the export was run
+  with `--include-removed`; they then carry the flag `removed`).
+
+## Splits
+
+No page is in two splits. Claims from a published release keep their release split, and
+so does every other claim on those pages. Claims by test-exclusive authors (if any were
+named) go only to test; their other pages go to test, and their claims on release pages of
+train or dev are withheld (counted below). The remaining pages are ordered by a hash of
+the seed and the page title and cut in the requested proportions of claims.
+
+{table}
+## Files
+
+{chr(10).join(f"- `{name}`" for name in files)}
+
+`*.csv` files are twins of the `*.jsonl` files; list fields are JSON text in their cell.
+Load with `datasets.load_dataset("json", data_files={{"train": "train.jsonl", "validation":
+"dev.jsonl", "test": "test.jsonl"}})`.
+
+### Claims: `train`, `dev`, `test`
+
+| field | meaning |
+| --- | --- |
+| `id` | the FM2 release id for imported claims, `game-<n>` for the game's own |
+| `text` | the claim |
+| `label` | `SUPPORTS` (true: the page supports it) or `REFUTES` (false) |
+| `gold_evidence` | the 1 or 2 sentences the author marked, `[{{text, section_header}}]` |
+| `retrieved_evidence` | the release's retrieved evidence; for game claims the clue list shown to voters, gold last, `[{{text, section_header}}]` |
+| `wikipedia_page` | the page title |
+| `category` | the page's category (`NOCAT` when it has none, as in the FM2 release) |
+| `total_votes`, `correct_votes` | votes on the claim in the original game (release claims) plus the game's own; a vote is correct when the voter found the false claim of the pair |
+| `total_likes` | likes, the same way |
+| `smoothed_correctness` | `(correct_votes + 4) / (total_votes + 5)`: the share of correct votes under a Beta(4, 1) prior; low values mark claims that fool players |
+| `flags` | moderation and player signals, e.g. `removed`, `reported:wrong_label`, `too_hard` |
+| `author` | the author's pseudonym |
+| `created` | when the claim was written (for release claims: when it was imported), ISO 8601 UTC |
+| `mean_clues_revealed` | clues bought on this claim per game vote on it; null without game votes |
+
+### Votes: `votes`
+
+One ended round a line: `voter` (pseudonym), `true_claim` and `false_claim` (claim ids),
+their splits, `false_claim_side` (left or right on screen), `outcome` (`voted`,
+`timeout`, `reported`), `correct`, `points` (the voter's) and `remaining` (seconds left)
+for votes, `clues_revealed_true` and `clues_revealed_false`, `timed_out`, `reported`,
+and the times `started_at`, `ended_at`, `voted_at` (ISO 8601 UTC). Rounds with a claim
+that is not in the export are left out.
+
+### Analysis: `stats.*`, `artifacts.*`, `easy_hard.jsonl`
+
+`stats.json`/`stats.md`: the table above. `artifacts.json`/`artifacts.md`: per split the
+10 bigrams with the highest local mutual information with each label, the top words per
+label by PMI with add-100 smoothing, claim length by label, and a claim-only classifier's
+accuracy; `easy_hard.jsonl` tags each evaluated claim easy (the claim-only classifier got
+it right) or hard.
+
+## Privacy
+
+No username, e-mail address, IP address or account id is in these files. Authors and
+voters appear as pseudonyms: `p` and the first 16 hex digits of HMAC-SHA256 of the
+account id under a random secret salt that is not part of the export. One person has one
+pseudonym within an export, as author and as voter; a new export draws a new salt (so
+pseudonyms differ) unless its maker reuses a salt file on purpose.
+
+## Licence
+
+The claims, evidence sentences and page titles are derived from Wikipedia and are
+released under CC BY-SA (https://creativecommons.org/licenses/by-sa/3.0/), as is the FM2
+release. Cite Eisenschlos et al. (2021), "Fool Me Twice: Entailment from Wikipedia
+Gamification", NAACL.
+"""
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,81 @@
+"""python manage.py export_dataset: options, errors, the FM2 dev file, and loading with datasets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from foolgame.claims.importing import import_fm2_rows, parse_fm2_file
+
+pytestmark = pytest.mark.django_db
+
+
+def test_command_writes_every_file_and_prints_the_counts(world, tmp_path: Path, capsys) -> None:
+    call_command("export_dataset", str(tmp_path / "out"), "--seed", "3", "--splits", "0.5,0.25,0.25", "-v", "0")
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    for split in ("train", "dev", "test", "votes"):
+        assert {f"{split}.jsonl", f"{split}.csv"} <= names
+    assert {"stats.json", "stats.md", "artifacts.json", "artifacts.md", "easy_hard.jsonl", "README.md"} <= names
+    assert "votes=4" in capsys.readouterr().out
+
+
+def test_exclusive_authors_file_and_salt_file(world, tmp_path: Path) -> None:
+    authors = tmp_path / "exclusive.txt"
+    authors.write_text("# kept for test\nauthor_2\n")
+    salt = tmp_path / "secret" / "salt"
+    for name in ("a", "b"):
+        call_command("export_dataset", str(tmp_path / name), "--exclusive-test-authors", str(authors), "--salt-file", str(salt), "-v", "0")
+    assert (tmp_path / "a" / "test.jsonl").read_text() == (tmp_path / "b" / "test.jsonl").read_text()
+    assert "Topic 2 was founded" in (tmp_path / "a" / "test.jsonl").read_text()
+    assert salt.read_text().strip() not in "".join(p.read_text() for p in (tmp_path / "a").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--splits", "1,2"], "three numbers"),
+        (["--formats", "parquet"], "--formats"),
+        (["--exclusive-test-authors", "/nonexistent/file"], "nonexistent"),
+    ],
+)
+def test_bad_options_are_refused(world, tmp_path: Path, args: list[str], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        call_command("export_dataset", str(tmp_path / "out"), *args, "-v", "0")
+
+
+def test_salt_file_inside_out_dir_is_refused(world, tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="salt"):
+        call_command("export_dataset", str(tmp_path / "out"), "--salt-file", str(tmp_path / "out" / "salt"), "-v", "0")
+
+
+def test_the_whole_export_loads_with_datasets(world, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    out = tmp_path / "out"
+    call_command("export_dataset", str(out), "--splits", "0.4,0.3,0.3", "-v", "0")
+    files = {split: str(out / f"{split}.jsonl") for split in ("train", "dev", "test") if (out / f"{split}.jsonl").stat().st_size}
+    loaded = datasets.load_dataset("json", data_files=files)
+    assert sum(len(loaded[split]) for split in files) == 14
+    votes = datasets.load_dataset("json", data_files=str(out / "votes.jsonl"))
+    assert len(votes["train"]) == 4
+
+
+@pytest.mark.slow
+def test_fm2_dev_export_reproduces_the_paper(fm2_dev: Path, tmp_path: Path) -> None:
+    import_fm2_rows(parse_fm2_file(fm2_dev), split="dev")
+    out = tmp_path / "out"
+    call_command("export_dataset", str(out), "-v", "0")
+    assert len((out / "dev.jsonl").read_text().splitlines()) == 1169
+    assert "| dev | 1,169 | 51.0% | 209 |" in (out / "stats.md").read_text()
+    analysis = json.loads((out / "artifacts.json").read_text())
+    refutes = [t["term"] for t in analysis["splits"]["dev"]["lmi_bigrams"]["REFUTES"]]
+    assert refutes == ["by a", "mad ,", ", mad", "on the", "innocent iii", "statue of", "for his", "pope innocent", "mary ,", "queen of"]
+    markdown = (out / "artifacts.md").read_text()
+    assert all(f"`{bigram}`" in markdown for bigram in refutes)
+    # Release fields as in the file, in the file's order.
+    first = json.loads((out / "dev.jsonl").read_text().splitlines()[0])
+    original = json.loads(fm2_dev.read_text().splitlines()[0])
+    for key in ("id", "label", "wikipedia_page", "category", "total_votes", "correct_votes", "total_likes", "gold_evidence"):
+        assert first[key] == original[key]

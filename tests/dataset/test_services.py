@@ -1,0 +1,214 @@
+"""The export end to end on a small game: splits, fields, votes, CSV twins, privacy."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from foolgame.dataset.exporter import CLAIM_FIELDS, VOTE_FIELDS, ExportError, ExportOptions
+from foolgame.dataset.services import dataset_export
+from tests.factories import PageFactory
+from tests.dataset.conftest import make_claim
+
+pytestmark = pytest.mark.django_db
+SALT = b"a fixed salt for the tests, 32 bytes"
+
+
+def export(tmp_path: Path, name: str = "out", **options) -> Path:
+    out = tmp_path / name
+    salt = options.pop("salt", SALT)
+    dataset_export(out_dir=out, options=ExportOptions(**options), salt=salt)
+    return out
+
+
+def claims(out: Path) -> dict[str, list[dict]]:
+    return {
+        split: [json.loads(line) for line in (out / f"{split}.jsonl").read_text().splitlines()]
+        for split in ("train", "dev", "test")
+    }
+
+
+def votes(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "votes.jsonl").read_text().splitlines()]
+
+
+def by_text(out: Path) -> dict[str, tuple[str, dict]]:
+    return {r["text"]: (split, r) for split, rows in claims(out).items() for r in rows}
+
+
+def test_no_page_is_in_two_splits(world, tmp_path: Path) -> None:
+    for p in range(40):  # enough pages for every split to get some
+        page = PageFactory(title=f"Extra {p}")
+        make_claim(page, label="SUPPORTS", author=world.users[0], text=f"Extra page {p} has a first claim.")
+        make_claim(page, label="REFUTES", author=world.users[1], text=f"Extra page {p} has a second claim.")
+    out = export(tmp_path, splits=(0.6, 0.2, 0.2))
+    pages = {split: {r["wikipedia_page"] for r in rows} for split, rows in claims(out).items()}
+    assert all(pages.values())
+    assert not pages["train"] & pages["dev"] and not pages["train"] & pages["test"] and not pages["dev"] & pages["test"]
+
+
+def test_same_seed_same_files_other_seed_other_splits(world, tmp_path: Path) -> None:
+    for p in range(30):
+        make_claim(PageFactory(title=f"Seeded {p}"), label="SUPPORTS", author=world.users[0], text=f"Seeded page {p} claim.")
+    first, again, other = export(tmp_path, "a", seed=7), export(tmp_path, "b", seed=7), export(tmp_path, "c", seed=8)
+    for name in ("train.jsonl", "dev.jsonl", "test.jsonl", "votes.jsonl", "train.csv", "stats.json"):
+        assert (first / name).read_bytes() == (again / name).read_bytes()
+    assert claims(first) != claims(other)
+
+
+def test_release_claims_keep_their_split_and_their_page_follows(world, tmp_path: Path) -> None:
+    out = export(tmp_path, splits=(1, 0, 0))
+    rows = by_text(out)
+    split, released = rows["The released page supports this claim."]
+    assert split == "dev" and released["id"] == "01RELEASEDxyz"
+    assert rows["The released page refutes this other claim."][0] == "dev"
+    assert {s for s, _ in rows.values()} == {"train", "dev"}
+
+
+def test_removed_claims_are_left_out_unless_asked_for(world, tmp_path: Path) -> None:
+    text = "A claim that moderators removed."
+    assert text not in by_text(export(tmp_path, "a"))
+    included = by_text(export(tmp_path, "b", include_removed=True))
+    assert included[text][1]["flags"] == ["removed"]
+    # The vote on a pair with the removed claim is left out with it, and back with it.
+    assert len(votes(tmp_path / "a")) == 4 and len(votes(tmp_path / "b")) == 5
+
+
+def test_claim_fields_and_types(world, tmp_path: Path) -> None:
+    out = export(tmp_path)
+    rows = [r for split in claims(out).values() for r in split]
+    assert rows
+    for row in rows:
+        assert tuple(row) == CLAIM_FIELDS
+        assert row["label"] in ("SUPPORTS", "REFUTES")
+        assert isinstance(row["id"], str) and isinstance(row["text"], str)
+        for key in ("gold_evidence", "retrieved_evidence"):
+            assert row[key] and all(set(e) == {"text", "section_header"} for e in row[key])
+        assert isinstance(row["wikipedia_page"], str) and isinstance(row["category"], str)
+        for key in ("total_votes", "correct_votes", "total_likes"):
+            assert isinstance(row[key], int) and row[key] >= 0
+        assert 0 < row["smoothed_correctness"] < 1
+        assert isinstance(row["flags"], list)
+        assert row["author"].startswith("p") and len(row["author"]) == 17
+        assert row["created"].endswith("Z")
+        assert row["mean_clues_revealed"] is None or isinstance(row["mean_clues_revealed"], float)
+
+
+def test_counts_add_the_game_to_the_release(world, tmp_path: Path) -> None:
+    rows = by_text(export(tmp_path))
+    _, released = rows["The released page supports this claim."]
+    # 3 votes, 2 correct, 1 like in the release; the game's round on it was reported (no vote).
+    assert (released["total_votes"], released["correct_votes"], released["total_likes"]) == (3, 2, 1)
+    assert released["retrieved_evidence"] == [{"text": "A release sentence.", "section_header": "Intro"}]
+    assert released["mean_clues_revealed"] is None
+    _, false0 = rows["Topic 0 was never founded by anyone."]
+    assert (false0["total_votes"], false0["correct_votes"], false0["total_likes"]) == (2, 1, 1)
+    assert false0["mean_clues_revealed"] == 2.0  # 1 clue and 3 clues over two votes
+    assert false0["smoothed_correctness"] == round((1 + 4) / (2 + 5), 4)
+    assert rows["The released page refutes this other claim."][1]["flags"] == ["reported:wrong_label"]
+
+
+def test_votes_file(world, tmp_path: Path) -> None:
+    out = export(tmp_path)
+    lines = votes(out)
+    assert [tuple(line) for line in lines] == [VOTE_FIELDS] * 4
+    ids = {r["text"]: r["id"] for rows in claims(out).values() for r in rows}
+    first, wrong, timeout, reported = lines
+    assert first["true_claim"] == ids["Topic 0 was founded in 1800."]
+    assert first["false_claim"] == ids["Topic 0 was never founded by anyone."]
+    assert (first["outcome"], first["correct"], first["points"], first["remaining"]) == ("voted", True, 90, 90.5)
+    assert (first["clues_revealed_true"], first["clues_revealed_false"]) == (2, 1)
+    assert first["voter"] == lines[2]["voter"] != wrong["voter"]
+    assert first["false_claim_side"] == "right" and first["voted_at"].endswith("Z")
+    assert (timeout["outcome"], timeout["timed_out"], timeout["correct"], timeout["points"]) == ("timeout", True, None, None)
+    assert (reported["reported"], reported["true_claim"], reported["true_claim_split"]) == (True, "01RELEASEDxyz", "dev")
+
+
+def test_csv_twins_hold_the_same_records(world, tmp_path: Path) -> None:
+    out = export(tmp_path)
+    for name, fields in (("train", CLAIM_FIELDS), ("votes", VOTE_FIELDS)):
+        with (out / f"{name}.csv").open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        records = [json.loads(line) for line in (out / f"{name}.jsonl").read_text().splitlines()]
+        assert len(rows) == len(records) > 0
+        assert tuple(rows[0]) == fields
+        for row, record in zip(rows, records):
+            for key, value in record.items():
+                if isinstance(value, (list, dict)):
+                    assert json.loads(row[key]) == value
+                elif isinstance(value, bool):
+                    assert row[key] == ("true" if value else "false")
+                elif value is None:
+                    assert row[key] == ""
+                else:
+                    assert row[key] == str(value)
+
+
+def test_formats_can_be_chosen(world, tmp_path: Path) -> None:
+    out = export(tmp_path, formats=("csv",))
+    assert not list(out.glob("*.jsonl*")) or [p.name for p in out.glob("*.jsonl")] == ["easy_hard.jsonl"]
+    assert json.loads((out / "stats.json").read_text())["table1"]["total"]["claims"] == 14
+
+
+def test_test_exclusive_authors_go_to_test_only(world, tmp_path: Path) -> None:
+    exclusive = world.users[2].username  # wrote topics 2 and 5
+    for p in range(30):
+        make_claim(PageFactory(title=f"Spread {p}"), label="SUPPORTS", author=world.users[0], text=f"Spread page {p} claim.")
+    make_claim(world.claims["released"].page, label="SUPPORTS", author=world.users[2], text="Exclusive author on the dev release page.")
+    out = export(tmp_path, exclusive_test_authors=frozenset({exclusive}))
+    rows = by_text(out)
+    for p in (2, 5):
+        assert rows[f"Topic {p} was founded in {1800 + p}."][0] == "test"
+    assert "Exclusive author on the dev release page." not in rows
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["withheld_exclusive_claims"] == 1
+
+
+def test_unknown_exclusive_author_is_an_error(world, tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="nobody_here"):
+        export(tmp_path, exclusive_test_authors=frozenset({"nobody_here"}))
+
+
+def test_no_personal_data_in_any_file(world, tmp_path: Path) -> None:
+    out = export(tmp_path, salt=None)
+    text = "\n".join(path.read_text(encoding="utf-8") for path in sorted(out.iterdir()))
+    for user in get_user_model().objects.all():
+        assert user.username not in text
+        if user.email:
+            assert user.email not in text
+    for path in out.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            for key in ("author", "voter"):
+                if key in record:
+                    assert not record[key].isdigit()
+            assert not {"user_id", "username", "email", "ip", "player_id", "author_id"} & set(record)
+    assert SALT.decode() not in text
+
+
+def test_pseudonyms_change_with_the_salt_and_are_shared_by_author_and_voter(world, tmp_path: Path) -> None:
+    voter = world.users[3]
+    make_claim(PageFactory(title="By a voter"), label="SUPPORTS", author=voter, text="A claim written by someone who votes.")
+    first = export(tmp_path, "a")
+    again = export(tmp_path, "b")
+    fresh = export(tmp_path, "c", salt=None)
+    authored = by_text(first)["A claim written by someone who votes."][1]["author"]
+    assert authored in {line["voter"] for line in votes(first)}
+    assert by_text(again)["A claim written by someone who votes."][1]["author"] == authored
+    assert by_text(fresh)["A claim written by someone who votes."][1]["author"] != authored
+
+
+def test_the_card_and_reports_are_written(world, tmp_path: Path) -> None:
+    out = export(tmp_path)
+    card = (out / "README.md").read_text()
+    for needle in ("CC BY-SA", "HMAC-SHA256", "`smoothed_correctness`", "`mean_clues_revealed`", "No page is in two splits"):
+        assert needle in card
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["table1"]["total"]["claims"] == 14 and stats["votes"] == 4
+    assert "scoring.artifacts.tokenize" in (out / "stats.md").read_text()
+    analysis = json.loads((out / "artifacts.json").read_text())
+    assert set(analysis["splits"]) == {"train", "dev", "test"}
