@@ -14,22 +14,27 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from foolgame.api.errors import ServiceError
 from foolgame.voting import clock, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Round, Report
 
+# On PostgreSQL, ORM work runs in the thread pool rather than channels' single shared
+# thread: each call has its own connection and the round's row lock keeps calls on one round
+# in order, so rounds do not queue behind each other. SQLite has one writer at a time and
+# its busy handler backs off in sleeps of up to 100 ms, so there one thread is faster.
+_ONE_DB_THREAD = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
+
+
 def database_sync_to_async(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Run ORM work in the thread pool, not channels' single shared thread: each call takes
-    its own connection and the round's row lock keeps calls on one round in order, so
-    rounds do not queue behind each other."""
-    return _database_sync_to_async(function, thread_sensitive=False)
+    return _database_sync_to_async(function, thread_sensitive=_ONE_DB_THREAD)
 
 
 MAX_FRAME_BYTES = 4096
@@ -139,7 +144,7 @@ class RoundConsumer(AsyncWebsocketConsumer):
 
     async def on_reveal(self, frame: dict[str, Any]) -> None:
         result = await self._call(services.round_reveal_clue, claim_index=_claim_field(frame, "claim"))
-        await self._refresh()
+        self.deadline = datetime.fromisoformat(result["deadline"])
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
@@ -169,8 +174,10 @@ class RoundConsumer(AsyncWebsocketConsumer):
         return Round.objects.filter(pk=self.round_id).values_list("player_id", flat=True).first()
 
     async def _remember(self, state: dict[str, Any]) -> None:
+        """Keep the round's status and deadline from a state the services just returned."""
         self.status = state["status"]
-        await self._refresh()
+        deadline = state.get("deadline")
+        self.deadline = datetime.fromisoformat(deadline) if deadline and self.status == Round.State.PLAYING else None
 
     async def _refresh(self) -> None:
         row = await database_sync_to_async(
@@ -180,8 +187,10 @@ class RoundConsumer(AsyncWebsocketConsumer):
             self.status, self.deadline = row[0], row[1] if row[0] == Round.State.PLAYING else None
 
     async def round_changed(self, event: dict[str, Any]) -> None:
-        """Another connection, a REST call or a task changed the round: re-read its clock."""
-        await self._refresh()
+        """A socket, a REST call or a task changed the round: take its committed clock."""
+        self.status = event["state"]
+        deadline = event.get("deadline")
+        self.deadline = datetime.fromtimestamp(deadline, tz=timezone.utc) if deadline and self.status == Round.State.PLAYING else None
         await self._announce_timeout()
 
     async def _announce_timeout(self) -> None:

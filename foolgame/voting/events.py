@@ -18,11 +18,18 @@ def round_group(round_id: int) -> str:
 
 
 def round_changed_on_commit(round_: Round) -> None:
-    round_id = round_.pk
+    """After the commit, tell the round's sockets its new state and deadline (what was
+    committed), so they need not query the database to keep ticking."""
+    message = {
+        "type": "round.changed",
+        "round": round_.pk,
+        "state": round_.state,
+        "deadline": round_.deadline.timestamp() if round_.deadline else None,
+    }
 
     def send() -> None:
         layer = get_channel_layer()
         if layer is not None:
-            async_to_sync(layer.group_send)(round_group(round_id), {"type": "round.changed", "round": round_id})
+            async_to_sync(layer.group_send)(round_group(message["round"]), message)
 
     transaction.on_commit(send)

@@ -259,6 +259,7 @@ def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]
         "status": round_.state,
         "pages": [{"id": c.page_id, "title": c.page.title} for c in round_.claims],
         "started_at": round_.started_at.isoformat() if round_.started_at else None,
+        "deadline": round_.deadline.isoformat() if round_.deadline and round_.state == Round.State.PLAYING else None,
         "clue_cost": _game()["CLUE_COST_SECONDS"],
     }
     if round_.state == Round.State.READY:
@@ -352,6 +353,7 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
                 "clues_left": len(claim.clues) - position - 1,
                 "remaining": round(remaining, 2),
                 "points": round_points(remaining),
+                "deadline": round_.deadline.isoformat(),
             }
     raise _expired_error()
 
