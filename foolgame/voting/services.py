@@ -298,11 +298,20 @@ def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
 
 
 def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
-    """The round as its player may see it now (a read; lazy expiry happens first)."""
-    with transaction.atomic():
-        round_ = _lock_round(round_id=round_id, player=player)
-        _close_if_due(round_, clock.now())
-        return round_state(round_)
+    """The round as its player may see it now. A plain read; only a round found over its
+    deadline takes the lock, to be timed out first (lazy expiry)."""
+    round_ = _read_round(round_id=round_id, player=player)
+    if round_.state == Round.State.PLAYING and round_.deadline is not None and clock.now() >= round_.deadline:
+        round_expire(round_id=round_id)
+        round_ = _read_round(round_id=round_id, player=player)
+    return round_state(round_)
+
+
+def _read_round(*, round_id: int, player: AbstractBaseUser) -> Round:
+    round_ = Round.objects.select_related("left_claim__page", "right_claim__page").filter(pk=round_id).first()
+    if round_ is None or round_.player_id != player.pk:
+        raise ServiceError("round_not_found", "No such round.", status_code=404)
+    return round_
 
 
 # --- actions ------------------------------------------------------------------------------
