@@ -21,19 +21,19 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, F, Q
 from django.db.models.functions import Collate
 
 from foolgame.claims.models import Claim, ClaimGold
-from foolgame.dataset.flags import claim_flags
+from foolgame.dataset.flags import claim_flags, id_lookup
 from foolgame.dataset.privacy import Pseudonyms
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.voting.models import ClueReveal, Like, Round
-from scoring.filters import smoothed_rate
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
@@ -93,6 +93,8 @@ class ExportOptions:
     include_removed: bool = False
     formats: tuple[str, ...] = FORMATS
     chunk_size: int = 2000
+    baseline_max_claims: int = 8_000
+    """The claim-only classifier learns from at most this many claims (memory bound)."""
 
 
 @dataclass
@@ -107,9 +109,28 @@ class WriteSummary:
     files: list[str] = field(default_factory=list)
 
 
+def smoothed_correctness(correct: int, votes: int) -> float:
+    """GAME.md's ``(correct + a) / (votes + a + b)`` under the moderation's prior (4, 1).
+
+    The same formula as ``scoring.filters.smoothed_rate``, written out here because that
+    module imports SciPy (about 90 MB) for its interval and prior fitting, which the
+    streaming export's memory budget cannot spare.
+    """
+    moderation = getattr(settings, "FM2_MODERATION", {})
+    a, b = float(moderation.get("PRIOR_A", 4.0)), float(moderation.get("PRIOR_B", 1.0))
+    return (correct + a) / (votes + a + b)
+
+
 def export_claim_id(pk: int, external_id: str | None) -> str:
     """The release's id for imported claims, ``game-<pk>`` for the game's own."""
     return external_id or f"{GAME_ID_PREFIX}{pk}"
+
+
+def _claim_chunks(passes: Iterable[tuple[Any, bool]], size: int) -> Iterator[tuple[list[dict[str, Any]], tuple[int, int] | None]]:
+    """Chunks of claim rows, each with its (first, last) id when the pass is in id order."""
+    for rows, in_id_order in passes:
+        for chunk in _chunks(rows.iterator(chunk_size=size), size):
+            yield chunk, ((chunk[0]["id"], chunk[-1]["id"]) if in_id_order else None)
 
 
 def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -189,37 +210,43 @@ def _release_order() -> tuple[Any, ...]:
     return (key.asc(nulls_last=True),)
 
 
-def _per_claim_counts(ids: list[int]) -> tuple[Counter[int], Counter[int], Counter[int], Counter[int]]:
-    """The game's own votes, correct votes, clues revealed in voted rounds and likes."""
+def _per_claim_counts(ids: list[int], id_range: tuple[int, int] | None) -> tuple[Counter[int], Counter[int], Counter[int], Counter[int]]:
+    """The game's own votes, correct votes, clues revealed in voted rounds and likes.
+
+    ``id_range`` replaces the ``IN`` list when the chunk is in id order (see claim_flags).
+    """
     votes: Counter[int] = Counter()
     correct: Counter[int] = Counter()
     clues: Counter[int] = Counter()
     for side in ("left", "right"):
+        column = f"{side}_claim_id"
+        lookup = id_lookup(column, ids, id_range)
         rows = (
-            Round.objects.filter(**{f"{side}_claim_id__in": ids}, vote__isnull=False)
+            Round.objects.filter(**lookup, vote__isnull=False)
             .order_by()
-            .values(f"{side}_claim_id")
+            .values(column)
             .annotate(n=Count("id"), c=Count("id", filter=Q(vote__correct=True)))
+            .values_list(column, "n", "c")
         )
-        for row in rows:
-            votes[row[f"{side}_claim_id"]] += row["n"]
-            correct[row[f"{side}_claim_id"]] += row["c"]
+        for claim_id, n, c in rows:
+            votes[claim_id] += n
+            correct[claim_id] += c
         reveals = (
             ClueReveal.objects.filter(
-                **{f"round__{side}_claim_id__in": ids},
+                **{f"round__{key}": value for key, value in lookup.items()},
                 round__vote__isnull=False,
                 claim_index=0 if side == "left" else 1,
             )
             .order_by()
-            .values(f"round__{side}_claim_id")
+            .values(f"round__{column}")
             .annotate(n=Count("id"))
+            .values_list(f"round__{column}", "n")
         )
-        for row in reveals:
-            clues[row[f"round__{side}_claim_id"]] += row["n"]
+        for claim_id, n in reveals:
+            clues[claim_id] += n
+    like_lookup = id_lookup("claim_id", ids, id_range)
     likes = Counter(
-        dict(
-            Like.objects.filter(claim_id__in=ids).order_by().values("claim_id").annotate(n=Count("id")).values_list("claim_id", "n")
-        )
+        dict(Like.objects.filter(**like_lookup).order_by().values("claim_id").annotate(n=Count("id")).values_list("claim_id", "n"))
     )
     return votes, correct, clues, likes
 
@@ -254,11 +281,14 @@ class _Writers:
 
 def _csv_cell(value: Any) -> Any:
     """Lists and objects as JSON text; true/false as in JSON; null as an empty cell."""
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool):
+    kind = type(value)
+    if kind is str or kind is int or kind is float:
+        return value
+    if kind is bool:
         return "true" if value else "false"
-    return "" if value is None else value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def write_records(
@@ -303,22 +333,30 @@ def _write_claims(
     summary: WriteSummary,
     progress: Progress,
 ) -> None:
-    claims = _claims_queryset(options).order_by(*_release_order(), "id").values(
+    fields = (
         "id", "text", "label", "page_id", "author_id", "created", "status", "external_id", "clues",
         "release_retrieved", "release_total_votes", "release_correct_votes", "release_total_likes",
     )
-    total = _claims_queryset(options).count()
+    claims = _claims_queryset(options)
+    # Release claims first in the release's order, then the game's own in id order: those
+    # chunks are id ranges, and a range filter is far cheaper than a long IN list.
+    passes = (
+        (claims.filter(external_id__isnull=False).order_by(*_release_order(), "id").values(*fields), False),
+        (claims.filter(external_id__isnull=True).order_by("id").values(*fields), True),
+    )
+    total = claims.count()
     done = 0
     progress("claims", 0, total)
-    for chunk in _chunks(claims.iterator(chunk_size=options.chunk_size), options.chunk_size):
+    for chunk, id_range in _claim_chunks(passes, options.chunk_size):
         ids = [row["id"] for row in chunk]
         gold: dict[int, list[dict[str, str]]] = defaultdict(list)
+        gold_lookup = id_lookup("claim_id", ids, id_range)
         for claim_id, text, header in (
-            ClaimGold.objects.filter(claim_id__in=ids).order_by("claim_id", "position").values_list("claim_id", "sentence__text", "sentence__section_header")
+            ClaimGold.objects.filter(**gold_lookup).order_by("claim_id", "position").values_list("claim_id", "sentence__text", "sentence__section_header")
         ):
             gold[claim_id].append({"text": text, "section_header": header})
-        votes, correct, clues, likes = _per_claim_counts(ids)
-        flags = claim_flags((row["id"], row["status"]) for row in chunk)
+        votes, correct, clues, likes = _per_claim_counts(ids, id_range)
+        flags = claim_flags(((row["id"], row["status"]) for row in chunk), id_range=id_range)
         for row in chunk:
             split = plan.page_split[row["page_id"]]
             if row["author_id"] in exclusive_ids and split != "test":
@@ -341,7 +379,7 @@ def _write_claims(
                     "total_votes": total_votes,
                     "correct_votes": correct_votes,
                     "total_likes": row["release_total_likes"] + likes[claim_id],
-                    "smoothed_correctness": round(smoothed_rate(correct_votes, total_votes), 4),
+                    "smoothed_correctness": round(smoothed_correctness(correct_votes, total_votes), 4),
                     "flags": flags[claim_id],
                     "author": pseudonyms(row["author_id"]),
                     "created": _iso(row["created"]),
@@ -376,7 +414,7 @@ def _write_votes(
         reveals = Counter(
             {
                 (round_id, index): n
-                for round_id, index, n in ClueReveal.objects.filter(round_id__in=[r["id"] for r in chunk])
+                for round_id, index, n in ClueReveal.objects.filter(round_id__gte=chunk[0]["id"], round_id__lte=chunk[-1]["id"])
                 .order_by()
                 .values("round_id", "claim_index")
                 .annotate(n=Count("id"))

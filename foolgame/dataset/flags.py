@@ -1,42 +1,53 @@
 """The ``flags`` of exported claims: what moderation and players said about them.
 
-Kept in one small function so that it can follow the moderation app as it grows: today it
-reads the claim's status (``removed``, only seen with ``--include-removed``), the players'
-reports (``reported:<reason>``) and, when the moderation app is installed and offers
-``foolgame.moderation.selectors.claim_flags_for_export(claim_ids)`` (-> ``{claim_id:
-[flag, ...]}``, e.g. ``too_hard``, ``too_easy``), its open flags.
+Kept in one small function so that it can follow the moderation app as it grows. It reads
+the claim's status (``removed``, seen only with ``--include-removed``), the players'
+reports (``reported:<reason>``) and, when the moderation app is installed, its quality row:
+``too_hard`` and ``too_easy`` (the filters of GAME.md), ``kept`` (a moderator reviewed the
+claim and kept it) and ``hidden_until_review`` (reported by enough players).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 
 from django.apps import apps
 
 from foolgame.voting.models import Report
 
-
-def _moderation_flags() -> Callable[[Sequence[int]], dict[int, list[str]]] | None:
-    if not apps.is_installed("foolgame.moderation"):
-        return None
-    try:
-        from foolgame.moderation.selectors import claim_flags_for_export  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return claim_flags_for_export
+def id_lookup(column: str, ids: list[int], id_range: tuple[int, int] | None) -> dict[str, object]:
+    """Filter keywords for a chunk of rows: an id range when the chunk is in id order (far
+    cheaper to build and run than a long ``IN`` list), else ``IN``."""
+    if id_range:
+        return {f"{column}__gte": id_range[0], f"{column}__lte": id_range[1]}
+    return {f"{column}__in": ids}
 
 
-def claim_flags(claims: Iterable[tuple[int, str]]) -> dict[int, list[str]]:
-    """``(claim id, status)`` pairs -> each claim's sorted flags (every id is a key)."""
+QUALITY_FLAGS = ("too_hard", "too_easy", "kept", "hidden_until_review")
+
+
+def claim_flags(claims: Iterable[tuple[int, str]], *, id_range: tuple[int, int] | None = None) -> dict[int, list[str]]:
+    """``(claim id, status)`` pairs -> each claim's sorted flags (every id is a key).
+
+    ``id_range`` (lowest, highest id), when the ids are a chunk in id order, filters by
+    range rather than by a long ``IN`` list (much cheaper to build and to run).
+    """
     flags: dict[int, set[str]] = {}
     for claim_id, status in claims:
         flags[claim_id] = {"removed"} if status == "removed" else set()
-    ids = list(flags)
-    for claim_id, reason in Report.objects.filter(claim_id__in=ids).values_list("claim_id", "reason").distinct():
-        flags[claim_id].add(f"reported:{reason}")
-    moderation = _moderation_flags()
-    if moderation is not None:
-        for claim_id, more in moderation(ids).items():
-            if claim_id in flags:
-                flags[claim_id].update(more)
+    lookup = id_lookup("claim_id", list(flags), id_range)
+    for claim_id, reason in Report.objects.filter(**lookup).order_by().values_list("claim_id", "reason").distinct():
+        if claim_id in flags:
+            flags[claim_id].add(f"reported:{reason}")
+    if apps.is_installed("foolgame.moderation"):
+        try:
+            quality = apps.get_model("moderation", "ClaimQuality")
+        except LookupError:
+            quality = None
+        if quality is not None:
+            fields = {f.name for f in quality._meta.get_fields()}
+            wanted = [name for name in QUALITY_FLAGS if name in fields]
+            for row in quality.objects.filter(**lookup).order_by().values("claim_id", *wanted):
+                if row["claim_id"] in flags:
+                    flags[row["claim_id"]].update(name for name in wanted if row[name])
     return {claim_id: sorted(values) for claim_id, values in flags.items()}

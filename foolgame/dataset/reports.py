@@ -9,22 +9,25 @@ which the claim-only classifier needs in memory anyway.
 from __future__ import annotations
 
 import csv
+import hashlib
+import heapq
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
 from foolgame.dataset.splits import SPLITS
-from scoring.artifacts import (
+from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
+    _claim_only_pipeline,
     claim_length_by_label,
     claim_only_baseline,
     table1_stats,
-    top_bigrams_by_lmi,
     top_words_by_pmi,
 )
 
@@ -34,6 +37,8 @@ TOKENIZER = (
     "and punctuation marks, each mark a token of its own (\"Mad, Mad\" -> mad , mad)"
 )
 FOLDS = 5
+BASELINE_MAX_CLAIMS = 8_000
+T = TypeVar("T")
 
 
 def read_claims(out_dir: Path, split: str) -> Iterator[dict[str, Any]]:
@@ -120,7 +125,7 @@ def _cv_folds(labels: Sequence[str], groups: Sequence[str]) -> int:
     return min(FOLDS, len(set(groups)), smallest if len(set(labels)) > 1 else 0)
 
 
-def _partition(ids: Sequence[str], labels: Sequence[str], correct: Sequence[bool]) -> dict[str, Any]:
+def _partition(labels: Sequence[str], correct: Sequence[bool]) -> dict[str, Any]:
     easy = Counter(label for label, hit in zip(labels, correct) if hit)
     hard = Counter(label for label, hit in zip(labels, correct) if not hit)
     return {
@@ -131,55 +136,107 @@ def _partition(ids: Sequence[str], labels: Sequence[str], correct: Sequence[bool
     }
 
 
-def artifacts(out_dir: Path, *, seed: int) -> tuple[dict[str, Any], dict[str, list[tuple[str, bool]]]]:
-    """The artifact analysis per split, and the easy/hard partition as ``(id, easy)`` pairs."""
-    data: dict[str, list[tuple[str, str, str, str]]] = {
-        split: [(r["id"], r["text"], r["label"], r["wikipedia_page"]) for r in read_claims(out_dir, split)]
-        for split in SPLITS
-    }
+Tag = Callable[[str, str, bool], None]
+"""``tag(claim id, split, easy)``: where the easy/hard partition goes, claim by claim."""
+
+
+def artifacts(out_dir: Path, *, seed: int, tag: Tag, max_claims: int = BASELINE_MAX_CLAIMS) -> dict[str, Any]:
+    """The artifact analysis per split; the easy/hard partition goes to ``tag``.
+
+    One split's ``(text, label)`` pairs are in memory at a time for the counts; the
+    claim-only classifier learns from at most ``max_claims`` claims (see :func:`_baseline`).
+    """
     report: dict[str, Any] = {"tokenizer": TOKENIZER, "splits": {}}
-    for split, rows in data.items():
-        examples = [(text, label) for _, text, label, _ in rows]
+    for split in SPLITS:
+        examples = [(r["text"], r["label"]) for r in read_claims(out_dir, split)]
         report["splits"][split] = {
-            "claims": len(rows),
-            "lmi_bigrams": {label: _terms(top_bigrams_by_lmi(examples, label, 10)) for label in LABELS},
+            "claims": len(examples),
+            "lmi_bigrams": {label: _terms(terms) for label, terms in top_bigrams_by_lmi_lean(examples, LABELS, 10).items()},
             "pmi_words": {label: _terms(top_words_by_pmi(examples, label, 10)) for label in LABELS},
             "claim_length": {label: asdict(stats) for label, stats in claim_length_by_label(examples).items()},
         }
-    baseline, partition = _baseline(data, seed)
-    report["claim_only_baseline"] = baseline
-    return report, partition
+        del examples
+    report["claim_only_baseline"] = _baseline(out_dir, seed=seed, tag=tag, max_claims=max_claims)
+    return report
 
 
-def _baseline(
-    data: Mapping[str, list[tuple[str, str, str, str]]], seed: int
-) -> tuple[dict[str, Any], dict[str, list[tuple[str, bool]]]]:
+Row = tuple[str, str, str, str]
+"""A claim's id, text, label and page."""
+
+
+def _sample(out_dir: Path, split: str, *, max_claims: int, seed: int) -> tuple[list[Row], int]:
+    """Up to ``max_claims`` claims of a split chosen by a hash of their id (all when fewer),
+    in file order, and the split's size; two streaming passes, memory O(max_claims)."""
+    def key(claim_id: str) -> bytes:
+        return hashlib.sha256(f"{seed}\x00{claim_id}".encode()).digest()[:8]
+
+    total = 0
+    chosen: list[tuple[bytes, int]] = []
+    for index, record in enumerate(read_claims(out_dir, split)):
+        total += 1
+        item = (key(record["id"]), index)
+        if len(chosen) < max_claims:
+            heapq.heappush(chosen, (_negate(item[0]), index))
+        elif _negate(item[0]) > chosen[0][0]:
+            heapq.heapreplace(chosen, (_negate(item[0]), index))
+    keep = {index for _, index in chosen}
+    rows = [
+        (r["id"], r["text"], r["label"], r["wikipedia_page"])
+        for index, r in enumerate(read_claims(out_dir, split))
+        if index in keep
+    ]
+    return rows, total
+
+
+def _negate(digest: bytes) -> bytes:
+    """A max-heap on digests out of heapq's min-heap: keep the ``max_claims`` smallest."""
+    return bytes(255 - b for b in digest)
+
+
+def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[str, Any]:
     """Trained on train and tested on dev and test; with no usable train, cross-validated
-    within each split with every page kept in one fold (see scoring.artifacts)."""
-    train = [(text, label) for _, text, label, _ in data["train"]]
-    partition: dict[str, list[tuple[str, bool]]] = {}
+    within each split with every page kept in one fold (see scoring.artifacts).
+
+    The classifier learns from at most ``max_claims`` claims, a sample by hash of the claim
+    id: its character n-grams take about 10 MB per thousand claims, and the export must stay
+    in bounded memory however many claims there are. Dev and test are predicted in
+    batches, every claim of them; the cross-validation covers the sample only.
+    """
+    train, train_total = _sample(out_dir, "train", max_claims=max_claims, seed=seed)
     out: dict[str, Any] = {
         "model": "logistic regression over TF-IDF word 1-2-grams and character 2-5-grams of the claim alone",
+        "max_claims": max_claims,
         "splits": {},
     }
-    if len({label for _, label in train}) > 1:
+    if len({label for _, _, label, _ in train}) > 1:
         out["method"] = "trained on train, tested on dev and test"
-        evaluate = {split: [(t, l) for _, t, l, _ in data[split]] for split in ("dev", "test")}
-        result = claim_only_baseline(train, evaluate, seed=seed)
-        for split, rows in ((s, data[s]) for s in evaluate):
-            labels = [label for _, _, label, _ in rows]
+        out["train_claims_used"] = len(train)
+        out["train_claims"] = train_total
+        model = _claim_only_pipeline(seed)
+        model.fit([text for _, text, _, _ in train], [label for _, _, label, _ in train])
+        del train
+        for split in ("dev", "test"):
+            labels: list[str] = []
+            hits: list[bool] = []
+            for batch in _batches(read_claims(out_dir, split), 2000):
+                predicted = model.predict([r["text"] for r in batch])
+                for record, guess in zip(batch, predicted):
+                    hit = str(guess) == record["label"]
+                    labels.append(record["label"])
+                    hits.append(hit)
+                    tag(record["id"], split, hit)
             out["splits"][split] = {
-                "accuracy": _nan_to_none(result.accuracy[split]),
+                "accuracy": round(sum(hits) / len(hits), 4) if hits else None,
                 "majority_label_share": _majority(labels),
-                **_partition([r[0] for r in rows], labels, result.correct[split]),
+                **_partition(labels, hits),
             }
-            partition[split] = [(row[0], hit) for row, hit in zip(rows, result.correct[split])]
-        return out, partition
+        return out
     out["method"] = (
         f"train is empty or has one label: {FOLDS}-fold cross-validation within each split, "
         "each page kept in one fold (accuracy_ungrouped lets pages cross folds, for comparison)"
     )
-    for split, rows in data.items():
+    for split in SPLITS:
+        rows, total = _sample(out_dir, split, max_claims=max_claims, seed=seed)
         labels = [label for _, _, label, _ in rows]
         pages = [page for *_, page in rows]
         folds = _cv_folds(labels, pages)
@@ -197,11 +254,20 @@ def _baseline(
             "accuracy": _nan_to_none(grouped.accuracy[split]),
             "accuracy_ungrouped": _nan_to_none(ungrouped.accuracy[split]),
             "folds": folds,
+            "claims_used": len(rows),
+            "claims": total,
             "majority_label_share": _majority(labels),
-            **_partition([r[0] for r in rows], labels, grouped.correct[split]),
+            **_partition(labels, grouped.correct[split]),
         }
-        partition[split] = [(row[0], hit) for row, hit in zip(rows, grouped.correct[split])]
-    return out, partition
+        for row, hit in zip(rows, grouped.correct[split]):
+            tag(row[0], split, hit)
+    return out
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
 
 
 def _majority(labels: Sequence[str]) -> float | None:
@@ -221,7 +287,13 @@ def artifacts_markdown(report: Mapping[str, Any]) -> str:
         "",
         "## Claim-only baseline",
         "",
-        f"{report['claim_only_baseline']['model']}; {report['claim_only_baseline']['method']}.",
+        f"{report['claim_only_baseline']['model']}; {report['claim_only_baseline']['method']}"
+        + (
+            f" (trained on {report['claim_only_baseline']['train_claims_used']:,} of the "
+            f"{report['claim_only_baseline']['train_claims']:,} train claims, a sample by hash of the id)."
+            if report["claim_only_baseline"].get("train_claims_used", 0) < report["claim_only_baseline"].get("train_claims", 0)
+            else "."
+        ),
         "Easy claims are those the claim-only model gets right, hard the others (`easy_hard.jsonl`).",
         "",
         "| split | accuracy | ungrouped CV | majority label | easy | hard |",
@@ -265,6 +337,37 @@ def artifacts_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+LOADING_CODE = """import os
+
+from datasets import Features, Value, load_dataset
+
+evidence = [{"text": Value("string"), "section_header": Value("string")}]
+claim_features = Features({
+    "id": Value("string"), "text": Value("string"), "label": Value("string"),
+    "gold_evidence": evidence, "retrieved_evidence": evidence,
+    "wikipedia_page": Value("string"), "category": Value("string"),
+    "total_votes": Value("int64"), "correct_votes": Value("int64"), "total_likes": Value("int64"),
+    "smoothed_correctness": Value("float64"), "flags": [Value("string")], "author": Value("string"),
+    "created": Value("string"), "mean_clues_revealed": Value("float64"),
+})
+vote_features = Features({
+    "voter": Value("string"), "true_claim": Value("string"), "false_claim": Value("string"),
+    "true_claim_split": Value("string"), "false_claim_split": Value("string"),
+    "false_claim_side": Value("string"), "outcome": Value("string"), "correct": Value("bool"),
+    "points": Value("int64"), "remaining": Value("float64"),
+    "clues_revealed_true": Value("int64"), "clues_revealed_false": Value("int64"),
+    "timed_out": Value("bool"), "reported": Value("bool"),
+    "started_at": Value("string"), "ended_at": Value("string"), "voted_at": Value("string"),
+})
+# An empty file holds no data for datasets: leave out the splits this export has not.
+files = {name: f"{split}.jsonl" for name, split in (("train", "train"), ("validation", "dev"), ("test", "test"))
+         if os.path.getsize(f"{split}.jsonl")}
+claims = load_dataset("json", features=claim_features, data_files=files)
+votes = (load_dataset("json", features=vote_features, data_files="votes.jsonl", split="train")
+         if os.path.getsize("votes.jsonl") else None)
+"""
+
+
 def dataset_card(stats: Mapping[str, Any], files: Sequence[str]) -> str:
     table = statistics_markdown(stats).split("\n", 2)[2]
     return f"""# Fool Me Twice: dataset export
@@ -302,8 +405,12 @@ the seed and the page title and cut in the requested proportions of claims.
 {chr(10).join(f"- `{name}`" for name in files)}
 
 `*.csv` files are twins of the `*.jsonl` files; list fields are JSON text in their cell.
-Load with `datasets.load_dataset("json", data_files={{"train": "train.jsonl", "validation":
-"dev.jsonl", "test": "test.jsonl"}})`.
+To load them with Hugging Face `datasets`, run this in this folder; the features are given
+because a column that is empty or null throughout one split (e.g. `flags`) would
+otherwise be typed differently from split to split:
+
+```python
+{LOADING_CODE}```
 
 ### Claims: `train`, `dev`, `test`
 

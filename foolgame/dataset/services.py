@@ -76,13 +76,14 @@ def dataset_export(
     (out_dir / "stats.md").write_text(reports.statistics_markdown(stats), encoding="utf-8")
     report("stats", 1, 1)
     report("artifacts", 0, 1)
-    analysis, partition = reports.artifacts(out_dir, seed=options.seed)
+    with (out_dir / "easy_hard.jsonl").open("w", encoding="utf-8") as handle:
+
+        def tag(claim_id: str, split: str, easy: bool) -> None:
+            handle.write(json.dumps({"id": claim_id, "split": split, "easy": easy}) + "\n")
+
+        analysis = reports.artifacts(out_dir, seed=options.seed, tag=tag, max_claims=options.baseline_max_claims)
     reports.write_json(out_dir / "artifacts.json", analysis)
     (out_dir / "artifacts.md").write_text(reports.artifacts_markdown(analysis), encoding="utf-8")
-    with (out_dir / "easy_hard.jsonl").open("w", encoding="utf-8") as handle:
-        for split, tagged in partition.items():
-            for claim_id, easy in tagged:
-                handle.write(json.dumps({"id": claim_id, "split": split, "easy": easy}) + "\n")
     report("artifacts", 1, 1)
     files = [*summary.files, "stats.json", "stats.md", "artifacts.json", "artifacts.md", "easy_hard.jsonl", "README.md"]
     (out_dir / "README.md").write_text(reports.dataset_card(stats, files), encoding="utf-8")

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from foolgame.claims.importing import import_fm2_rows, parse_fm2_file
+from foolgame.dataset.exporter import CLAIM_FIELDS, VOTE_FIELDS
 
 pytestmark = pytest.mark.django_db
 
@@ -51,15 +52,21 @@ def test_salt_file_inside_out_dir_is_refused(world, tmp_path: Path) -> None:
         call_command("export_dataset", str(tmp_path / "out"), "--salt-file", str(tmp_path / "out" / "salt"), "-v", "0")
 
 
-def test_the_whole_export_loads_with_datasets(world, tmp_path: Path) -> None:
-    datasets = pytest.importorskip("datasets")
+def test_the_whole_export_loads_with_datasets_as_the_card_says(world, tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     out = tmp_path / "out"
     call_command("export_dataset", str(out), "--splits", "0.4,0.3,0.3", "-v", "0")
-    files = {split: str(out / f"{split}.jsonl") for split in ("train", "dev", "test") if (out / f"{split}.jsonl").stat().st_size}
-    loaded = datasets.load_dataset("json", data_files=files)
-    assert sum(len(loaded[split]) for split in files) == 14
-    votes = datasets.load_dataset("json", data_files=str(out / "votes.jsonl"))
-    assert len(votes["train"]) == 4
+    card = (out / "README.md").read_text()
+    code = card.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(out)
+    namespace: dict = {}
+    exec(code, namespace)  # the card's own loading code
+    claims, votes = namespace["claims"], namespace["votes"]
+    assert sum(len(claims[split]) for split in ("train", "validation", "test")) == 14
+    assert len(votes) == 4 and set(votes.column_names) == set(VOTE_FIELDS)
+    assert set(claims["train"].column_names) == set(CLAIM_FIELDS)
 
 
 @pytest.mark.slow

@@ -50,7 +50,7 @@ def test_table1_per_split_and_total(out: Path, split: str, expected: dict) -> No
 
 def test_lmi_bigrams_on_a_hand_computed_example(out: Path) -> None:
     # dev bigrams: "a b" x3 (2 SUPPORTS, 1 REFUTES), "b ." x1 S, "c d" x1 R; N = 5, p(R) = 2/5.
-    analysis, _ = reports.artifacts(out, seed=0)
+    analysis = reports.artifacts(out, seed=0, tag=lambda *args: None)
     refutes = analysis["splits"]["dev"]["lmi_bigrams"]["REFUTES"]
     assert [t["term"] for t in refutes] == ["c d", "a b"]
     assert refutes[0]["score"] == pytest.approx(round(1 / 5 * math.log(1 / (2 / 5)), 6))
@@ -59,11 +59,12 @@ def test_lmi_bigrams_on_a_hand_computed_example(out: Path) -> None:
 
 
 def test_too_small_splits_are_skipped_not_crashed(out: Path) -> None:
-    analysis, partition = reports.artifacts(out, seed=0)
+    partition: list = []
+    analysis = reports.artifacts(out, seed=0, tag=lambda *args: partition.append(args))
     assert analysis["claim_only_baseline"]["splits"]["dev"]["accuracy"] is None
     assert "skipped" in analysis["claim_only_baseline"]["splits"]["dev"]
     assert "skipped" in analysis["claim_only_baseline"]["splits"]["test"]
-    assert partition == {}
+    assert partition == []
     assert "n/a" in reports.artifacts_markdown(analysis)
 
 
@@ -75,10 +76,13 @@ def test_baseline_trained_on_train_tags_each_evaluated_claim(tmp_path: Path) -> 
     write_split(out, "train", train)
     write_split(out, "dev", [("The bridge is old.", "SUPPORTS", "D1", ["e"]), ("There was never any bridge.", "REFUTES", "D2", ["e"])])
     write_split(out, "test", [])
-    analysis, partition = reports.artifacts(out, seed=0)
+    partition: list = []
+    analysis = reports.artifacts(out, seed=0, tag=lambda *args: partition.append(args), max_claims=12)
     baseline = analysis["claim_only_baseline"]
     assert baseline["method"].startswith("trained on train")
     dev = baseline["splits"]["dev"]
     assert dev["easy"] + dev["hard"] == 2 and 0 <= dev["accuracy"] <= 1
-    assert [claim_id for claim_id, _ in partition["dev"]] == ["dev-0", "dev-1"]
+    assert [(claim_id, split) for claim_id, split, _ in partition] == [("dev-0", "dev"), ("dev-1", "dev")]
+    assert (baseline["train_claims_used"], baseline["train_claims"]) == (12, 30)
+    assert "trained on 12 of the 30 train claims" in reports.artifacts_markdown(analysis)
     assert baseline["splits"]["test"]["accuracy"] is None

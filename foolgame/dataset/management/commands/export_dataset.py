@@ -55,6 +55,7 @@ class Command(BaseCommand):
         parser.add_argument("--include-removed", action="store_true", help="also export claims moderators removed (flagged 'removed')")
         parser.add_argument("--formats", default="jsonl,csv", help="jsonl, csv or both (default jsonl,csv)")
         parser.add_argument("--salt-file", type=Path, help="keep the pseudonyms' salt in FILE (created if missing) to reuse it; by default each export draws a new salt")
+        parser.add_argument("--baseline-max-claims", type=int, default=8_000, help="the claim-only classifier learns from at most this many claims, sampled by hash (default 8000; memory grows about 10 MB per 1000)")
         parser.add_argument("--chunk-size", type=int, default=2000, help="rows read per query (default 2000)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -83,6 +84,7 @@ class Command(BaseCommand):
             include_removed=options["include_removed"],
             formats=formats,
             chunk_size=max(1, options["chunk_size"]),
+            baseline_max_claims=max(10, options["baseline_max_claims"]),
         )
         bars = _Bars(enabled=options["verbosity"] > 0)
         try:
