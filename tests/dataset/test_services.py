@@ -212,3 +212,15 @@ def test_the_card_and_reports_are_written(world, tmp_path: Path) -> None:
     assert "scoring.artifacts.tokenize" in (out / "stats.md").read_text()
     analysis = json.loads((out / "artifacts.json").read_text())
     assert set(analysis["splits"]) == {"train", "dev", "test"}
+
+
+def test_moderation_quality_flags_are_exported(world, tmp_path: Path) -> None:
+    from foolgame.moderation.models import ClaimQuality
+
+    claim = world.claims["f3"]
+    ClaimQuality.objects.update_or_create(
+        claim=claim,
+        defaults=dict(score=0.3, interval_low=0.1, interval_high=0.45, prior_a=4, prior_b=1, too_hard=True, kept=True),
+    )
+    rows = by_text(export(tmp_path))
+    assert rows[claim.text][1]["flags"] == ["kept", "too_hard"]
