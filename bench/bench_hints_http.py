@@ -14,7 +14,9 @@ Latency is wall clock from request to parsed JSON, after one warm-up request per
 (which builds the page's BM25 index in the server). Prints p50/p95/p99 and throughput,
 then a JSON object. Target: p95 <= 30 ms with 20 authors.
 
-Measured on the 2-core development machine, shared with other work (load average 1-3):
+With persistent connections (CONN_MAX_AGE on SQLite too) and cached sessions, 20 authors
+at --pause 1.0 measured p50 7.7 ms, p95 14 ms, p99 20 ms. Before those two settings, on the
+2-core development machine shared with other work (load average 1-3):
 one author, closed loop: p50 7.7 ms, p95 13 ms (about 95 requests/s, the one process's
 ceiling); 20 authors at --pause 1.0: p50 18 ms, p95 40 ms; at --pause 0.2 (about 95
 requests/s offered): p50 32 ms, p95 88 ms. In process a hint costs about 1.5 ms (version
