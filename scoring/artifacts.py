@@ -35,6 +35,7 @@ __all__ = [
     "examples_from_records",
     "top_bigrams_by_lmi",
     "top_words_by_pmi",
+    "claim_only_pipeline",
     "claim_only_baseline",
     "cross_validated_accuracy",
     "table1_stats",
@@ -216,7 +217,7 @@ class BaselineResult:
     predictions: dict[str, list[str]]
 
 
-def _claim_only_pipeline(seed: int) -> Any:
+def claim_only_pipeline(seed: int) -> Any:
     """Logistic regression over TF-IDF word 1-2-grams and character 2-5-grams.
 
     Gururangan et al. found such a model on par with fastText for hypothesis-only
@@ -262,7 +263,7 @@ def _cross_validated_predictions(
             raise ValueError("groups must give one group per example")
         splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
     predicted = cross_val_predict(
-        _claim_only_pipeline(seed), texts, labels, cv=splitter, groups=groups
+        claim_only_pipeline(seed), texts, labels, cv=splitter, groups=groups
     )
     return [str(label) for label in predicted]
 
@@ -290,7 +291,7 @@ def claim_only_baseline(
     """
     predictions: dict[str, list[str]] = {}
     if train:
-        model = _claim_only_pipeline(seed)
+        model = claim_only_pipeline(seed)
         model.fit([text for text, _ in train], [label for _, label in train])
         for split, examples in evaluate_on.items():
             if examples:

@@ -26,7 +26,7 @@ import joblib
 import numpy as np
 
 # The pipeline the artifact analysis is measured with; one definition, two users.
-from scoring.artifacts import _claim_only_pipeline, cross_validated_accuracy
+from scoring.artifacts import claim_only_pipeline, cross_validated_accuracy
 
 NEVER = 1.01  # a threshold no probability reaches
 
@@ -107,7 +107,7 @@ def train(
     folds = max(2, min(folds, min(counts.values())))
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     probabilities = cross_val_predict(
-        _claim_only_pipeline(seed), texts, labels, cv=splitter, method="predict_proba"
+        claim_only_pipeline(seed), texts, labels, cv=splitter, method="predict_proba"
     )
     classes = np.array(sorted(counts))  # cross_val_predict orders columns like the model
     correct = classes[probabilities.argmax(axis=1)] == np.array(labels)
@@ -119,7 +119,7 @@ def train(
         grouped = cross_validated_accuracy(
             list(zip(texts, labels)), folds=min(folds, len(set(groups))), seed=seed, groups=list(groups)
         )
-    model = _claim_only_pipeline(seed).fit(texts, labels)
+    model = claim_only_pipeline(seed).fit(texts, labels)
     return Trained(
         model=model,
         examples=len(texts),

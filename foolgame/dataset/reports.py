@@ -24,7 +24,7 @@ from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
 from foolgame.dataset.splits import SPLITS
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
-    _claim_only_pipeline,
+    claim_only_pipeline,
     claim_length_by_label,
     claim_only_baseline,
     table1_stats,
@@ -212,7 +212,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
         out["method"] = "trained on train, tested on dev and test"
         out["train_claims_used"] = len(train)
         out["train_claims"] = train_total
-        model = _claim_only_pipeline(seed)
+        model = claim_only_pipeline(seed)
         model.fit([text for _, text, _, _ in train], [label for _, _, label, _ in train])
         del train
         for split in ("dev", "test"):
