@@ -17,6 +17,16 @@ FM2_SAMPLE = REPO / "fixtures" / "fm2-dev-sample.jsonl"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def celery_runs_in_process() -> None:
+    """Tests run Celery tasks in-process on both CI passes: with REDIS_URL set there is a
+    broker but no worker, and a task sent there would never run (or a result never come)."""
+    from foolgame.celery import app
+
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings) -> None:
     """PBKDF2's deliberate slowness protects real accounts, not test fixtures."""
