@@ -21,7 +21,8 @@ import faiss
 import numpy as np
 
 from retrieval.base import Doc, DocId, Hit, check_unique_ids, hits_from_scores
-from retrieval.encoder import Matrix, TextEncoder, normalise_rows
+from retrieval.dense import UnitVectors
+from retrieval.encoder import Matrix, TextEncoder
 from retrieval.lexical import doc_terms
 from retrieval.text import terms
 
@@ -61,7 +62,7 @@ class CorpusLexicalRetriever:
         return hits_from_scores(self.ids, scores, min(k, matched))
 
 
-class CorpusDenseRetriever:
+class CorpusDenseRetriever(UnitVectors):
     """Inner product over unit vectors in a faiss index, flat or approximate.
 
     ``index_kind="flat"`` is exact and fine up to a few hundred thousand sentences on a
@@ -81,17 +82,7 @@ class CorpusDenseRetriever:
         nprobe: int = 16,
         hnsw_neighbours: int = 32,
     ) -> None:
-        if len(ids) != len(embeddings):
-            raise ValueError(f"{len(ids)} ids but {len(embeddings)} embedding rows")
-        if len(set(ids)) != len(ids):
-            raise ValueError("duplicate document ids")
-        self.ids: list[DocId] = list(ids)
-        self.encoder = encoder
-        self.embeddings: Matrix = (
-            normalise_rows(embeddings)
-            if len(ids)
-            else np.zeros((0, encoder.dimension), dtype=np.float32)
-        )
+        super().__init__(ids, embeddings, encoder)
         self.index = build_faiss_index(
             self.embeddings,
             index_kind=index_kind,
@@ -99,17 +90,6 @@ class CorpusDenseRetriever:
             nprobe=nprobe,
             hnsw_neighbours=hnsw_neighbours,
         )
-
-    def embed_query(self, query: str) -> Matrix | None:
-        if not query.strip():
-            return None
-        return normalise_rows(self.encoder.encode([query]))
-
-    def scores(self, query: str) -> np.ndarray:
-        query_vector = self.embed_query(query)
-        if query_vector is None or not self.ids:
-            return np.zeros(len(self.ids), dtype=np.float64)
-        return (self.embeddings @ query_vector[0]).astype(np.float64)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         query_vector = self.embed_query(query)

@@ -32,7 +32,38 @@ def passage_text(doc: Doc) -> str:
     return doc.text
 
 
-class DenseRetriever:
+class UnitVectors:
+    """Sentence ids, their unit-length embeddings and the encoder for queries: what the
+    page and the corpus dense retrievers share (their faiss indexes differ)."""
+
+    def __init__(self, ids: Sequence[DocId], embeddings: np.ndarray, encoder: TextEncoder) -> None:
+        if len(ids) != len(embeddings):
+            raise ValueError(f"{len(ids)} ids but {len(embeddings)} embedding rows")
+        if len(set(ids)) != len(ids):
+            raise ValueError("duplicate document ids")
+        self.ids: list[DocId] = list(ids)
+        self.encoder = encoder
+        self.embeddings: Matrix = (
+            normalise_rows(embeddings)
+            if len(ids)
+            else np.zeros((0, encoder.dimension), dtype=np.float32)
+        )
+
+    def embed_query(self, query: str) -> Matrix | None:
+        """The query's unit vector, or None when there is nothing to embed."""
+        if not query.strip():
+            return None
+        return normalise_rows(self.encoder.encode([query]))
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine similarity of every sentence to ``query``, in document order."""
+        query_vector = self.embed_query(query)
+        if query_vector is None or not self.ids:
+            return np.zeros(len(self.ids), dtype=np.float64)
+        return (self.embeddings @ query_vector[0]).astype(np.float64)
+
+
+class DenseRetriever(UnitVectors):
     """Cosine similarity between the query's embedding and each sentence's embedding."""
 
     def __init__(
@@ -45,17 +76,7 @@ class DenseRetriever:
 
         ``encoder`` only encodes queries; it must be the model that made ``embeddings``.
         """
-        if len(ids) != len(embeddings):
-            raise ValueError(f"{len(ids)} ids but {len(embeddings)} embedding rows")
-        if len(set(ids)) != len(ids):
-            raise ValueError("duplicate document ids")
-        self.ids: list[DocId] = list(ids)
-        self.encoder = encoder
-        self.embeddings: Matrix = (
-            normalise_rows(embeddings)
-            if len(ids)
-            else np.zeros((0, encoder.dimension), dtype=np.float32)
-        )
+        super().__init__(ids, embeddings, encoder)
         self.index = faiss.IndexFlatIP(self.embeddings.shape[1])
         if len(ids):
             self.index.add(self.embeddings)
@@ -75,19 +96,6 @@ class DenseRetriever:
             encoder, [passage_text(doc) for doc in docs], store, show_progress=show_progress
         )
         return cls([doc.id for doc in docs], matrix, encoder)
-
-    def embed_query(self, query: str) -> Matrix | None:
-        """The query's unit vector, or None when there is nothing to embed."""
-        if not query.strip():
-            return None
-        return normalise_rows(self.encoder.encode([query]))
-
-    def scores(self, query: str) -> np.ndarray:
-        """Cosine similarity of every sentence to ``query``, in document order."""
-        query_vector = self.embed_query(query)
-        if query_vector is None or not self.ids:
-            return np.zeros(len(self.ids), dtype=np.float64)
-        return (self.embeddings @ query_vector[0]).astype(np.float64)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         query_vector = self.embed_query(query)
