@@ -1,7 +1,7 @@
 """The voting round's services: deal, start, reveal, vote, like, report, expire.
 
 Every service that changes a round follows one locking rule: it takes the round's row lock
-(``select_for_update``) in ``_lock_round`` and re-reads the clock from the database under
+(``select_for_update``) in ``_get_round`` and re-reads the clock from the database under
 it, so two requests for one round (REST and WebSocket alike) run one after the other.
 A round whose deadline has passed is closed as timed out by whichever request, task or
 socket touches it first; closing a closed round does nothing.
@@ -138,16 +138,14 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
 # --- the clock ----------------------------------------------------------------------------
 
 
-def _lock_round(*, round_id: int, player: AbstractBaseUser | None) -> Round:
-    try:
-        round_ = (
-            Round.objects.select_for_update(of=("self",))
-            .select_related("left_claim__page", "right_claim__page", "left_claim__author", "right_claim__author")
-            .get(pk=round_id)
-        )
-    except Round.DoesNotExist:
-        raise ServiceError("round_not_found", "No such round.", status_code=404) from None
-    if player is not None and round_.player_id != player.pk:
+def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
+    """The round, if it is ``player``'s (anyone's when None); another player's round is
+    "not found", so its existence does not leak. ``lock`` takes its row lock."""
+    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", "left_claim__author", "right_claim__author")
+    if lock:
+        rounds = rounds.select_for_update(of=("self",))
+    round_ = rounds.filter(pk=round_id).first()
+    if round_ is None or (player is not None and round_.player_id != player.pk):
         raise ServiceError("round_not_found", "No such round.", status_code=404)
     return round_
 
@@ -300,18 +298,11 @@ def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
 def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
     """The round as its player may see it now. A plain read; only a round found over its
     deadline takes the lock, to be timed out first (lazy expiry)."""
-    round_ = _read_round(round_id=round_id, player=player)
+    round_ = _get_round(round_id=round_id, player=player)
     if round_.state == Round.State.PLAYING and round_.deadline is not None and clock.now() >= round_.deadline:
         round_expire(round_id=round_id)
-        round_ = _read_round(round_id=round_id, player=player)
+        round_ = _get_round(round_id=round_id, player=player)
     return round_state(round_)
-
-
-def _read_round(*, round_id: int, player: AbstractBaseUser) -> Round:
-    round_ = Round.objects.select_related("left_claim__page", "right_claim__page").filter(pk=round_id).first()
-    if round_ is None or round_.player_id != player.pk:
-        raise ServiceError("round_not_found", "No such round.", status_code=404)
-    return round_
 
 
 # --- actions ------------------------------------------------------------------------------
@@ -321,7 +312,7 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
     """Start the clock (the claims are sent only now). Starting a started round just
     returns its state: that is how a reconnecting client resynchronises."""
     with transaction.atomic():
-        round_ = _lock_round(round_id=round_id, player=player)
+        round_ = _get_round(round_id=round_id, player=player, lock=True)
         now = clock.now()
         if round_.state == Round.State.READY:
             round_.started_at, round_.state = now, Round.State.PLAYING
@@ -338,7 +329,7 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
     """Buy the next clue of one claim: it costs 10 s of the round's clock."""
     _check_index(claim_index)
     with transaction.atomic():
-        round_ = _lock_round(round_id=round_id, player=player)
+        round_ = _get_round(round_id=round_id, player=player, lock=True)
         now = clock.now()
         remaining = _check_playing(round_, now)
         if remaining is not None:
@@ -372,7 +363,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
     the vote and its ledger rows are written in one transaction."""
     _check_index(false_claim, field="false_claim")
     with transaction.atomic():
-        round_ = _lock_round(round_id=round_id, player=player)
+        round_ = _get_round(round_id=round_id, player=player, lock=True)
         now = clock.now()
         remaining = _check_playing(round_, now)
         if remaining is not None:
@@ -412,7 +403,7 @@ def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) ->
     if claim is not None:
         _check_index(claim, field="claim")
     with transaction.atomic():
-        round_ = _lock_round(round_id=round_id, player=player)
+        round_ = _get_round(round_id=round_id, player=player, lock=True)
         if round_.state != Round.State.VOTED:
             raise ServiceError("vote_first", "Likes come after the vote.", status_code=409)
         liked = round_.claims[claim] if claim is not None else None
@@ -438,7 +429,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
     if len(note) > NOTE_MAX_CHARS:
         raise ServiceError("note_too_long", f"A note holds at most {NOTE_MAX_CHARS} characters.")
     with transaction.atomic():
-        round_ = _lock_round(round_id=round_id, player=player)
+        round_ = _get_round(round_id=round_id, player=player, lock=True)
         if round_.state == Round.State.READY:
             raise ServiceError("round_not_started", "Start the round to see its claims first.", status_code=409)
         now = clock.now()
