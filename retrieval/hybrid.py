@@ -62,10 +62,19 @@ class ScoringRetriever(Protocol):
     def search(self, query: str, k: int = 10) -> list[Hit]: ...
 
 
+# Differences below this share of the largest score are rounding, not signal: float32 dot
+# products of identical vectors can differ in the 7th digit depending on a row's place in
+# the BLAS kernel (seen on one CPU and not another), and standardising would blow that
+# noise up to a full unit of score and reorder tied documents.
+_NOISE = 1e-6
+
+
 def standardise(scores: np.ndarray) -> np.ndarray:
     """Zero mean, unit variance; all zeros when the scores do not discriminate at all."""
+    if scores.size == 0:
+        return np.zeros(0, dtype=np.float64)
     spread = float(scores.std())
-    if spread <= 1e-12:
+    if spread <= _NOISE * max(1.0, float(np.abs(scores).max(initial=0.0))):
         return np.zeros_like(scores, dtype=np.float64)
     return (scores - scores.mean()) / spread
 
