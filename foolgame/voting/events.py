@@ -1,14 +1,17 @@
-"""Telling open sockets that a round changed, once the change is committed.
+"""What a round's services send once their change is committed: socket updates and tasks.
 
 Consumers keep the round's deadline in memory to tick without a query a second; any
 change made elsewhere (a REST reveal, a timeout, a vote) reaches them through the group.
 
 The services run in Django's sync thread. Waiting there for a ``group_send`` (with
 ``async_to_sync``) would hold that thread, and every request queued behind it, until the
-busy event loop got round to the send; with the Redis layer the messages are therefore
+busy event loop got round to the send; waiting for the Celery broker costs a few
+milliseconds more on every vote. With the Redis layer and a real broker both are therefore
 handed to a publisher thread with its own loop, which sends them one by one, in order,
 without the caller waiting. The in-memory layer lives on the server's own loop, so there the
-send stays direct.
+send stays direct, and eager tasks (tests, the embedded default) run at once, as before.
+A send that fails is logged: the periodic sweeps (rounds every minute, quality flags every
+hour) redo what a lost task would have done.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import threading
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from celery import Task
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
@@ -43,7 +47,7 @@ class _Publisher:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self.queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.loop.create_task(self._drain())
         self.ready.set()
         self.loop.run_forever()
@@ -51,32 +55,63 @@ class _Publisher:
     async def _drain(self) -> None:
         layer = get_channel_layer()
         while True:
-            group, message = await self.queue.get()
+            kind, item = await self.queue.get()
+            if kind == "task":
+                task, args, options = item
+                try:
+                    task.apply_async(args=args, **options)
+                except Exception:  # the periodic sweeps redo a lost task's work
+                    logger.exception("could not send task %s", task.name)
+                continue
+            group, message = item
             try:
                 await layer.group_send(group, message)
             except Exception:  # a lost update only delays a socket until its next action
                 logger.exception("could not send %s to %s", message.get("type"), group)
 
     def publish(self, group: str, message: dict[str, Any]) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, message))
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, ("group", (group, message)))
+
+    def send_task(self, task: Task, args: list[Any], options: dict[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, ("task", (task, args, options)))
 
 
 _publisher: _Publisher | None = None
 _publisher_lock = threading.Lock()
 
 
-def _publish(group: str, message: dict[str, Any]) -> None:
+def _get_publisher() -> _Publisher:
     global _publisher
+    with _publisher_lock:
+        if _publisher is None:
+            _publisher = _Publisher()
+    return _publisher
+
+
+def _publish(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
     if isinstance(layer, InMemoryChannelLayer):
         async_to_sync(layer.group_send)(group, message)
         return
-    with _publisher_lock:
-        if _publisher is None:
-            _publisher = _Publisher()
-    _publisher.publish(group, message)
+    _get_publisher().publish(group, message)
+
+
+def task_runs_eagerly(task: Task) -> bool:
+    """Whether ``apply_async`` runs the task at once, here: the Celery app's own setting,
+    which the tests turn on even where Django's settings name a broker."""
+    return bool(task.app.conf.task_always_eager)
+
+
+def task_on_commit(task: Task, *args: Any, **options: Any) -> None:
+    """After the commit, send ``task(*args)`` (``options`` as for ``apply_async``, e.g. eta).
+    Eager tasks run at once in this thread; others go through the publisher thread, so the
+    caller does not wait for the broker."""
+    if task_runs_eagerly(task):
+        transaction.on_commit(lambda: task.apply_async(args=list(args), **options), robust=True)
+    else:
+        transaction.on_commit(lambda: _get_publisher().send_task(task, list(args), options))
 
 
 def round_changed_on_commit(round_: Round) -> None:

@@ -24,7 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from foolgame.api.errors import ServiceError
-from foolgame.claims.models import Claim
+from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import clock, events
@@ -138,13 +138,20 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
 # --- the clock ----------------------------------------------------------------------------
 
 
+# Large claim fields a round never reads (the release's retrieval lists): not loaded.
+_UNUSED_CLAIM_FIELDS = ("left_claim__release_retrieved", "right_claim__release_retrieved")
+
+
 def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
     """The round, if it is ``player``'s (anyone's when None); another player's round is
     "not found", so its existence does not leak. ``lock`` takes its row lock."""
-    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", "left_claim__author", "right_claim__author")
+    rounds = Round.objects.select_related("left_claim__page", "right_claim__page").defer(*_UNUSED_CLAIM_FIELDS)
     if lock:
         rounds = rounds.select_for_update(of=("self",))
-    round_ = rounds.filter(pk=round_id).first()
+    try:
+        round_ = rounds.get(pk=round_id)
+    except Round.DoesNotExist:
+        round_ = None
     if round_ is None or (player is not None and round_.player_id != player.pk):
         raise ServiceError("round_not_found", "No such round.", status_code=404)
     return round_
@@ -166,10 +173,9 @@ def _schedule_expiry(round_: Round) -> None:
     expiry on access and the socket's clock close the round there."""
     from foolgame.voting import tasks
 
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    if events.task_runs_eagerly(tasks.expire_round):
         return
-    round_id, deadline = round_.pk, round_.deadline
-    transaction.on_commit(lambda: tasks.expire_round.apply_async(args=[round_id], eta=deadline))
+    events.task_on_commit(tasks.expire_round, round_.pk, eta=round_.deadline)
 
 
 def round_expire(*, round_id: int) -> bool:
@@ -216,8 +222,10 @@ def _check_playing(round_: Round, now: datetime) -> float | None:
         return None
     if round_.state != Round.State.PLAYING:
         raise ServiceError("round_over", "This round is over.", status_code=409)
-    remaining = round_remaining(round_, now=now)
-    if remaining <= 0:  # the deadline and the reveals agree; this guards the boundary
+    # The deadline is started_at + 180 - 10 x reveals, rewritten under the lock by every
+    # reveal: the same stored clock as counting the reveals, without the query.
+    remaining = (round_.deadline - now).total_seconds()
+    if remaining <= 0:  # _close_if_due closed a round past its deadline; this guards the boundary
         round_.state, round_.ended_at = Round.State.TIMED_OUT, now
         round_.save(update_fields=["state", "ended_at"])
         events.round_changed_on_commit(round_)
@@ -237,11 +245,13 @@ def _clue_payload(claim: Claim, position: int) -> dict[str, Any]:
     return {"position": position, "text": clue["text"], "section_header": clue.get("section_header", "")}
 
 
-def _gold_payload(claim: Claim) -> list[dict[str, str]]:
-    return [
-        {"text": s.text, "section_header": s.section_header}
-        for s in claim.gold_sentences.order_by("gold_links__position")
-    ]
+def _gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
+    """Each claim's gold sentences, in their order, read in one query."""
+    gold: dict[int, list[dict[str, str]]] = {claim.pk: [] for claim in claims}
+    links = ClaimGold.objects.filter(claim_id__in=list(gold)).order_by("claim_id", "position", "id")
+    for claim_id, text, header in links.values_list("claim_id", "sentence__text", "sentence__section_header"):
+        gold[claim_id].append({"text": text, "section_header": header})
+    return [gold[claim.pk] for claim in claims]
 
 
 def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]:
@@ -287,7 +297,7 @@ def _answer_payload(round_: Round) -> dict[str, Any]:
     return {
         "false_claim": round_.false_index,
         "labels": [c.label for c in round_.claims],
-        "gold": [_gold_payload(c) for c in round_.claims],
+        "gold": _gold_payloads(round_.claims),
     }
 
 
@@ -362,39 +372,40 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote and its ledger rows are written in one transaction."""
     _check_index(false_claim, field="false_claim")
-    with transaction.atomic():
-        round_ = _get_round(round_id=round_id, player=player, lock=True)
-        now = clock.now()
-        remaining = _check_playing(round_, now)
-        if remaining is not None:
-            correct = false_claim == round_.false_index
-            true_claim, false_claim_obj = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
-            awards = round_awards(
-                outcome=Outcome.CORRECT if correct else Outcome.WRONG,
-                remaining=remaining,
-                voter=player.pk,
-                true_claim_author=true_claim.author_id,
-                false_claim_author=false_claim_obj.author_id,
-                pot=_game()["ROUND_POT"],
-            )
-            voter_award = sum(a.amount for a in awards if a.role == "voter")
-            try:
-                with transaction.atomic():
-                    vote = Vote.objects.create(
-                        round=round_, false_claim_index=false_claim, correct=correct, points=voter_award, remaining=remaining, created=now
-                    )
-            except IntegrityError:
-                raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
-            claim_of_role = {"voter": false_claim_obj, "true_claim_author": true_claim, "false_claim_author": false_claim_obj}
-            LedgerEntry.objects.bulk_create(
-                LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
-                for a in awards
-            )
-            round_.state, round_.ended_at = Round.State.VOTED, now
-            round_.save(update_fields=["state", "ended_at"])
-            events.round_changed_on_commit(round_)
-            transaction.on_commit(lambda: quality_tasks.refresh_claims_quality.delay([round_.left_claim_id, round_.right_claim_id]), robust=True)
-            return _result_payload(round_, vote)
+    try:
+        with transaction.atomic():
+            round_ = _get_round(round_id=round_id, player=player, lock=True)
+            now = clock.now()
+            remaining = _check_playing(round_, now)
+            if remaining is not None:
+                correct = false_claim == round_.false_index
+                true_claim, false_claim_obj = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
+                awards = round_awards(
+                    outcome=Outcome.CORRECT if correct else Outcome.WRONG,
+                    remaining=remaining,
+                    voter=player.pk,
+                    true_claim_author=true_claim.author_id,
+                    false_claim_author=false_claim_obj.author_id,
+                    pot=_game()["ROUND_POT"],
+                )
+                voter_award = sum(a.amount for a in awards if a.role == "voter")
+                # A second vote breaks the one-vote-per-round constraint here and the whole
+                # transaction (ledger rows included) rolls back.
+                vote = Vote.objects.create(
+                    round=round_, false_claim_index=false_claim, correct=correct, points=voter_award, remaining=remaining, created=now
+                )
+                claim_of_role = {"voter": false_claim_obj, "true_claim_author": true_claim, "false_claim_author": false_claim_obj}
+                LedgerEntry.objects.bulk_create(
+                    LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
+                    for a in awards
+                )
+                round_.state, round_.ended_at = Round.State.VOTED, now
+                round_.save(update_fields=["state", "ended_at"])
+                events.round_changed_on_commit(round_)
+                events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
+                return _result_payload(round_, vote)
+    except IntegrityError:
+        raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
     raise _expired_error()
 
 
@@ -439,7 +450,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
                 Report.objects.create(claim=round_.claims[claim], reporter=player, round=round_, reason=reason, note=note)
         except IntegrityError:
             raise ServiceError("already_reported", "You already reported this claim.", status_code=409) from None
-        transaction.on_commit(lambda: quality_tasks.refresh_claims_quality.delay([round_.claims[claim].pk]), robust=True)
+        events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.claims[claim].pk])
         if round_.state == Round.State.PLAYING:
             round_.state, round_.ended_at = Round.State.REPORTED, now
             round_.save(update_fields=["state", "ended_at"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.db.models import Sum
 
@@ -268,10 +270,10 @@ def test_open_rounds_are_capped(db, fake_clock) -> None:
     assert error.value.code == "too_many_open_rounds"
 
 
-def test_start_and_reveal_schedule_the_expiry_task_at_the_deadline(game, fake_clock, settings, monkeypatch, django_capture_on_commit_callbacks) -> None:
+def test_start_and_reveal_schedule_the_expiry_task_at_the_deadline(game, fake_clock, monkeypatch, django_capture_on_commit_callbacks) -> None:
     from foolgame.voting import tasks
 
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setitem(tasks.expire_round.app.conf, "task_always_eager", False)
     sent: list[tuple] = []
     monkeypatch.setattr(tasks.expire_round, "apply_async", lambda args, eta: sent.append((args, eta)))
     round_ = services.round_create(player=game.voter)
@@ -279,6 +281,10 @@ def test_start_and_reveal_schedule_the_expiry_task_at_the_deadline(game, fake_cl
         services.round_start(round_id=round_.pk, player=game.voter)
     with django_capture_on_commit_callbacks(execute=True):
         services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
+    # The tasks go to the broker from the publisher thread, so the request never waits for it.
+    waited = time.monotonic() + 5
+    while len(sent) < 2 and time.monotonic() < waited:
+        time.sleep(0.01)
     round_.refresh_from_db()
     start = round_.started_at
     assert [(args, (eta - start).total_seconds()) for args, eta in sent] == [([round_.pk], 180), ([round_.pk], 170)]
