@@ -144,6 +144,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "fm2",
+            # One pool per process, not one per asyncio context (i.e. per WebSocket).
+            "OPTIONS": {"pool_class": "foolgame.cache.SharedConnectionPool"},
         }
     }
     CELERY_BROKER_URL = REDIS_URL

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 
 import pytest
@@ -60,3 +61,28 @@ def test_cache_is_redis_when_configured() -> None:
     cache.set("fm2-test-key", {"a": 1}, 10)
     assert cache.get("fm2-test-key") == {"a": 1}
     assert type(cache).__name__ == "RedisCache"
+
+
+def _redis_clients() -> int:
+    import redis
+
+    return int(redis.Redis.from_url(settings.REDIS_URL).info("clients")["connected_clients"])
+
+
+@needs_redis
+async def test_many_sockets_share_the_cache_connections() -> None:
+    """Every WebSocket is an asyncio context of its own, and Django keeps a cache object per
+    context: the session lookups of 100 sockets must not open 100 Redis connections."""
+    from asgiref.sync import sync_to_async
+    from django.core.cache import cache
+
+    await sync_to_async(cache.set)("fm2-test-shared", 1, 30)
+    before = await sync_to_async(_redis_clients)()
+
+    async def socket_reads_its_session() -> object:
+        return await sync_to_async(cache.get)("fm2-test-shared")
+
+    # A server starts each connection in a context where no cache object exists yet.
+    sockets = [asyncio.create_task(socket_reads_its_session(), context=contextvars.Context()) for _ in range(100)]
+    assert await asyncio.gather(*sockets) == [1] * 100
+    assert await sync_to_async(_redis_clients)() - before <= 5
