@@ -257,11 +257,6 @@ def _gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
 def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]:
     """The round as its player may see it now. Before the vote: no label, no gold sentence,
     no clue not yet bought; before the start: not even the claims' text."""
-    now = now or clock.now()
-    reveals = list(round_.reveals.all())
-    remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
-    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
-        remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
     state: dict[str, Any] = {
         "id": round_.pk,
         "status": round_.state,
@@ -273,6 +268,11 @@ def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]
     if round_.state == Round.State.READY:
         state.update({"claims": None, "remaining": float(_game()["ROUND_SECONDS"]), "points": _game()["ROUND_POT"], "clues": [[], []]})
         return state
+    now = now or clock.now()
+    reveals = list(round_.reveals.all())
+    remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
+        remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
     clues: list[list[dict[str, Any]]] = [[], []]
     for reveal in reveals:
         clues[reveal.claim_index].append(_clue_payload(round_.claims[reveal.claim_index], reveal.position))
