@@ -38,7 +38,7 @@ class Server:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(self.port), "--lifespan", "off"],
+            [sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(self.port), "--lifespan", "off", "--ws", "websockets-sansio", "--ws-per-message-deflate", "false"],
             cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
