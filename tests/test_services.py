@@ -86,3 +86,33 @@ async def test_many_sockets_share_the_cache_connections() -> None:
     sockets = [asyncio.create_task(socket_reads_its_session(), context=contextvars.Context()) for _ in range(100)]
     assert await asyncio.gather(*sockets) == [1] * 100
     assert await sync_to_async(_redis_clients)() - before <= 5
+
+
+@needs_redis
+async def test_new_redis_connections_do_not_scan_the_installed_packages(monkeypatch) -> None:
+    """redis-py reads its version from package metadata for every new connection unless it
+    is given: the channel layer makes connections on the event loop, where a burst of them
+    stalled every socket's ticks. The settings give it, for the layer and the cache."""
+    import redis.utils
+    from asgiref.sync import sync_to_async
+    from channels_redis.core import RedisChannelLayer
+    from django.core.cache import caches
+
+    def scan() -> str:
+        raise AssertionError("a new Redis connection looked its version up in package metadata")
+
+    monkeypatch.setattr(redis.utils, "get_lib_version", scan)
+    layer = RedisChannelLayer(**settings.CHANNEL_LAYERS["default"]["CONFIG"])  # a new pool, new connections
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "ping"})
+    assert await asyncio.wait_for(layer.receive(channel), 5) == {"type": "ping"}
+    await layer.close_pools()
+
+    def fresh_cache_connection() -> object:
+        cache = caches.create_connection("default")
+        connection = cache._cache._get_connection_pool(write=True).make_connection()  # a new one
+        connection.connect()
+        connection.disconnect()
+        return cache.get("fm2-test-anything")
+
+    assert await sync_to_async(fresh_cache_connection)() is None
