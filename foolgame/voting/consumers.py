@@ -73,17 +73,17 @@ class RoundConsumer(AsyncWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        owner = await database_sync_to_async(self._round_owner)()
-        if owner is None:
-            await self.close(code=CLOSE_NO_SUCH_ROUND)
-            return
-        if owner != user.pk:
-            await self.close(code=CLOSE_NOT_YOUR_ROUND)
+        # Join the round's group before reading its state, so no change committed after the
+        # read is missed; one trip to the database then checks the owner and reads the state.
+        # Until the socket is accepted its group messages are ignored (see round_changed).
+        await self.channel_layer.group_add(round_group(self.round_id), self.channel_name)
+        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        if state is None:
+            await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+            await self.close(code=refusal)
             return
         self.frame_times: deque[float] = deque(maxlen=MAX_FRAMES_PER_SECOND)
-        await self.channel_layer.group_add(round_group(self.round_id), self.channel_name)
         await self.accept()
-        state = await database_sync_to_async(services.round_get_state)(round_id=self.round_id, player=user)
         await self._remember(state)
         if state["status"] != Round.State.READY:
             # A reconnect: the true remaining time and the clues already bought.
@@ -170,8 +170,14 @@ class RoundConsumer(AsyncWebsocketConsumer):
 
     # --- the clock ------------------------------------------------------------------------
 
-    def _round_owner(self) -> int | None:
-        return Round.objects.filter(pk=self.round_id).values_list("player_id", flat=True).first()
+    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
+        """The round's state for its player, or None and the close code for anyone else:
+        the service answers "not found" for both, so one more query tells them apart."""
+        try:
+            return services.round_get_state(round_id=self.round_id, player=user), 0
+        except ServiceError:
+            exists = Round.objects.filter(pk=self.round_id).exists()
+            return None, CLOSE_NOT_YOUR_ROUND if exists else CLOSE_NO_SUCH_ROUND
 
     async def _remember(self, state: dict[str, Any]) -> None:
         """Keep the round's status and deadline from a state the services just returned."""
@@ -188,6 +194,8 @@ class RoundConsumer(AsyncWebsocketConsumer):
 
     async def round_changed(self, event: dict[str, Any]) -> None:
         """A socket, a REST call or a task changed the round: take its committed clock."""
+        if self.ticker is None:  # not accepted (yet, or ever): nothing to keep in step
+            return
         self.status = event["state"]
         deadline = event.get("deadline")
         self.deadline = datetime.fromtimestamp(deadline, tz=timezone.utc) if deadline and self.status == Round.State.PLAYING else None

@@ -254,9 +254,10 @@ def _gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
     return [gold[claim.pk] for claim in claims]
 
 
-def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]:
+def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> dict[str, Any]:
     """The round as its player may see it now. Before the vote: no label, no gold sentence,
-    no clue not yet bought; before the start: not even the claims' text."""
+    no clue not yet bought; before the start: not even the claims' text. ``reveals``: the
+    round's clue reveals when the caller knows them (a round started just now has none)."""
     state: dict[str, Any] = {
         "id": round_.pk,
         "status": round_.state,
@@ -269,7 +270,8 @@ def round_state(round_: Round, *, now: datetime | None = None) -> dict[str, Any]
         state.update({"claims": None, "remaining": float(_game()["ROUND_SECONDS"]), "points": _game()["ROUND_POT"], "clues": [[], []]})
         return state
     now = now or clock.now()
-    reveals = list(round_.reveals.all())
+    if reveals is None:
+        reveals = list(round_.reveals.all())
     remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
     if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
         remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
@@ -330,8 +332,8 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
             round_.save(update_fields=["started_at", "state", "deadline"])
             _schedule_expiry(round_)
             events.round_changed_on_commit(round_)
-        else:
-            _close_if_due(round_, now)
+            return round_state(round_, now=now, reveals=[])
+        _close_if_due(round_, now)
         return round_state(round_, now=now)
 
 
