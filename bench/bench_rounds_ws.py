@@ -17,7 +17,8 @@ moment of the next --vote-window seconds. Printed, per N:
 - start acknowledgement p50/p99 and ramp_s (how long all N took to open): what arriving
   players wait for, and whether the server keeps up with the arrival rate.
 - memory per connection: peak RSS over the idle RSS (read after --warmup whole rounds), / N.
-- CPU use of the server, the worker, Redis and the clients (percent of one core).
+- CPU use of the server, the worker, Redis and the clients (percent of one core), and how
+  busy the whole machine was (percent of all its cores).
 
     python bench/bench_rounds_ws.py --rounds 500,1000 --seconds 10 --vote-window 30
     python bench/bench_rounds_ws.py --rounds 1000 --database-url postgres://fm2:fm2@127.0.0.1:5432/fm2
@@ -95,6 +96,13 @@ def cpu_seconds(pid: int) -> float:
     """User plus system CPU time the process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) CPU time of the whole machine so far, all cores, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle and iowait
+    return sum(values) - idle, sum(values)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -249,6 +257,7 @@ def main() -> None:
             baseline = rss_kib(server.pid)
             cpu_before = {name: cpu_seconds(p.pid) for name, p in (("server", server), ("worker", worker), ("redis", redis))}
             client_before = resource.getrusage(resource.RUSAGE_SELF)
+            machine_before = machine_jiffies()
             started = time.monotonic()
             loop_result: dict = {}
 
@@ -263,8 +272,11 @@ def main() -> None:
             asyncio.run(runner())
             wall = time.monotonic() - started
             client_after = resource.getrusage(resource.RUSAGE_SELF)
+            machine_after = machine_jiffies()
             cpu = {name: round(100 * (cpu_seconds(p.pid) - cpu_before[name]) / wall, 1)
                    for name, p in (("server", server), ("worker", worker), ("redis", redis))}
+            # Everything on the machine (PostgreSQL's backends included), as a share of all cores.
+            cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
             cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
             figure = {
                 "rounds": n,
