@@ -223,14 +223,9 @@ def _check_playing(round_: Round, now: datetime) -> float | None:
     if round_.state != Round.State.PLAYING:
         raise ServiceError("round_over", "This round is over.", status_code=409)
     # The deadline is started_at + 180 - 10 x reveals, rewritten under the lock by every
-    # reveal: the same stored clock as counting the reveals, without the query.
-    remaining = (round_.deadline - now).total_seconds()
-    if remaining <= 0:  # _close_if_due closed a round past its deadline; this guards the boundary
-        round_.state, round_.ended_at = Round.State.TIMED_OUT, now
-        round_.save(update_fields=["state", "ended_at"])
-        events.round_changed_on_commit(round_)
-        return None
-    return remaining
+    # reveal: the same stored clock as counting the reveals, without the query. A round at
+    # or past it was timed out by _close_if_due above, so what is left here is above zero.
+    return (round_.deadline - now).total_seconds()
 
 
 def _expired_error() -> ServiceError:
