@@ -297,8 +297,8 @@ FM2_DEMO_CATEGORIES = BASE_DIR / "fixtures" / "categories"
 # anything past them is refused with FILE:LINE and the limit. Titles, section headers,
 # ids and category names are also capped by their database columns.
 FM2_IMPORT = {
-    "LINE_MAX_BYTES": env.int("FM2_IMPORT_LINE_MAX_BYTES", default=8 * 1024 * 1024),
-    "ARTICLE_MAX_BYTES": env.int("FM2_IMPORT_ARTICLE_MAX_BYTES", default=16 * 1024 * 1024),
+    "LINE_MAX_BYTES": 8 * 1024 * 1024,
+    "ARTICLE_MAX_BYTES": 16 * 1024 * 1024,
     "CLAIM_MAX_CHARS": 1000,
     "SENTENCE_MAX_CHARS": 5000,
     "TITLE_MAX_CHARS": 300,
