@@ -166,8 +166,17 @@ def category_for_name(name: str | None) -> Category | None:
     if not name or name.strip().upper() == NO_CATEGORY:
         return None
     name = " ".join(name.split())
-    category, _ = Category.objects.get_or_create(name=name, defaults={"slug": slugify(name)})
-    return category
+    slug = slugify(name)[:100]
+    # "Pop Culture" and "Pop-Culture!" share a slug, so they are one category (the slug is
+    # unique); a name with no ASCII letters or digits gets a numbered slug.
+    category = Category.objects.filter(name=name).first() or (slug and Category.objects.filter(slug=slug).first())
+    if category:
+        return category
+    number = 1
+    while not slug or Category.objects.filter(slug=slug).exists():
+        number += 1
+        slug = f"category-{number}"
+    return Category.objects.create(name=name, slug=slug)
 
 
 # --- Category lists ---------------------------------------------------------------------

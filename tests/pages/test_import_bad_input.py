@@ -187,3 +187,16 @@ def test_bad_category_list_names_file_and_line_and_loads_no_list(tmp_path: Path,
     assert str(error.value).startswith(f"{bad}:{line}: ")
     assert message in str(error.value)
     assert stored() == (0, 0, 0, 0, 0)
+
+
+def test_category_names_that_share_a_slug_or_have_none_import(tmp_path: Path) -> None:
+    path = tmp_path / "kilt.jsonl"
+    path.write_bytes(GOOD + b"\n")
+    import_pages(path, category="Pop Culture")
+    import_pages(path, category="Pop-Culture!")
+    assert list(Category.objects.values_list("name", "slug")) == [("Pop Culture", "pop-culture")]
+    import_pages(path, category="日本")
+    import_pages(path, category="中国")
+    assert set(Category.objects.values_list("name", "slug")) == {
+        ("Pop Culture", "pop-culture"), ("日本", "category-2"), ("中国", "category-3"),
+    }
