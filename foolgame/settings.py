@@ -291,6 +291,25 @@ FM2_MODERATION = {
 FM2_DEMO_FIXTURE = BASE_DIR / "fixtures" / "fm2-dev-sample.jsonl"
 FM2_DEMO_CATEGORIES = BASE_DIR / "fixtures" / "categories"
 
+# --- Import limits (foolgame.pages.importing, foolgame.claims.importing) ---------------------
+# Generous bounds well above the FM2 dev split (longest claim 327 characters, evidence
+# sentence 3,103, page title 47, id 20, 12 retrieved sentences a claim, line 6.5 kB):
+# anything past them is refused with FILE:LINE and the limit. Titles, section headers,
+# ids and category names are also capped by their database columns.
+FM2_IMPORT = {
+    "LINE_MAX_BYTES": 8 * 1024 * 1024,
+    "ARTICLE_MAX_BYTES": 16 * 1024 * 1024,
+    "CLAIM_MAX_CHARS": 1000,
+    "SENTENCE_MAX_CHARS": 5000,
+    "TITLE_MAX_CHARS": 300,
+    "SECTION_HEADER_MAX_CHARS": 500,
+    "CATEGORY_MAX_CHARS": 100,
+    "CLAIM_ID_MAX_CHARS": 64,
+    "SENTENCES_PER_PAGE_MAX": 20000,
+    "EVIDENCE_PER_CLAIM_MAX": 50,
+    "VOTES_MAX": 1_000_000,
+}
+
 # --- Evidence retrieval (foolgame.evidence over retrieval/) ---------------------------------
 FM2_RETRIEVAL = {
     # A local sentence-transformers directory; empty means the all-MiniLM-L6-v2 weights of the

@@ -26,9 +26,12 @@ from foolgame.pages.importing import (
     BadInput,
     ParsedSentence,
     category_for_name,
-    normalise_title,
+    check_text,
+    check_title,
+    import_limit,
     page_append_sentences,
     page_get_or_create,
+    read_lines,
 )
 from foolgame.pages.models import Page, Sentence
 
@@ -61,6 +64,9 @@ def _evidence(path: Path, line: int, row: dict, key: str, *, required: bool) -> 
     value = row.get(key, [] if not required else None)
     if not isinstance(value, list):
         raise BadInput(path, line, f"'{key}' must be a list of {{text, section_header}}")
+    maximum = import_limit("EVIDENCE_PER_CLAIM_MAX")
+    if len(value) > maximum:
+        raise BadInput(path, line, f"'{key}' holds {len(value)} sentences, more than the limit of {maximum} (FM2_IMPORT['EVIDENCE_PER_CLAIM_MAX'])")
     items = []
     for item in value:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
@@ -68,7 +74,9 @@ def _evidence(path: Path, line: int, row: dict, key: str, *, required: bool) -> 
         header = item.get("section_header") or ""
         if not isinstance(header, str):
             raise BadInput(path, line, f"'{key}' section_header must be a string")
-        items.append(ParsedSentence(header.strip(), " ".join(item["text"].split())))
+        header = check_text(path, line, header.strip(), what=f"a '{key}' section_header", limit="SECTION_HEADER_MAX_CHARS")
+        text = check_text(path, line, " ".join(item["text"].split()), what=f"a '{key}' text", limit="SENTENCE_MAX_CHARS")
+        items.append(ParsedSentence(header, text, line))
     if required and not 1 <= len(items) <= 2:
         raise BadInput(path, line, f"'{key}' must hold 1 or 2 sentences, not {len(items)}")
     return tuple(items)
@@ -78,6 +86,9 @@ def _count(path: Path, line: int, row: dict, key: str) -> int:
     value = row.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise BadInput(path, line, f"'{key}' must be a whole number >= 0")
+    maximum = import_limit("VOTES_MAX")
+    if value > maximum:
+        raise BadInput(path, line, f"'{key}' is more than the limit of {maximum} (FM2_IMPORT['VOTES_MAX'])")
     return value
 
 
@@ -86,25 +97,32 @@ def parse_fm2_line(path: Path, line: int, raw: str) -> Fm2Row:
         row = json.loads(raw)
     except json.JSONDecodeError as error:
         raise BadInput(path, line, f"not valid JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # a number of thousands of digits, deep nesting
+        raise BadInput(path, line, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})") from None
     if not isinstance(row, dict):
         raise BadInput(path, line, "each line must be a JSON object")
     for key in ("id", "text", "label", "wikipedia_page"):
         if not isinstance(row.get(key), str) or not row[key].strip():
             raise BadInput(path, line, f"missing '{key}'")
-    if row["label"] not in LABELS:
-        raise BadInput(path, line, f"label must be SUPPORTS or REFUTES, not {row['label']!r}")
+    claim_id = check_text(path, line, row["id"].strip(), what="'id'", limit="CLAIM_ID_MAX_CHARS")
+    text = check_text(path, line, " ".join(row["text"].split()), what="the claim 'text'", limit="CLAIM_MAX_CHARS")
+    label = row["label"].strip().upper()  # "supports" is SUPPORTS; anything else is refused
+    if label not in LABELS:
+        raise BadInput(path, line, f"label must be SUPPORTS or REFUTES, not {row['label'][:40]!r}")
+    title = check_title(path, line, row["wikipedia_page"], what="'wikipedia_page'")
     category = row.get("category") or NO_CATEGORY
     if not isinstance(category, str):
         raise BadInput(path, line, "'category' must be a string")
+    category = check_text(path, line, " ".join(category.split()) or NO_CATEGORY, what="'category'", limit="CATEGORY_MAX_CHARS")
     total, correct = _count(path, line, row, "total_votes"), _count(path, line, row, "correct_votes")
     if correct > total:
         raise BadInput(path, line, "'correct_votes' is larger than 'total_votes'")
     return Fm2Row(
         line=line,
-        id=row["id"].strip(),
-        text=" ".join(row["text"].split()),
-        label=row["label"],
-        page_title=normalise_title(row["wikipedia_page"]),
+        id=claim_id,
+        text=text,
+        label=label,
+        page_title=title,
         category=category,
         gold=_evidence(path, line, row, "gold_evidence", required=True),
         retrieved=_evidence(path, line, row, "retrieved_evidence", required=False),
@@ -114,17 +132,19 @@ def parse_fm2_line(path: Path, line: int, raw: str) -> Fm2Row:
     )
 
 
-def parse_fm2_file(path: Path, progress: Callable[[Iterable[str]], Iterable[str]] = iter) -> list[Fm2Row]:
+def parse_fm2_file(path: Path, progress: Callable[[Iterable[tuple[int, str]]], Iterable[tuple[int, str]]] = iter) -> list[Fm2Row]:
+    """Every row of a release file, parsed and checked; nothing is written."""
     rows, seen = [], {}
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(progress(handle), start=1):
-            if not raw.strip():
-                continue
-            parsed = parse_fm2_line(path, number, raw)
-            if parsed.id in seen:
-                raise BadInput(path, number, f"claim id {parsed.id!r} already on line {seen[parsed.id]}")
-            seen[parsed.id] = number
-            rows.append(parsed)
+    for number, raw in progress(read_lines(path)):
+        if not raw.strip():
+            continue
+        parsed = parse_fm2_line(path, number, raw)
+        if parsed.id in seen:
+            raise BadInput(path, number, f"claim id {parsed.id!r} already on line {seen[parsed.id]}")
+        seen[parsed.id] = number
+        rows.append(parsed)
+    if not rows:
+        raise BadInput(path, 1, "empty file: no claims")
     return rows
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
@@ -38,6 +39,7 @@ class BadInput(Exception):
 class ParsedSentence:
     section_header: str
     text: str
+    line: int = field(default=0, compare=False)
 
 
 @dataclass
@@ -59,6 +61,102 @@ class SyncResult:
         return bool(self.created or self.moved or self.retired or self.deleted)
 
 
+# --- Reading and checking input --------------------------------------------------------
+#
+# Every file is read in binary with a bound on each line, so a line of a gigabyte is refused
+# after reading the limit, not loaded; bytes that are not UTF-8, NUL and other control
+# characters (PostgreSQL refuses NUL in text), lone surrogates from JSON escapes, and texts
+# longer than their limit (settings.FM2_IMPORT) are refused with FILE:LINE before anything
+# is written.
+
+_COLUMN_LIMITS = {"TITLE_MAX_CHARS": 300, "SECTION_HEADER_MAX_CHARS": 500, "CATEGORY_MAX_CHARS": 100, "CLAIM_ID_MAX_CHARS": 64}
+_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def import_limit(key: str) -> int:
+    """A limit of ``settings.FM2_IMPORT``; never above the database column it guards."""
+    value = int(settings.FM2_IMPORT[key])
+    return min(value, _COLUMN_LIMITS[key]) if key in _COLUMN_LIMITS else value
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of a UTF-8 file; a leading BOM is dropped.
+
+    A line longer than FM2_IMPORT["LINE_MAX_BYTES"] is refused after reading that many bytes."""
+    limit = import_limit("LINE_MAX_BYTES")
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise BadInput(path, 0, f"cannot read ({error.strerror or error})") from None
+    number = 0
+    with handle:
+        while True:
+            try:
+                raw = handle.readline(limit + 1)
+            except OSError as error:
+                raise BadInput(path, number + 1, f"cannot read ({error.strerror or error})") from None
+            if not raw:
+                return
+            number += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise BadInput(path, number, f"line longer than {limit} bytes (FM2_IMPORT['LINE_MAX_BYTES'])")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BadInput(path, number, f"not UTF-8 text (byte {error.start + 1} of the line: {error.reason})") from None
+            if number == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            yield number, text
+
+
+def count_lines(path: Path) -> int:
+    """Lines of a file, counted in bounded binary chunks (for a progress bar's total)."""
+    lines, last = 0, b"\n"
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+    except OSError as error:
+        raise BadInput(path, 0, f"cannot read ({error.strerror or error})") from None
+    return lines + (last != b"\n")
+
+
+def check_text(path: Path | str, line: int, value: str, *, what: str, limit: str) -> str:
+    """``value`` when it holds no control character or lone surrogate and fits its limit."""
+    bad = _FORBIDDEN.search(value)
+    if bad:
+        char = bad.group()
+        kind = "a lone surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
+        raise BadInput(path, line, f"{what} contains {kind} (U+{ord(char):04X}) at character {bad.start() + 1}")
+    maximum = import_limit(limit)
+    if len(value) > maximum:
+        raise BadInput(path, line, f"{what} is {len(value)} characters long, more than the limit of {maximum} (FM2_IMPORT['{limit}'])")
+    return value
+
+
+def check_title(path: Path | str, line: int, raw: object, *, what: str = "title") -> str:
+    """A page title from input: a non-empty string, normalised, checked."""
+    if not isinstance(raw, str):
+        raise BadInput(path, line, f"{what} must be a string")
+    title = normalise_title(check_text(path, line, raw, what=what, limit="LINE_MAX_BYTES"))
+    if not title:
+        raise BadInput(path, line, f"{what} is empty")
+    return check_text(path, line, title, what=what, limit="TITLE_MAX_CHARS")
+
+
+def check_page(path: Path, page: ParsedPage) -> ParsedPage:
+    """Every sentence and header of a parsed page within its limits; not too many sentences."""
+    maximum = import_limit("SENTENCES_PER_PAGE_MAX")
+    if len(page.sentences) > maximum:
+        raise BadInput(path, page.line, f"{len(page.sentences)} sentences, more than the limit of {maximum} (FM2_IMPORT['SENTENCES_PER_PAGE_MAX'])")
+    for sentence in page.sentences:
+        line = sentence.line or page.line
+        check_text(path, line, sentence.text, what="a sentence", limit="SENTENCE_MAX_CHARS")
+        check_text(path, line, sentence.section_header, what="a section header", limit="SECTION_HEADER_MAX_CHARS")
+    return page
+
+
 def normalise_title(title: str) -> str:
     return " ".join(title.replace("_", " ").split())
 
@@ -68,8 +166,17 @@ def category_for_name(name: str | None) -> Category | None:
     if not name or name.strip().upper() == NO_CATEGORY:
         return None
     name = " ".join(name.split())
-    category, _ = Category.objects.get_or_create(name=name, defaults={"slug": slugify(name)})
-    return category
+    slug = slugify(name)[:100]
+    # "Pop Culture" and "Pop-Culture!" share a slug, so they are one category (the slug is
+    # unique); a name with no ASCII letters or digits gets a numbered slug.
+    category = Category.objects.filter(name=name).first() or (slug and Category.objects.filter(slug=slug).first())
+    if category:
+        return category
+    number = 1
+    while not slug or Category.objects.filter(slug=slug).exists():
+        number += 1
+        slug = f"category-{number}"
+    return Category.objects.create(name=name, slug=slug)
 
 
 # --- Category lists ---------------------------------------------------------------------
@@ -81,17 +188,18 @@ def parse_category_list(path: Path) -> tuple[str, list[tuple[str, bool, int]]]:
     if not match:
         raise BadInput(path, 0, "a category list is named categories-<Category>.txt")
     category = match.group(1).replace("-", " ").replace("_", " ").strip()
+    check_text(path, 0, category, what="the category name in the file name", limit="CATEGORY_MAX_CHARS")
+    if not category:
+        raise BadInput(path, 0, "a category list is named categories-<Category>.txt")
     entries: list[tuple[str, bool, int]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            priority = line.startswith("*")
-            title = normalise_title(line.lstrip("*"))
-            if not title:
-                raise BadInput(path, number, "a '*' with no page title")
-            entries.append((title, priority, number))
+    for number, raw in read_lines(path):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        priority = line.startswith("*")
+        if priority and not normalise_title(line.lstrip("*")):
+            raise BadInput(path, number, "a '*' with no page title")
+        entries.append((check_title(path, number, line.lstrip("*")), priority, number))
     return category, entries
 
 
@@ -239,35 +347,42 @@ def parse_kilt_jsonl(path: Path) -> Iterator[ParsedPage]:
     ``Section::::A:B.`` paragraphs start the section "A | B"; the first paragraph repeats
     the title and is skipped; list markers are dropped.
     """
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
+    articles = 0
+    for number, raw in read_lines(path):
+        if not raw.strip():
+            continue
+        articles += 1
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise BadInput(path, number, f"not valid JSON ({error.msg})") from None
+        except (ValueError, RecursionError) as error:  # a number of thousands of digits, deep nesting
+            raise BadInput(path, number, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})") from None
+        if not isinstance(row, dict):
+            raise BadInput(path, number, "each line must be a JSON object")
+        if "wikipedia_title" not in row:
+            raise BadInput(path, number, "missing 'wikipedia_title'")
+        title = check_title(path, number, row["wikipedia_title"], what="'wikipedia_title'")
+        paragraphs = row.get("text")
+        if not isinstance(paragraphs, list) or not all(isinstance(p, str) for p in paragraphs):
+            raise BadInput(path, number, "'text' must be a list of paragraph strings")
+        for paragraph in paragraphs:
+            check_text(path, number, paragraph, what="a paragraph of 'text'", limit="LINE_MAX_BYTES")
+        page = ParsedPage(title=title, line=number)
+        header = ""
+        for index, paragraph in enumerate(paragraphs):
+            paragraph = paragraph.strip()
+            if not paragraph or (index == 0 and normalise_title(paragraph) == page.title):
                 continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise BadInput(path, number, f"not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise BadInput(path, number, "each line must be a JSON object")
-            title = row.get("wikipedia_title")
-            paragraphs = row.get("text")
-            if not isinstance(title, str) or not normalise_title(title):
-                raise BadInput(path, number, "missing 'wikipedia_title'")
-            if not isinstance(paragraphs, list) or not all(isinstance(p, str) for p in paragraphs):
-                raise BadInput(path, number, "'text' must be a list of paragraph strings")
-            page = ParsedPage(title=normalise_title(title), line=number)
-            header = ""
-            for index, paragraph in enumerate(paragraphs):
-                paragraph = paragraph.strip()
-                if not paragraph or (index == 0 and normalise_title(paragraph) == page.title):
-                    continue
-                section = _KILT_SECTION.match(paragraph)
-                if section:
-                    header = SECTION_SEPARATOR.join(part.strip() for part in section.group(1).split(":") if part.strip())
-                    continue
-                paragraph = _KILT_MARKUP.sub("", paragraph)
-                page.sentences.extend(ParsedSentence(header, text) for text in split_sentences(paragraph))
-            yield page
+            section = _KILT_SECTION.match(paragraph)
+            if section:
+                header = SECTION_SEPARATOR.join(part.strip() for part in section.group(1).split(":") if part.strip())
+                continue
+            paragraph = _KILT_MARKUP.sub("", paragraph)
+            page.sentences.extend(ParsedSentence(header, text, number) for text in split_sentences(paragraph))
+        yield check_page(path, page)
+    if not articles:
+        raise BadInput(path, 1, "empty file: no articles")
 
 
 # --- Folders of plain-text articles --------------------------------------------------------
@@ -278,25 +393,34 @@ _HEADER = re.compile(r"^(#{2,6})\s+(.+?)\s*#*\s*$")
 def parse_text_article(path: Path) -> ParsedPage:
     """A .txt article: the first non-blank line is the title; ``## Header`` lines start
     sections (``### Sub`` a subsection, stored as "Header | Sub"); blank lines end paragraphs."""
+    maximum = import_limit("ARTICLE_MAX_BYTES")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise BadInput(path, 1, f"not UTF-8 text ({error.reason})") from None
-    title_line = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if title_line is None:
+        size = path.stat().st_size
+    except OSError as error:
+        raise BadInput(path, 0, f"cannot read ({error.strerror or error})") from None
+    if size > maximum:
+        raise BadInput(path, 1, f"{size} bytes, more than the limit of {maximum} (FM2_IMPORT['ARTICLE_MAX_BYTES'])")
+    lines: list[tuple[int, str]] = []
+    for number, line in read_lines(path):
+        line = line.rstrip("\r\n")
+        check_text(path, number, line.replace("\t", " "), what="the line", limit="LINE_MAX_BYTES")
+        lines.append((number, line))
+    title_at = next((i for i, (_, line) in enumerate(lines) if line.strip()), None)
+    if title_at is None:
         raise BadInput(path, 1, "empty article: the first line must be its title")
-    title = normalise_title(lines[title_line].lstrip("#"))
-    page = ParsedPage(title=title, line=title_line + 1)
+    title_line, title_text = lines[title_at]
+    page = ParsedPage(title=check_title(path, title_line, title_text.lstrip("#")), line=title_line)
     headers: list[str] = []
     paragraph: list[str] = []
+    paragraph_line = 0
 
     def flush() -> None:
         if paragraph:
             header = SECTION_SEPARATOR.join(headers)
-            page.sentences.extend(ParsedSentence(header, t) for t in split_sentences(" ".join(paragraph)))
+            page.sentences.extend(ParsedSentence(header, t, paragraph_line) for t in split_sentences(" ".join(paragraph)))
             paragraph.clear()
 
-    for line in lines[title_line + 1 :]:
+    for number, line in lines[title_at + 1 :]:
         match = _HEADER.match(line.strip())
         if match:
             flush()
@@ -305,9 +429,11 @@ def parse_text_article(path: Path) -> ParsedPage:
         elif not line.strip():
             flush()
         else:
+            if not paragraph:
+                paragraph_line = number
             paragraph.append(line.strip())
     flush()
-    return page
+    return check_page(path, page)
 
 
 def import_files(path: Path) -> list[tuple[Path, str]]:
@@ -322,9 +448,33 @@ def import_files(path: Path) -> list[tuple[Path, str]]:
     return [(path, "kilt" if path.suffix in (".jsonl", ".json") else "text")]
 
 
+def parse_pages_file(path: Path, kind: str) -> list[ParsedPage]:
+    """All pages of one file, parsed and checked; nothing is written."""
+    return list(parse_kilt_jsonl(path)) if kind == "kilt" else [parse_text_article(path)]
+
+
+def check_category_name(name: str | None) -> str | None:
+    """A --category given on the command line, checked like one read from a file."""
+    if name is not None:
+        check_text("--category", 0, name, what="the category name", limit="CATEGORY_MAX_CHARS")
+    return name
+
+
 @transaction.atomic
+def pages_files_store(parsed: list[tuple[str, list[ParsedPage]]], *, category_name: str | None) -> SyncResult:
+    """Write the parsed pages of several files in one transaction (all or nothing)."""
+    category = category_for_name(category_name) if category_name else None
+    total = SyncResult()
+    for kind, pages in parsed:
+        result = pages_store(pages, source=Page.Source.KILT if kind == "kilt" else Page.Source.TEXT, category=category)
+        total.created += result.created
+        total.moved += result.moved
+        total.retired += result.retired
+        total.deleted += result.deleted
+    return total
+
+
 def import_pages_file(path: Path, kind: str, *, category_name: str | None) -> SyncResult:
     """Import one file in one transaction: a bad line leaves the database as it was."""
-    pages = list(parse_kilt_jsonl(path)) if kind == "kilt" else [parse_text_article(path)]
-    category = category_for_name(category_name) if category_name else None
-    return pages_store(pages, source=Page.Source.KILT if kind == "kilt" else Page.Source.TEXT, category=category)
+    check_category_name(category_name)
+    return pages_files_store([(kind, parse_pages_file(path, kind))], category_name=category_name)

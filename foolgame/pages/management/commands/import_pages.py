@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from foolgame.pages.importing import BadInput, import_files, import_pages_file
+from foolgame.pages.importing import BadInput, check_category_name, import_files, pages_files_store, parse_pages_file
 from foolgame.pages.models import Page, Sentence
 from foolgame.pages.progress import progress
 
@@ -12,8 +12,8 @@ from foolgame.pages.progress import progress
 class Command(BaseCommand):
     help = (
         "Import articles: a KILT knowledge-source JSONL file, a .txt article, or a folder of them "
-        "(title = first line, '## Header' lines start sections). One transaction per file; re-running "
-        "changes nothing, and a re-imported page keeps the ids of its unchanged sentences."
+        "(title = first line, '## Header' lines start sections). Every file is checked before anything is "
+        "written, then all are written in one transaction; re-running changes nothing, and a re-imported page keeps the ids of its unchanged sentences."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -23,13 +23,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, path: Path, category: str | None, no_progress: bool, **options) -> None:
         try:
+            check_category_name(category)
             files = import_files(path)
-            created = changed = 0
-            for file, kind in progress(files, desc="importing", unit="file", enabled=not no_progress):
-                result = import_pages_file(file, kind, category_name=category)
-                created += result.created
-                changed += result.moved + result.retired + result.deleted
+            # Every file is parsed and checked first; then all are written in one transaction,
+            # so a bad article anywhere in a folder leaves the database as it was.
+            parsed = [
+                (kind, parse_pages_file(file, kind))
+                for file, kind in progress(files, desc="checking", unit="file", enabled=not no_progress)
+            ]
+            result = pages_files_store(parsed, category_name=category)
         except BadInput as error:
             raise CommandError(str(error)) from None
+        created, changed = result.created, result.moved + result.retired + result.deleted
         self.stderr.write(f"{len(files)} files: {created} sentences added, {changed} moved or removed")
         self.stdout.write(f"pages={Page.objects.count()} sentences={Sentence.objects.count()}")

@@ -21,12 +21,11 @@ class Command(BaseCommand):
         files = sorted(directory.glob("categories-*.txt")) if directory.is_dir() else []
         if not files:
             raise CommandError(f"{directory}:0: no categories-*.txt files here")
-        changed = 0
         try:
-            for path in progress(files, desc="categories", unit="file", enabled=not no_progress):
-                category, entries = parse_category_list(path)
-                with transaction.atomic():
-                    changed += listings_store(category, entries)
+            # Every list is read and checked first, then all are stored in one transaction.
+            parsed = [parse_category_list(path) for path in progress(files, desc="categories", unit="file", enabled=not no_progress)]
         except BadInput as error:
             raise CommandError(str(error)) from None
+        with transaction.atomic():
+            changed = sum(listings_store(category, entries) for category, entries in parsed)
         self.stdout.write(f"listings={PageListing.objects.count()} changed={changed}")
