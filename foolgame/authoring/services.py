@@ -137,7 +137,8 @@ def _refuse(problems: list[Problem], *, status_code: int = 400) -> ServiceError:
 
 
 def _check_task(*, author: AbstractBaseUser, task_id: Any, now: datetime) -> WriteTask:
-    task = WriteTask.objects.select_for_update().select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
+    # Only the task row: the page row is locked on its own, by name, in check_claim_create.
+    task = WriteTask.objects.select_for_update(of=("self",)).select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
     if task is None:
         raise _refuse([Problem("task_not_found", "task", "There is no such write task.")], status_code=404)
     if task.player_id != author.pk:
