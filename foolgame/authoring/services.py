@@ -85,7 +85,8 @@ def write_task_create(
         if selectors.open_write_tasks().filter(player=player).count() >= limit:
             raise ServiceError(
                 "too_many_open_tasks",
-                f"You already hold {limit} open write tasks: write one of them (or let it expire) before taking another.",
+                f"You already hold {limit} open write task{'' if limit == 1 else 's'}: "
+                "write a claim for one (or let it expire) before taking another.",
                 status_code=409,
             )
         page = selectors.pages_needing_claims(category=category).first()

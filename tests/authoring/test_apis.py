@@ -417,3 +417,11 @@ def test_an_expired_or_used_task_frees_a_slot(author: Client, eiffel: Page, sett
         response = post(author, "/api/claims", {"task": first["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
         assert response.status_code == 201, response.content
     take_task(author)
+
+
+def test_the_write_page_says_why_no_task_is_given_past_the_cap(author: Client, eiffel: Page, settings) -> None:
+    settings.FM2 = {**settings.FM2, "MAX_OPEN_WRITE_TASKS": 1}
+    take_task(author)
+    response = author.post("/write/", {}, headers={"X-CSRFToken": author.cookies["csrftoken"].value}, follow=True)
+    assert "You already hold 1 open write task:" in response.content.decode()
+    assert WriteTask.objects.count() == 1
