@@ -255,6 +255,18 @@ FM2 = {
     "CLAIM_MAX_CHARS": 600,
     "COPIES_GOLD_SHARE": 0.8,
     "CLOSE_CLAIM_SIMILARITY": 0.6,
+    # Junk and duplicates (issue 12, refused before save): distinct real words a claim needs,
+    # the share of its words that must be real and of its non-space characters that must be
+    # letters, the prefix length at which a claim's word counts as a word of its page, the
+    # similarity from which a claim is refused as a near-duplicate of an active claim of the
+    # same page (the closest two distinct FM2 dev claims of one page score 0.636), and how
+    # many unexpired, unused write tasks one player may hold.
+    "CLAIM_MIN_REAL_WORDS": 3,
+    "CLAIM_MIN_REAL_WORD_SHARE": 0.5,
+    "CLAIM_MIN_LETTER_SHARE": 0.5,
+    "CLAIM_PAGE_WORD_PREFIX": 5,
+    "NEAR_DUPLICATE_SIMILARITY": 0.8,
+    "MAX_OPEN_WRITE_TASKS": 3,
     "GIVEAWAY_MIN_CLAIMS": 20,
     "GIVEAWAY_RETRAIN_EVERY": 50,
     "GIVEAWAY_TARGET_PRECISION": 0.75,

@@ -25,12 +25,21 @@ WORDINGS = [
     "The Eiffel Tower kept its height record among human works for close to four decades.",
     "Humans made nothing higher than the Eiffel Tower during the four decades after it opened.",
 ]
+# A second author's own wordings: the same claim twice on one page is refused (near_duplicate).
+OTHER_WORDINGS = [
+    "Visitors reach three levels of the Eiffel Tower and can eat in its restaurants.",
+    "Gustave Eiffel's company needed about two years to build the tower in Paris.",
+    "The Eiffel Tower is roughly as tall as a building with eighty storeys.",
+    "Hundreds of millions of tourists have climbed the Eiffel Tower since 1889.",
+    "The Eiffel Tower stands on the Champ de Mars, a park in Paris.",
+    "Wrought iron in a lattice makes up the frame of the Eiffel Tower.",
+]
 
 
-def write_both_labels(client: Client, page) -> dict[str, int]:
+def write_both_labels(client: Client, page, wordings: list[str] = WORDINGS) -> dict[str, int]:
     """Take tasks until this player has written one TRUE and one FALSE claim."""
     written: dict[str, int] = {}
-    for wording in WORDINGS:
+    for wording in wordings:
         task = post(client, "/api/write-tasks").json()
         top = page_top_lexical_hit(page=page, query=wording)
         gold = next(pk for pk in sentence_ids(page)[2:] if pk != top)  # never the top hit: gold_too_easy
@@ -59,7 +68,7 @@ def test_two_players_play_each_others_claims(eiffel, monkeypatch) -> None:
     monkeypatch.setattr("foolgame.voting.clock.now", clock)
     alice, bob = api_client("alice"), api_client("bob")
     alice_claims = write_both_labels(alice, eiffel)
-    bob_claims = write_both_labels(bob, eiffel)
+    bob_claims = write_both_labels(bob, eiffel, OTHER_WORDINGS)
     alice_written = Claim.objects.filter(author__username="alice").count()
     bob_written = Claim.objects.filter(author__username="bob").count()
 

@@ -77,7 +77,11 @@ class WriteTaskCreateApi(ApiView):
 
     @extend_schema(
         request=WriteTaskRequestSerializer,
-        responses={201: WriteTaskSerializer, 404: OpenApiResponse(ErrorSerializer, description="unknown_category or no_page")},
+        responses={
+            201: WriteTaskSerializer,
+            404: OpenApiResponse(ErrorSerializer, description="unknown_category or no_page"),
+            409: OpenApiResponse(ErrorSerializer, description="too_many_open_tasks: the player already holds the maximum of open tasks"),
+        },
         summary="Take a write task: a page and a veracity",
     )
     def post(self, request: Request) -> Response:
@@ -94,10 +98,12 @@ class ClaimCreateApi(ApiView):
         request=ClaimRequestSerializer,
         responses={
             201: ClaimCreatedSerializer,
-            400: OpenApiResponse(ErrorSerializer, description="a rule of the claim is broken; details lists each"),
+            400: OpenApiResponse(
+                ErrorSerializer, description="a rule of the claim is broken (e.g. text_no_words, text_off_page); details lists each"
+            ),
             403: OpenApiResponse(ErrorSerializer, description="task_not_yours"),
             404: OpenApiResponse(ErrorSerializer, description="task_not_found"),
-            409: OpenApiResponse(ErrorSerializer, description="task_used"),
+            409: OpenApiResponse(ErrorSerializer, description="task_used, or near_duplicate of an active claim of the page"),
             410: OpenApiResponse(ErrorSerializer, description="task_expired"),
         },
         summary="Save a claim written for a write task",

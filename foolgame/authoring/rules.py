@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from retrieval.text import content_tokens, terms, word_tokens
+from retrieval.text import content_tokens, fold as fold_word, terms, word_tokens
 
 # Bidirectional overrides and isolates reorder what a reader sees without changing what is
 # stored: a claim could display one thing and say another.
@@ -93,3 +94,86 @@ def similarity(first: str, second: str) -> float:
 
 def closest(claim: str, others: Iterable[str]) -> float:
     return max((similarity(claim, other) for other in others), default=0.0)
+
+
+# --- Real words and the page (blocking rules) -------------------------------------------------
+
+_VOWELS = frozenset("aeiouy")
+# Runs of three or more neighbouring keys on a QWERTY row ("asdf", "qwer", "zxcv", "uiop"),
+# either way: no English word is one, every lazy keyboard mash is made of them.
+_KEY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _keyboard_run(word: str) -> bool:
+    return len(word) >= 3 and any(word in row or word in row[::-1] for row in _KEY_ROWS)
+
+
+def is_real_word(word: str) -> bool:
+    """A word a reader could read: 2+ letters (any alphabet, accents folded), a vowel unless
+    it is an acronym ("BBC"), not one letter repeated ("zzz") and not a run of keyboard keys."""
+    term = fold_word(word)
+    if len(term) < 2 or not term.isalpha():
+        return False
+    if len(set(term)) == 1 and len(term) > 2:
+        return False
+    if _keyboard_run(term):
+        return False
+    latin = all("a" <= ch <= "z" for ch in term)
+    return not latin or bool(_VOWELS & set(term)) or (word.isupper() and len(word) <= 6)
+
+
+@dataclass(frozen=True, slots=True)
+class WordsCheck:
+    distinct_real: int  # distinct real words (folded)
+    real_share: float  # real words among all words (digits and mash count as words)
+    letter_share: float  # letters among the non-space characters
+
+
+def real_words(text: str) -> WordsCheck:
+    """The figures the real-words rule looks at (see :func:`has_real_words`)."""
+    words = [match.group() for match in _FIRST_WORD.finditer(text)]
+    real = [fold_word(word) for word in words if is_real_word(word)]
+    visible = [ch for ch in text if not ch.isspace()]
+    letters = sum(ch.isalpha() for ch in visible)
+    return WordsCheck(
+        distinct_real=len(set(real)),
+        real_share=len(real) / len(words) if words else 0.0,
+        letter_share=letters / len(visible) if visible else 0.0,
+    )
+
+
+def has_real_words(text: str, *, min_words: int = 3, min_real_share: float = 0.5, min_letter_share: float = 0.5) -> bool:
+    """Is ``text`` made of words? At least ``min_words`` distinct real words, real words making
+    at least ``min_real_share`` of its words and letters at least ``min_letter_share`` of its
+    non-space characters. Emoji, punctuation runs, numbers, ``the the the`` and keyboard mash
+    fail."""
+    found = real_words(text)
+    return found.distinct_real >= min_words and found.real_share >= min_real_share and found.letter_share >= min_letter_share
+
+
+def _stem(term: str, prefix: int) -> str:
+    return term[:prefix] if prefix > 0 else term
+
+
+def page_words(title: str, sentences: Iterable[str], *, prefix: int = 5) -> set[str]:
+    """The content words (folded, stop words out) of a page's title and sentences, cut to
+    their first ``prefix`` letters so that "formulas" on the page counts for "formula" and
+    "described" for "describe" (0 keeps whole words)."""
+    found = {_stem(token.term, prefix) for token in content_tokens(title)}
+    for sentence in sentences:
+        found.update(_stem(token.term, prefix) for token in content_tokens(sentence))
+    return found
+
+
+def names_page(claim: str, words_of_page: set[str], *, prefix: int = 5) -> bool:
+    """Does the claim share at least one content word with its page (title or sentences)?
+
+    ``words_of_page`` comes from :func:`page_words` with the same ``prefix``.
+    """
+    return any(_stem(token.term, prefix) in words_of_page for token in content_tokens(claim))
+
+
+def duplicate_key(text: str) -> str:
+    """The text as folded words only: equal for two texts that differ in case, accents,
+    punctuation or spacing alone."""
+    return " ".join(token.term for token in word_tokens(text))

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -68,11 +69,26 @@ def veracity_choose(
 def write_task_create(
     *, player: AbstractBaseUser, category: str | None = None, now: datetime | None = None, rng: random.Random | None = None
 ) -> WriteTask:
-    """A page and a veracity for ``player``: the page most in need of claims, the label the pool lacks."""
+    """A page and a veracity for ``player``: the page most in need of claims, the label the pool lacks.
+
+    Refused (409 ``too_many_open_tasks``) while the player holds ``MAX_OPEN_WRITE_TASKS``
+    unexpired, unused tasks. Locking: the player's row, for the whole hand-out.
+    """
     if category and not Category.objects.filter(slug=category).exists() and not Category.objects.filter(name__iexact=category).exists():
         raise ServiceError("unknown_category", f"There is no category {category!r}.", status_code=404)
     now = now or timezone.now()
+    limit = _config("MAX_OPEN_WRITE_TASKS", 3)
     with transaction.atomic():
+        # The player's row is locked for the whole hand-out, as round_create does, so two
+        # requests of one player run one after the other and the cap holds.
+        get_user_model().objects.select_for_update().get(pk=player.pk)
+        if selectors.open_write_tasks().filter(player=player).count() >= limit:
+            raise ServiceError(
+                "too_many_open_tasks",
+                f"You already hold {limit} open write task{'' if limit == 1 else 's'}: "
+                "write a claim for one (or let it expire) before taking another.",
+                status_code=409,
+            )
         page = selectors.pages_needing_claims(category=category).first()
         if page is None:
             raise ServiceError("no_page", "No page is ready for writing in this choice yet.", status_code=404)
@@ -122,7 +138,8 @@ def _refuse(problems: list[Problem], *, status_code: int = 400) -> ServiceError:
 
 
 def _check_task(*, author: AbstractBaseUser, task_id: Any, now: datetime) -> WriteTask:
-    task = WriteTask.objects.select_for_update().select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
+    # Only the task row: the page row is locked on its own, by name, in check_claim_create.
+    task = WriteTask.objects.select_for_update(of=("self",)).select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
     if task is None:
         raise _refuse([Problem("task_not_found", "task", "There is no such write task.")], status_code=404)
     if task.player_id != author.pk:
@@ -151,6 +168,13 @@ def _check_text(raw: Any) -> tuple[str, list[Problem]]:
             problems.append(Problem("text_too_short", "text", f"A claim has at least {low} words; this one has {words}."))
         elif words > high:
             problems.append(Problem("text_too_long", "text", f"A claim has at most {high} words; this one has {words}."))
+    if text and not problems and not rules.has_real_words(
+        text,
+        min_words=_config("CLAIM_MIN_REAL_WORDS", 3),
+        min_real_share=_config("CLAIM_MIN_REAL_WORD_SHARE", 0.5),
+        min_letter_share=_config("CLAIM_MIN_LETTER_SHARE", 0.5),
+    ):
+        problems.append(Problem("text_no_words", "text", "Write the claim in words: a sentence a reader can read."))
     controls = rules.control_characters(text)
     if controls:
         problems.append(Problem("text_control_characters", "text", f"The claim holds control characters ({', '.join(controls[:5])})."))
@@ -193,22 +217,53 @@ def _warnings(*, task: WriteTask, text: str) -> list[dict[str, str]]:
     return [p.as_dict() for p in found]
 
 
+def _names_page(*, text: str, page: Page) -> bool:
+    prefix = _config("CLAIM_PAGE_WORD_PREFIX", 5)
+    sentences = Sentence.objects.filter(page=page, retired=False).values_list("text", flat=True)
+    return rules.names_page(text, rules.page_words(page.title, sentences, prefix=prefix), prefix=prefix)
+
+
+def _near_duplicate(*, text: str, page: Page) -> bool:
+    """Is ``text`` the same as an active claim of ``page`` (up to case, accents, punctuation
+    and spacing) or at least ``NEAR_DUPLICATE_SIMILARITY`` close to one? Only active claims
+    count, and the refusal names none: a hidden or removed claim's text stays unsaid."""
+    others = list(selectors.claims_on_page(page=page).values_list("text", flat=True))
+    key = rules.duplicate_key(text)
+    if any(rules.duplicate_key(other) == key for other in others):
+        return True
+    return rules.closest(text, others) >= _config("NEAR_DUPLICATE_SIMILARITY", 0.8)
+
+
 def check_claim_create(
     *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
 ) -> CheckedClaim:
     """Every rule of a new claim; raises a ServiceError naming each one broken.
 
-    Locking: takes ``select_for_update`` on the task row, so call inside
-    ``transaction.atomic`` and write in the same transaction; two submissions of one task
-    then queue, and the second finds it used.
+    Locking: takes ``select_for_update`` on the task row, then on the task's page row, so
+    call inside ``transaction.atomic`` and write in the same transaction. Two submissions
+    of one task then queue, and the second finds it used; two claims for one page (any
+    authors) queue too, and the second is checked against the first (near duplicates).
+    Order: task before page, everywhere.
     """
     now = now or timezone.now()
     task = _check_task(author=author, task_id=task_id, now=now)
+    # Claims of one page are written one at a time: the near-duplicate check below reads
+    # the page's claims, and two near-identical claims submitted at once must not both pass.
+    Page.objects.select_for_update().filter(pk=task.page_id).first()
     text, problems = _check_text(text)
     gold, gold_problems = _check_gold(gold_sentence_ids, task.page)
     problems += gold_problems
+    if text and not problems and not _names_page(text=text, page=task.page):
+        problems.append(
+            Problem("text_off_page", "text", f"The claim names nothing of its page ({task.page.title}): write about what the page says.")
+        )
     if problems:
         raise _refuse(problems)
+    if _near_duplicate(text=text, page=task.page):
+        raise _refuse(
+            [Problem("near_duplicate", "text", "A claim saying nearly the same already exists for this page. Write a different one.")],
+            status_code=409,
+        )
     top = evidence.page_top_lexical_hit(page=task.page, query=text)
     if top is not None and top in {s.pk for s in gold}:
         problems.append(

@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from foolgame.api.views import ApiView
-from foolgame.evidence.services import MAX_QUERY_CHARS, page_hints
+from foolgame.evidence.services import MAX_QUERY_CHARS, player_page_hints
 from foolgame.pages.models import Page
 
 
@@ -24,7 +24,8 @@ class HintSerializer(serializers.Serializer):
 
 
 class PageHintsApi(ApiView):
-    """Logged-in players only: hints are for authors drafting a claim, who always are."""
+    """Hints are for authors drafting a claim: logged-in players holding an open write task
+    on the page, and not in a round about it."""
 
     permission_classes = [permissions.IsAuthenticated]
 
@@ -37,12 +38,17 @@ class PageHintsApi(ApiView):
         responses={
             200: HintSerializer(many=True),
             400: OpenApiResponse(description="invalid_query: q is longer than the limit"),
-            403: OpenApiResponse(description="not logged in"),
+            403: OpenApiResponse(
+                description="not logged in; hints_need_task: no open write task of yours on this page; "
+                "hints_during_round: you are in a round (ready or playing) on this page"
+            ),
             404: OpenApiResponse(description="no such page"),
         },
         summary="Lexical hints for a draft claim, best first (up to 10)",
+        description="Only for a player holding an open (unexpired, unused) write task on the page, "
+        "and never during one of the player's open rounds about the page.",
     )
     def get(self, request: Request, page_id: int) -> Response:
         page = get_object_or_404(Page, pk=page_id)
-        hints = page_hints(page=page, query=request.query_params.get("q", ""))
+        hints = player_page_hints(player_id=request.user.pk, page=page, query=request.query_params.get("q", ""))
         return Response(HintSerializer(hints, many=True).data)

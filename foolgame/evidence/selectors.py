@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from foolgame.evidence.models import SentenceEmbedding
 from foolgame.pages.models import Page, Sentence
@@ -66,3 +67,23 @@ def embedding_rows(*, model_name: str, keys: Sequence[str]) -> list[tuple[str, b
             ).values_list("text_key", "vector")
         )
     return rows
+
+
+def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:
+    """Is the player in a round (ready or playing) where either claim is about the page?"""
+    from foolgame.voting.models import Round
+
+    return (
+        Round.objects.filter(player_id=player_id, state__in=Round.OPEN_STATES)
+        .filter(Q(left_claim__page_id=page_id) | Q(right_claim__page_id=page_id))
+        .exists()
+    )
+
+
+def player_has_open_write_task_on_page(*, player_id: int, page_id: int) -> bool:
+    """Does the player hold an unexpired, unused write task for the page?"""
+    from foolgame.authoring.models import WriteTask
+
+    return WriteTask.objects.filter(
+        player_id=player_id, page_id=page_id, used_at__isnull=True, expires_at__gt=timezone.now()
+    ).exists()

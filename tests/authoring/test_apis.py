@@ -70,7 +70,8 @@ def test_write_task_in_a_category_uses_that_category(author: Client, eiffel: Pag
     assert take_task(author, category="Geography")["page"] == eiffel.pk
 
 
-def test_priority_pages_and_pages_with_few_claims_come_first(author: Client, eiffel: Page) -> None:
+def test_priority_pages_and_pages_with_few_claims_come_first(author: Client, eiffel: Page, settings) -> None:
+    settings.FM2 = {**settings.FM2, "MAX_OPEN_WRITE_TASKS": 10}  # one author takes many tasks here
     busy = PageFactory(title="Busy page", category=eiffel.category)
     quiet = PageFactory(title="Quiet page", category=eiffel.category)
     for page in (busy, quiet):
@@ -314,3 +315,113 @@ def test_script_in_a_claim_is_stored_as_text_and_rendered_escaped(author: Client
 def test_schema_describes_the_authoring_endpoints(author: Client) -> None:
     paths = author.get("/api/schema/?format=json").json()["paths"]
     assert "post" in paths["/api/write-tasks"] and "post" in paths["/api/claims"]
+
+
+# --- Junk, off-page and duplicate claims are refused before save (issue 12) ----------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- - - - - -",
+        "😀 😀 😀 😀 😀",
+        "asdf qwer zxcv uiop hjkl",
+        "the the the the the",
+        "1889 1930 330 41 81",
+        "Eiffel ?? ?? ?? ?? !! !!",
+    ],
+)
+def test_a_claim_without_real_words_is_refused_and_pays_nothing(author: Client, eiffel: Page, text: str) -> None:
+    task = take_task(author)
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    error = refused(response, 400, "text_no_words")
+    assert [d["code"] for d in error["details"]] == ["text_no_words"]
+    nothing_stored(task["id"])
+
+
+def test_a_claim_naming_nothing_of_its_page_is_refused(author: Client, eiffel: Page) -> None:
+    task = take_task(author)
+    text = "Bananas grow quickly in warm humid climates near oceans."
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    refused(response, 400, "text_off_page")
+    nothing_stored(task["id"])
+
+
+def test_a_claim_naming_a_word_of_a_sentence_but_not_the_title_is_saved_with_the_old_warning(author: Client, eiffel: Page) -> None:
+    # The blocking rule is looser than the title warning: one content word of any sentence
+    # of the page ("Paris" here) is enough to be saved.
+    assert warning_codes(author, eiffel, "For four decades nothing humans built was higher than this Paris landmark.") == [
+        "not_standalone"
+    ]
+
+
+@pytest.mark.parametrize(
+    "again",
+    [
+        GOOD_CLAIM,
+        GOOD_CLAIM.upper(),
+        "  for four decades, nothing humans built was higher than the Eiffel-Tower!!! ",
+    ],
+)
+def test_the_same_claim_again_is_refused_before_any_points(author: Client, rival: Client, eiffel: Page, again: str) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    task = take_task(rival)
+    response = post(rival, "/api/claims", {"task": task["id"], "text": again, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    error = refused(response, 409, "near_duplicate")
+    assert GOOD_CLAIM not in str(error)  # the existing claim's text is not repeated back
+    assert Claim.objects.count() == 1
+    assert LedgerEntry.objects.count() == 1
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+
+
+def test_a_near_duplicate_is_refused_and_a_close_claim_only_warned(author: Client, rival: Client, eiffel: Page) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    near = "For four decades nothing humans built was ever higher than the Eiffel Tower."
+    task = take_task(rival)
+    response = post(rival, "/api/claims", {"task": task["id"], "text": near, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    refused(response, 409, "near_duplicate")
+    assert Claim.objects.count() == 1
+    # Below the refusal threshold, the soft warning band stays as it was.
+    assert warning_codes(rival, eiffel, "For five decades nothing humans built was higher than the Eiffel Tower.") == [
+        "close_to_existing_claim"
+    ]
+
+
+def test_a_removed_claim_does_not_block_a_new_one(author: Client, rival: Client, eiffel: Page) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    Claim.objects.update(status=Claim.Status.REMOVED)
+    assert warning_codes(rival, eiffel, GOOD_CLAIM) == []
+
+
+# --- Open write tasks per player are capped --------------------------------------------------------
+
+
+def test_open_write_tasks_are_capped_per_player(author: Client, rival: Client, eiffel: Page, settings) -> None:
+    settings.FM2 = {**settings.FM2, "MAX_OPEN_WRITE_TASKS": 3}
+    for _ in range(3):
+        take_task(author)
+    refused(post(author, "/api/write-tasks"), 409, "too_many_open_tasks")
+    assert WriteTask.objects.count() == 3
+    take_task(rival)  # the cap is per player
+
+
+@pytest.mark.parametrize("freed", ["expired", "used"])
+def test_an_expired_or_used_task_frees_a_slot(author: Client, eiffel: Page, settings, freed: str) -> None:
+    settings.FM2 = {**settings.FM2, "MAX_OPEN_WRITE_TASKS": 2}
+    first = take_task(author)
+    take_task(author)
+    refused(post(author, "/api/write-tasks"), 409, "too_many_open_tasks")
+    if freed == "expired":
+        WriteTask.objects.filter(pk=first["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    else:
+        response = post(author, "/api/claims", {"task": first["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+        assert response.status_code == 201, response.content
+    take_task(author)
+
+
+def test_the_write_page_says_why_no_task_is_given_past_the_cap(author: Client, eiffel: Page, settings) -> None:
+    settings.FM2 = {**settings.FM2, "MAX_OPEN_WRITE_TASKS": 1}
+    take_task(author)
+    response = author.post("/write/", {}, headers={"X-CSRFToken": author.cookies["csrftoken"].value}, follow=True)
+    assert "You already hold 1 open write task:" in response.content.decode()
+    assert WriteTask.objects.count() == 1

@@ -80,3 +80,97 @@ def test_similarity_is_high_for_a_one_word_change_and_low_for_another_claim() ->
     one_word = rules.similarity("Hamlet was written by Shakespeare in 1600", "Hamlet was written by Shakespeare in 1601")
     other = rules.similarity("Hamlet was written by Shakespeare in 1600", "The play is set in Denmark")
     assert one_word >= 0.6 > other
+
+
+# --- Real words (issue 12: junk claims earned 100 points each) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "- - - -",
+        "-- -- -- -- -- --",
+        "😀 😀 😀 😀",
+        "🔥🔥🔥 💯💯💯 🚀🚀🚀 👍👍👍",
+        "!!!! ???? .... ,,,,",
+        "12 34 56 78",
+        "1 2 3 4 5 6 7 8",
+        "the the the the",
+        "Tower Tower Tower Tower",
+        "asdf qwer zxcv uiop",
+        "asdf jkl; qwerty zxcvbnm",
+        "poiu lkjh mnbv ytre",
+        "aaaa bbbb cccc dddd",
+        "x y z w v",
+        "a b c d e f",
+        "xkcd bzzt grr pfft",
+        "Eiffel 1 2 3 4 5 6 7",  # one real word among numbers
+        "Eiffel Tower ##### ##### ##### ##### #####",
+    ],
+)
+def test_junk_has_no_real_words(junk: str) -> None:
+    assert not rules.has_real_words(junk)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The Eiffel Tower is in Paris.",
+        "Attila conquered Constantinople.",
+        "Rube Waddell loved dogs.",
+        "Brad Pitt was born 12/28/63.",
+        "A neutrino is a fermion.",
+        "The construction took nine years from 1922 to 1931 and had a cost of US$250,000 ($3,600,000 in 2019).",
+        "Émile Zola wrote Germinal in 1885.",
+        "Pelé scored over 1,000 goals for Santos.",
+        "Москва является столицей России.",  # other alphabets are letters too
+        "東京 is the capital of Japan.",
+        "The BBC and NFL signed a TV deal.",
+        "Straße means street in German.",
+    ],
+)
+def test_real_claims_have_real_words(claim: str) -> None:
+    assert rules.has_real_words(claim)
+
+
+@pytest.mark.parametrize(
+    "word, real",
+    [("tower", True), ("Éire", True), ("BBC", True), ("bbc", False), ("asdf", False), ("fdsa", False), ("zzz", False), ("x", False), ("42", False), ("Wyn", True)],
+)
+def test_real_word(word: str, real: bool) -> None:
+    assert rules.is_real_word(word) is real
+
+
+# --- Names something of its page -----------------------------------------------------------------
+
+PAGE = rules.page_words("Eiffel Tower", ["The tower was designed by Gustave Eiffel's company.", "It opened in 1889 in Paris."])
+
+
+@pytest.mark.parametrize(
+    "claim, on_page",
+    [
+        ("The Eiffel Tower opened in 1889.", True),
+        ("A famous landmark stands in PARIS.", True),  # a word of a sentence, folded
+        ("Somebody designs bridges for a living.", True),  # "designs" and "designed" share a prefix
+        ("Bananas are rich in potassium and grow fast.", False),
+        ("The the of and a in it.", False),  # stop words name nothing
+    ],
+)
+def test_names_page(claim: str, on_page: bool) -> None:
+    assert rules.names_page(claim, PAGE) is on_page
+
+
+# --- Duplicates ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "first, second, same",
+    [
+        ("The Eiffel Tower is in Paris.", "the eiffel tower is in paris", True),
+        ("The Eiffel Tower is in Paris.", "  THE Eiffel-Tower, is in Paris!!! ", True),
+        ("Pelé scored 1,000 goals.", "Pele scored 1 000 goals", True),
+        ("The Eiffel Tower is in Paris.", "The Eiffel Tower is in Lyon.", False),
+    ],
+)
+def test_duplicate_key_ignores_case_accents_punctuation_and_spacing(first: str, second: str, same: bool) -> None:
+    assert (rules.duplicate_key(first) == rules.duplicate_key(second)) is same

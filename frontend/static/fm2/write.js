@@ -132,8 +132,13 @@
       const response = await fetch(`/api/pages/${pageId}/hints?q=${encodeURIComponent(query)}`, {
         signal: hintRequest.signal, headers: { Accept: "application/json" }, credentials: "same-origin",
       });
-      if (!response.ok) return;
-      const body = await response.json();
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        // e.g. hints_need_task once the task has expired: say why instead of going quiet.
+        hintList.replaceChildren();
+        hintStatus.textContent = (body.error && body.error.message) || "Hints are unavailable right now.";
+        return;
+      }
       showHints(Array.isArray(body) ? body : body.hints || []);
     } catch (error) {
       if (error.name !== "AbortError") hintStatus.textContent = "Hints are unavailable right now.";
