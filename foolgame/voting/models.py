@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from foolgame.claims.models import Claim
 
@@ -134,11 +135,12 @@ class Report(models.Model):
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.SET_NULL, related_name="reports")
     reason = models.CharField(max_length=20, choices=Reason.choices)
     note = models.TextField(blank=True, max_length=1000)
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now)
     # Decided at report time from the reporter's standing (voted rounds, account age): only
     # such reports count towards hiding a claim automatically; every report reaches the queue.
     counts_for_hiding = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-created"]
+        indexes = [models.Index(fields=["reporter", "created"], name="report_reporter_created")]
         constraints = [models.UniqueConstraint(fields=["claim", "reporter"], name="report_once_per_player")]

@@ -530,6 +530,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
                     round=round_,
                     reason=reason,
                     note=note,
+                    created=now,
                     counts_for_hiding=_reporter_trusted(player, now),
                 )
         except IntegrityError:
@@ -548,10 +549,12 @@ def _check_index(value: Any, *, field: str = "claim") -> None:
 
 
 def rounds_void_for_claim(*, claim_id: int) -> list[int]:
-    """End every open round (ready or playing) holding this claim without points, as voided:
-    a moderator changed the claim (label, evidence, removal) while it was in play. Runs in
-    the moderation action's transaction (rows locked, in id order); the sockets hear of it
-    on commit. The claims stay seen (SeenClaim): the player just gets a new round."""
+    """End every playing round holding this claim without points, as voided: a moderator
+    changed the claim (label, evidence, removal) while it was in play. A dealt round not
+    started yet showed nothing, so it is withdrawn as a stale one is (its other claim goes
+    back to the player's pool). Runs in the moderation action's transaction (rows locked,
+    in id order); the sockets hear of it on commit. The played claims stay seen
+    (SeenClaim): the player just gets a new round. Returns the voided rounds' ids."""
     ids = list(
         Round.objects.filter(state__in=Round.OPEN_STATES)
         .filter(models.Q(left_claim_id=claim_id) | models.Q(right_claim_id=claim_id))
@@ -561,7 +564,10 @@ def rounds_void_for_claim(*, claim_id: int) -> list[int]:
     voided = []
     now = clock.now()
     for round_ in Round.objects.select_for_update().filter(pk__in=ids).order_by("pk"):
-        if round_.state not in Round.OPEN_STATES:
+        if round_.state == Round.State.READY:
+            round_.delete()
+            continue
+        if round_.state != Round.State.PLAYING:
             continue
         round_.state, round_.ended_at = Round.State.VOIDED, now
         round_.save(update_fields=["state", "ended_at"])
