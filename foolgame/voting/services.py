@@ -484,8 +484,9 @@ def _reporter_trusted(player: AbstractBaseUser, now: datetime) -> bool:
     """Whether a report by this player counts towards hiding a claim: enough voted rounds and
     an account old enough (decided at report time and stored on the report)."""
     game = _game()
+    hours = game["REPORT_TRUST_MIN_ACCOUNT_HOURS"]
     joined = getattr(player, "date_joined", None)
-    if joined is not None and now - joined < timedelta(hours=game["REPORT_TRUST_MIN_ACCOUNT_HOURS"]):
+    if hours > 0 and joined is not None and now - joined < timedelta(hours=hours):
         return False
     return Round.objects.filter(player=player, state=Round.State.VOTED).count() >= game["REPORT_TRUST_MIN_VOTES"]
 
