@@ -504,7 +504,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
     if len(note) > NOTE_MAX_CHARS:
         raise ServiceError("note_too_long", f"A note holds at most {NOTE_MAX_CHARS} characters.")
     with transaction.atomic():
-        get_user_model().objects.select_for_update().filter(pk=player.pk).exists()
+        get_user_model().objects.select_for_update().get(pk=player.pk)  # the rate limit is counted under it
         round_ = _get_round(round_id=round_id, player=player, lock=True)
         if round_.state == Round.State.READY:
             raise ServiceError("round_not_started", "Start the round to see its claims first.", status_code=409)
