@@ -277,6 +277,17 @@ FM2 = {
     "CLUES_PER_CLAIM": 10,
     # A dealt round that is never started gives its claims back after this long.
     "ROUND_START_WITHIN_SECONDS": 10 * 60,
+    # Reports (foolgame.voting, issue 12): per player at most REPORTS_PER_WINDOW reports per
+    # REPORT_WINDOW_SECONDS and REPORTS_PER_DAY per day; a round's claims can be reported
+    # while it plays and up to REPORT_AFTER_ROUND_SECONDS after it ends; a report counts
+    # towards hiding a claim only when its reporter had REPORT_TRUST_MIN_VOTES voted rounds
+    # and an account REPORT_TRUST_MIN_ACCOUNT_HOURS old (every report reaches the queue).
+    "REPORTS_PER_WINDOW": 5,
+    "REPORT_WINDOW_SECONDS": 10 * 60,
+    "REPORTS_PER_DAY": 20,
+    "REPORT_AFTER_ROUND_SECONDS": 10 * 60,
+    "REPORT_TRUST_MIN_VOTES": 10,
+    "REPORT_TRUST_MIN_ACCOUNT_HOURS": 24,
     # Players who never appear on leaderboards (the release's system author).
     "SYSTEM_PLAYERS": ["fm2-release"],
 }

@@ -406,8 +406,12 @@ def _write_votes(
         "id", "player_id", "state", "started_at", "ended_at",
         "left_claim_id", "left_claim__label", "left_claim__page_id", "left_claim__status", "left_claim__author_id", "left_claim__external_id",
         "right_claim_id", "right_claim__label", "right_claim__page_id", "right_claim__status", "right_claim__author_id", "right_claim__external_id",
-        "vote__correct", "vote__points", "vote__remaining", "vote__created",
+        "vote__correct", "vote__points", "vote__remaining", "vote__created", "false_claim_index",
     )
+    # Rounds a moderator voided (a claim changed while they were open) carry no answer.
+    voided = Round.objects.filter(state=Round.State.VOIDED).count()
+    if voided:
+        summary.rounds_left_out["voided by moderation"] += voided
     done = 0
     progress("votes", 0, total)
     for chunk in _chunks(rows.iterator(chunk_size=options.chunk_size), options.chunk_size):
@@ -438,7 +442,11 @@ def _write_votes(
             if row["left_claim__label"] == row["right_claim__label"]:
                 summary.rounds_left_out["both claims now have the same label"] += 1
                 continue
-            false_index = 0 if row["left_claim__label"] == Claim.Label.REFUTES else 1
+            # The answer stored when the round was dealt (what the player was judged against);
+            # rounds older than that column fall back to the current labels.
+            false_index = row["false_claim_index"]
+            if false_index is None:
+                false_index = 0 if row["left_claim__label"] == Claim.Label.REFUTES else 1
             true_index = 1 - false_index
             ids = [
                 export_claim_id(row[f"{side}_claim_id"], row[f"{side}_claim__external_id"]) for _, side, _, _ in sides

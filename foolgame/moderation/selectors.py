@@ -71,6 +71,7 @@ def claim_review(claim: Claim) -> dict[str, Any]:
             "note": r.note,
             "created": r.created.isoformat(),
             "open": r.pk > reviewed_until,
+            "counts_for_hiding": r.counts_for_hiding,
         }
         for r in claim.reports.all()
     ]

@@ -150,7 +150,7 @@ class ClaimCounts:
     release_correct: int = 0
     release_total: int = 0
     game_votes: list[filters.VoteFacts] = field(default_factory=list)
-    reports: list[tuple[int, int]] = field(default_factory=list)  # (report id, reporter id)
+    reports: list[tuple[int, int, bool]] = field(default_factory=list)  # (report id, reporter id, counts for hiding)
 
     @property
     def correct(self) -> int:
@@ -176,8 +176,9 @@ def _counts(claim_ids: Sequence[int]) -> dict[int, ClaimCounts]:
         for pk in (left, right):
             if pk in counts:
                 counts[pk].game_votes.append(facts)
-    for pk, report_id, reporter_id in Report.objects.filter(claim_id__in=claim_ids).values_list("claim_id", "id", "reporter_id"):
-        counts[pk].reports.append((report_id, reporter_id))
+    reports = Report.objects.filter(claim_id__in=claim_ids).values_list("claim_id", "id", "reporter_id", "counts_for_hiding")
+    for pk, report_id, reporter_id, weighs in reports:
+        counts[pk].reports.append((report_id, reporter_id, weighs))
     return counts
 
 
@@ -206,9 +207,11 @@ def _apply(row: ClaimQuality, counts: ClaimCounts, prior: tuple[float, float]) -
     row.prior_a, row.prior_b = a, b
     row.too_hard, row.too_easy = hard.flagged, too_easy
     row.reasons = [v.reason for v, flagged in ((hard, hard.flagged), (easy, too_easy)) if flagged]
-    row.report_count = len({reporter for _, reporter in counts.reports})
-    row.open_reports = len({reporter for report_id, reporter in counts.reports if report_id > row.reviewed_report_id})
-    row.hidden_until_review = row.open_reports >= config["REPORT_HIDE_THRESHOLD"]
+    row.report_count = len({reporter for _, reporter, _ in counts.reports})
+    row.open_reports = len({reporter for report_id, reporter, _ in counts.reports if report_id > row.reviewed_report_id})
+    # Only trusted reporters' reports (enough votes, old enough account) hide a claim.
+    hiding = {reporter for report_id, reporter, weighs in counts.reports if report_id > row.reviewed_report_id and weighs}
+    row.hidden_until_review = len(hiding) >= config["REPORT_HIDE_THRESHOLD"]
     row.out_of_play = row.hidden_until_review or (row.too_hard and not row.kept)
 
 
@@ -481,6 +484,12 @@ def do_claim_action(checked: CheckedAction, *, moderator: AbstractBaseUser) -> A
     elif checked.action == "edit_evidence":
         assert checked.gold is not None
         _replace_gold(claim, checked.gold)
+    if checked.action != "keep":
+        # Open rounds holding the claim were dealt under what just changed: they end
+        # without points, in this transaction (a finished round keeps its stored answer).
+        from foolgame.voting.services import rounds_void_for_claim  # voting imports moderation's tasks
+
+        rounds_void_for_claim(claim_id=claim.pk)
     if checked.action != "remove":
         quality.kept = True
     last_report = Report.objects.filter(claim=claim).order_by("-id").values_list("id", flat=True).first()

@@ -51,7 +51,7 @@ class ResultSerializer(serializers.Serializer):
 
 class RoundStateSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["ready", "playing", "voted", "timeout", "reported"])
+    status = serializers.ChoiceField(choices=["ready", "playing", "voted", "timeout", "reported", "voided"])
     pages = PageRefSerializer(many=True)
     started_at = serializers.DateTimeField(allow_null=True)
     clue_cost = serializers.IntegerField()
@@ -59,8 +59,14 @@ class RoundStateSerializer(serializers.Serializer):
     remaining = serializers.FloatField(allow_null=True, help_text="seconds left on the server's clock")
     points = serializers.IntegerField(help_text="what a correct vote would earn now")
     clues = serializers.ListField(child=ClueSerializer(many=True), help_text="clues bought so far, per claim")
-    clues_left = serializers.ListField(child=serializers.IntegerField(), required=False)
-    result = ResultSerializer(required=False, help_text="only once the round is over")
+    clues_left = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="clues still to buy per claim; while playing, both show the longer list's length less what was bought "
+        "(a claim whose list runs out answers no_more_clues); once over, the true numbers",
+    )
+    result = ResultSerializer(required=False, help_text="only once the round is over (not for a voided round)")
+    message = serializers.CharField(required=False, help_text="why the round was voided (status voided only)")
 
 
 class RoundCreatedSerializer(serializers.Serializer):
@@ -75,7 +81,7 @@ class RevealSerializer(serializers.Serializer):
 class ClueResultSerializer(serializers.Serializer):
     claim = serializers.IntegerField()
     clue = ClueSerializer()
-    clues_left = serializers.IntegerField()
+    clues_left = serializers.IntegerField(help_text="the longer list's length less the clues bought of this claim (padded)")
     remaining = serializers.FloatField()
     points = serializers.IntegerField()
 

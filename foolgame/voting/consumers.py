@@ -202,10 +202,14 @@ class RoundConsumer(AsyncWebsocketConsumer):
         await self._announce_timeout()
 
     async def _announce_timeout(self) -> None:
-        """Send ``timeout`` once, whichever path (tick, task, another request) saw it first."""
+        """Send ``timeout`` once, whichever path (tick, task, another request) saw it first;
+        a round voided by moderation gets one ``void`` frame the same way."""
         if self.status == Round.State.TIMED_OUT and not self.timeout_sent:
             self.timeout_sent = True
             await self.send_frame("timeout", {"remaining": 0, "points": 0})
+        elif self.status == Round.State.VOIDED and not self.timeout_sent:
+            self.timeout_sent = True
+            await self.send_frame("void", {"remaining": 0, "points": 0, "message": services.VOIDED_MESSAGE})
 
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from foolgame.claims.models import Claim
 
@@ -20,6 +21,7 @@ class Round(models.Model):
         VOTED = "voted", "Voted"
         TIMED_OUT = "timeout", "Timed out"
         REPORTED = "reported", "Ended by a report"
+        VOIDED = "voided", "Voided by moderation"
 
     OPEN_STATES = (State.READY, State.PLAYING)
 
@@ -31,6 +33,9 @@ class Round(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     deadline = models.DateTimeField(null=True, blank=True, db_index=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # The answer as dealt: a later relabel never rewrites a round's answer (null only for
+    # rounds made before the column; their answer is then read from the current labels).
+    false_claim_index = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -52,6 +57,8 @@ class Round(models.Model):
 
     @property
     def false_index(self) -> int:
+        if self.false_claim_index is not None:
+            return self.false_claim_index
         return 0 if self.left_claim.label == Claim.Label.REFUTES else 1
 
     @property
@@ -128,8 +135,12 @@ class Report(models.Model):
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.SET_NULL, related_name="reports")
     reason = models.CharField(max_length=20, choices=Reason.choices)
     note = models.TextField(blank=True, max_length=1000)
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now)
+    # Decided at report time from the reporter's standing (voted rounds, account age): only
+    # such reports count towards hiding a claim automatically; every report reaches the queue.
+    counts_for_hiding = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-created"]
+        indexes = [models.Index(fields=["reporter", "created"], name="report_reporter_created")]
         constraints = [models.UniqueConstraint(fields=["claim", "reporter"], name="report_once_per_player")]

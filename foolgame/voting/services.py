@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
@@ -124,7 +124,9 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
             )
         left, right = pair if random.random() < 0.5 else pair[::-1]
-        round_ = Round.objects.create(player=player, left_claim_id=left.id, right_claim_id=right.id)
+        round_ = Round.objects.create(
+            player=player, left_claim_id=left.id, right_claim_id=right.id, false_claim_index=0 if left.label == Claim.Label.REFUTES else 1
+        )
         try:
             with transaction.atomic():
                 SeenClaim.objects.bulk_create(
@@ -167,19 +169,25 @@ def _close_if_due(round_: Round, now: datetime) -> bool:
     return False
 
 
-def _schedule_expiry(round_: Round) -> None:
-    """After the commit, ask a worker to close the round at its deadline. With eager tasks
-    (no broker) the task would run at once and find nothing due, so it is not sent: lazy
-    expiry on access and the socket's clock close the round there."""
+def _schedule_expiry(round_: Round, *, final: bool = False) -> None:
+    """After the commit, ask a worker to close the round at its deadline. Sent once per
+    round, by the start (a reveal only moves the deadline earlier; the socket's tick, lazy
+    expiry and the sweep close the round at its real deadline, and a task that runs early
+    re-sends itself once: ``final`` is that second send). With eager tasks (no broker) the
+    task would run at once and find nothing due, so it is not sent."""
     from foolgame.voting import tasks
 
     if events.task_runs_eagerly(tasks.expire_round):
         return
-    events.task_on_commit(tasks.expire_round, round_.pk, eta=round_.deadline)
+    events.task_on_commit(tasks.expire_round, round_.pk, *([False] if final else []), eta=round_.deadline)
 
 
-def round_expire(*, round_id: int) -> bool:
-    """Close a round whose time is up (the Celery task and the sweep call this). Idempotent."""
+def round_expire(*, round_id: int, reschedule: bool = False) -> bool:
+    """Close a round whose time is up (the Celery task and the sweep call this). Idempotent.
+
+    ``reschedule`` (the expiry task's first run): a playing round found before its deadline
+    gets its one expiry task sent again for the current deadline, so one pending task per
+    round is enough whatever the reveals did to the deadline."""
     with transaction.atomic():
         try:
             round_ = Round.objects.select_for_update().get(pk=round_id)
@@ -187,7 +195,10 @@ def round_expire(*, round_id: int) -> bool:
             return False
         if round_.state == Round.State.READY:
             return _abandon_if_stale(round_, clock.now())
-        return _close_if_due(round_, clock.now())
+        closed = _close_if_due(round_, clock.now())
+        if not closed and reschedule and round_.state == Round.State.PLAYING:
+            _schedule_expiry(round_, final=True)
+        return closed
 
 
 def _abandon_if_stale(round_: Round, now: datetime) -> bool:
@@ -268,32 +279,49 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
     if reveals is None:
         reveals = list(round_.reveals.all())
     remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
-    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED):
         remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
     clues: list[list[dict[str, Any]]] = [[], []]
     for reveal in reveals:
-        clues[reveal.claim_index].append(_clue_payload(round_.claims[reveal.claim_index], reveal.position))
+        claim = round_.claims[reveal.claim_index]
+        if reveal.position < len(claim.clues):  # a moderator's evidence edit may have shortened it
+            clues[reveal.claim_index].append(_clue_payload(claim, reveal.position))
     state.update(
         {
             "claims": [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims],
             "remaining": None if remaining is None else round(max(remaining, 0.0), 2),
             "points": round_points(remaining) if remaining is not None else 0,
             "clues": clues,
-            "clues_left": [len(c.clues) - len(clues[i]) for i, c in enumerate(round_.claims)],
+            "clues_left": _clues_left(round_, [len(c) for c in clues]),
         }
     )
     if round_.state == Round.State.VOTED:
         state["result"] = _result_payload(round_, round_.vote)
     elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
         state["result"] = _answer_payload(round_)
+    elif round_.state == Round.State.VOIDED:
+        state["message"] = VOIDED_MESSAGE
     return state
+
+
+VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
+
+
+def _clues_left(round_: Round, bought: list[int]) -> list[int]:
+    """Clues still to buy per claim. While the round is playing both claims show the longer
+    list's length less what was bought, so the lengths never tell which claim is false
+    (a claim whose list runs out answers ``no_more_clues``); once over, the true numbers."""
+    lengths = [len(c.clues) for c in round_.claims]
+    if round_.state == Round.State.PLAYING:
+        return [max(max(lengths) - n, 0) for n in bought]
+    return [max(length - n, 0) for length, n in zip(lengths, bought)]
 
 
 def _answer_payload(round_: Round) -> dict[str, Any]:
     """The answer, shown once the round is over."""
     return {
         "false_claim": round_.false_index,
-        "labels": [c.label for c in round_.claims],
+        "labels": [Claim.Label.REFUTES if i == round_.false_index else Claim.Label.SUPPORTS for i in (0, 1)],
         "gold": _gold_payloads(round_.claims),
     }
 
@@ -351,13 +379,12 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
             reveals = round_.reveals.count()
             round_.deadline = _deadline(round_, reveals)
             round_.save(update_fields=["deadline"])
-            _schedule_expiry(round_)
             events.round_changed_on_commit(round_)
             remaining = round_remaining(round_, now=now, reveals=reveals)
             return {
                 "claim": claim_index,
                 "clue": _clue_payload(claim, position),
-                "clues_left": len(claim.clues) - position - 1,
+                "clues_left": max(len(c.clues) for c in round_.claims) - position - 1,
                 "remaining": round(remaining, 2),
                 "points": round_points(remaining),
                 "deadline": round_.deadline.isoformat(),
@@ -427,9 +454,49 @@ def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) ->
         return {"ok": True}
 
 
+def _check_report_rate(player: AbstractBaseUser, now: datetime) -> None:
+    """At most REPORTS_PER_WINDOW reports per REPORT_WINDOW_SECONDS and REPORTS_PER_DAY per
+    day, counted from the stored reports; the caller holds the player's row lock."""
+    game = _game()
+    for limit, seconds in ((game["REPORTS_PER_WINDOW"], game["REPORT_WINDOW_SECONDS"]), (game["REPORTS_PER_DAY"], 24 * 3600)):
+        since = now - timedelta(seconds=seconds)
+        recent = list(Report.objects.filter(reporter=player, created__gt=since).order_by("-created").values_list("created", flat=True)[:limit])
+        if len(recent) >= limit:
+            again = recent[-1] + timedelta(seconds=seconds)
+            wait = max(1, math.ceil((again - now).total_seconds()))
+            raise ServiceError(
+                "report_rate_limited",
+                f"You sent {limit} reports in the last {_span(seconds)}; you can report again in {_span(wait)} (at {again.isoformat(timespec='seconds')}).",
+                status_code=429,
+                details={"retry_after": wait, "retry_at": again.isoformat()},
+            )
+
+
+def _span(seconds: int) -> str:
+    if seconds >= 3600:
+        return f"{math.ceil(seconds / 3600)} h"
+    if seconds >= 60:
+        return f"{math.ceil(seconds / 60)} min"
+    return f"{seconds} s"
+
+
+def _reporter_trusted(player: AbstractBaseUser, now: datetime) -> bool:
+    """Whether a report by this player counts towards hiding a claim: enough voted rounds and
+    an account old enough (decided at report time and stored on the report)."""
+    game = _game()
+    hours = game["REPORT_TRUST_MIN_ACCOUNT_HOURS"]
+    joined = getattr(player, "date_joined", None)
+    if hours > 0 and joined is not None and now - joined < timedelta(hours=hours):
+        return False
+    return Round.objects.filter(player=player, state=Round.State.VOTED).count() >= game["REPORT_TRUST_MIN_VOTES"]
+
+
 def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason: str, note: str = "") -> dict[str, Any]:
     """Report a claim of the round. During play this ends the round without points; after
-    it, the report is only stored. Reports feed the moderation queue."""
+    it, within REPORT_AFTER_ROUND_SECONDS, the report is only stored. Reports feed the
+    moderation queue; only those of trusted reporters count towards hiding a claim.
+
+    Locking: the player's row (the rate limit is counted under it), then the round's."""
     _check_index(claim, field="claim")
     if reason not in Report.Reason.values:
         raise ServiceError("invalid_reason", f"reason must be one of: {', '.join(Report.Reason.values)}.")
@@ -437,14 +504,36 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
     if len(note) > NOTE_MAX_CHARS:
         raise ServiceError("note_too_long", f"A note holds at most {NOTE_MAX_CHARS} characters.")
     with transaction.atomic():
+        get_user_model().objects.select_for_update().get(pk=player.pk)  # the rate limit is counted under it
         round_ = _get_round(round_id=round_id, player=player, lock=True)
         if round_.state == Round.State.READY:
             raise ServiceError("round_not_started", "Start the round to see its claims first.", status_code=409)
+        if round_.state == Round.State.VOIDED:
+            raise ServiceError("round_voided", "A moderator already changed a claim of this round.", status_code=409)
         now = clock.now()
+        if round_.state == Round.State.PLAYING and round_.deadline is not None and now >= round_.deadline:
+            ended_at = round_.deadline  # timed out just now: the window runs from its deadline
+        else:
+            ended_at = round_.ended_at
+        if round_.state != Round.State.PLAYING or ended_at is not None:
+            window = _game()["REPORT_AFTER_ROUND_SECONDS"]
+            if ended_at is None or now - ended_at > timedelta(seconds=window):
+                raise ServiceError(
+                    "report_window_closed", f"Reports are taken during a round and up to {_span(window)} after it ends.", status_code=409
+                )
+        _check_report_rate(player, now)
         _close_if_due(round_, now)
         try:
             with transaction.atomic():
-                Report.objects.create(claim=round_.claims[claim], reporter=player, round=round_, reason=reason, note=note)
+                Report.objects.create(
+                    claim=round_.claims[claim],
+                    reporter=player,
+                    round=round_,
+                    reason=reason,
+                    note=note,
+                    created=now,
+                    counts_for_hiding=_reporter_trusted(player, now),
+                )
         except IntegrityError:
             raise ServiceError("already_reported", "You already reported this claim.", status_code=409) from None
         events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.claims[claim].pk])
@@ -458,3 +547,31 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
 def _check_index(value: Any, *, field: str = "claim") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1):
         raise ServiceError("invalid_claim", f"{field} must be 0 (left) or 1 (right).")
+
+
+def rounds_void_for_claim(*, claim_id: int) -> list[int]:
+    """End every playing round holding this claim without points, as voided: a moderator
+    changed the claim (label, evidence, removal) while it was in play. A dealt round not
+    started yet showed nothing, so it is withdrawn as a stale one is (its other claim goes
+    back to the player's pool). Runs in the moderation action's transaction (rows locked,
+    in id order); the sockets hear of it on commit. The played claims stay seen
+    (SeenClaim): the player just gets a new round. Returns the voided rounds' ids."""
+    ids = list(
+        Round.objects.filter(state__in=Round.OPEN_STATES)
+        .filter(models.Q(left_claim_id=claim_id) | models.Q(right_claim_id=claim_id))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    voided = []
+    now = clock.now()
+    for round_ in Round.objects.select_for_update().filter(pk__in=ids).order_by("pk"):
+        if round_.state == Round.State.READY:
+            round_.delete()
+            continue
+        if round_.state != Round.State.PLAYING:
+            continue
+        round_.state, round_.ended_at = Round.State.VOIDED, now
+        round_.save(update_fields=["state", "ended_at"])
+        events.round_changed_on_commit(round_)
+        voided.append(round_.pk)
+    return voided

@@ -9,9 +9,10 @@ from foolgame.voting.services import round_expire, rounds_sweep
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
-def expire_round(round_id: int) -> bool:
-    """Scheduled for the round's deadline; closing a closed or not-yet-due round does nothing."""
-    return round_expire(round_id=round_id)
+def expire_round(round_id: int, reschedule: bool = True) -> bool:
+    """Scheduled once per round for its deadline; closing a closed round does nothing, and a
+    round not yet due (a late-moved deadline) gets this task sent once more for it."""
+    return round_expire(round_id=round_id, reschedule=reschedule)
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)

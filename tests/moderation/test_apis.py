@@ -59,7 +59,7 @@ def test_queue_lists_reports_first_then_the_lowest_scores_with_everything_a_mode
     assert first["why"] == ["reports"] and first["open_reports"] == 1
     assert first["reports"][0] | {"created": None} == {
         "id": first["reports"][0]["id"], "reporter": first["reports"][0]["reporter"], "reason": "wrong_label",
-        "note": "The page says the opposite.", "created": None, "open": True,
+        "note": "The page says the opposite.", "created": None, "open": True, "counts_for_hiding": True,
     }
     assert hard["why"] == ["too_hard"] and hard["votes"]["total"] == 8 and hard["votes"]["correct"] == 2
     assert hard["score"] == pytest.approx(6 / 13, abs=1e-4)

@@ -88,7 +88,11 @@ def report(player, clock, target: Claim, reason: str = "spam", note: str = "") -
     voting.round_report(round_id=round_.pk, player=player, claim=0 if round_.left_claim_id == target.pk else 1, reason=reason, note=note)
 
 
-def test_three_different_reporters_hide_a_claim_until_it_is_reviewed(fake_clock, moderator, django_capture_on_commit_callbacks) -> None:
+def test_three_different_trusted_reporters_hide_a_claim_until_it_is_reviewed(
+    fake_clock, moderator, django_capture_on_commit_callbacks, settings
+) -> None:
+    # Reporters with enough votes and an old enough account (here: any).
+    settings.FM2 = {**settings.FM2, "REPORT_TRUST_MIN_VOTES": 0, "REPORT_TRUST_MIN_ACCOUNT_HOURS": 0}
     true_claim, _ = claim_pair()
     for n in range(2):
         with django_capture_on_commit_callbacks(execute=True):

@@ -14,7 +14,7 @@ from django.db import close_old_connections, connection
 from foolgame.api.errors import ServiceError
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import services
-from foolgame.voting.models import Like, Round, SeenClaim, Vote
+from foolgame.voting.models import Like, Report, Round, SeenClaim, Vote
 from tests.factories import PageFactory, UserFactory
 from tests.voting.conftest import make_claim
 
@@ -96,3 +96,28 @@ def test_concurrent_reveals_each_cost_ten_seconds_once(game) -> None:
     state = services.round_get_state(round_id=round_.pk, player=game.voter)
     assert [c["position"] for c in state["clues"][0]] == list(range(clues))
     assert 180 - 10 * clues - 1 < state["remaining"] <= 180 - 10 * clues
+
+
+def test_concurrent_reports_cannot_beat_the_reports_rate_limit(db, settings) -> None:
+    settings.FM2 = {**settings.FM2, "REPORTS_PER_WINDOW": 3, "REPORTS_PER_DAY": 20}
+    voter, author = UserFactory(), UserFactory()
+    for _ in range(8):
+        page = PageFactory()
+        make_claim(page, label="SUPPORTS", author=author)
+        make_claim(page, label="REFUTES", author=author)
+    rounds = []
+    for _ in range(8):
+        round_ = services.round_create(player=voter)
+        services.round_start(round_id=round_.pk, player=voter)
+        services.vote_cast(round_id=round_.pk, player=voter, false_claim=0)
+        rounds.append(round_.pk)
+    pending, taken = list(rounds), threading.Lock()
+
+    def report() -> object:
+        with taken:
+            round_id = pending.pop()
+        return services.round_report(round_id=round_id, player=voter, claim=0, reason="spam")
+
+    outcomes = race(8, report)
+    assert outcomes == Counter({"ok": 3, "report_rate_limited": 5})
+    assert Report.objects.filter(reporter=voter).count() == 3

@@ -270,21 +270,37 @@ def test_open_rounds_are_capped(db, fake_clock) -> None:
     assert error.value.code == "too_many_open_rounds"
 
 
-def test_start_and_reveal_schedule_the_expiry_task_at_the_deadline(game, fake_clock, monkeypatch, django_capture_on_commit_callbacks) -> None:
+def _capture_expiry_sends(monkeypatch) -> list[tuple]:
+    """The expiry tasks the services send (as a broker would get them), captured where
+    ``events.task_on_commit`` is called, with eager mode off."""
+    from foolgame.voting import events, tasks
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(events, "task_runs_eagerly", lambda task: False)
+    monkeypatch.setattr(
+        events, "task_on_commit", lambda task, *args, **options: sent.append((args, options.get("eta"))) if task is tasks.expire_round else None
+    )
+    return sent
+
+
+def test_a_round_has_one_pending_expiry_task_however_many_clues_are_bought(game, fake_clock, monkeypatch) -> None:
+    sent = _capture_expiry_sends(monkeypatch)
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    for i in range(5):
+        services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=i % 2)
+    round_.refresh_from_db()
+    assert [(args, (eta - round_.started_at).total_seconds()) for args, eta in sent] == [((round_.pk,), 180)]
+
+
+def test_an_expiry_task_that_runs_before_the_deadline_resends_itself_once(game, fake_clock, monkeypatch) -> None:
     from foolgame.voting import tasks
 
-    monkeypatch.setitem(tasks.expire_round.app.conf, "task_always_eager", False)
-    sent: list[tuple] = []
-    monkeypatch.setattr(tasks.expire_round, "apply_async", lambda args, eta: sent.append((args, eta)))
     round_ = services.round_create(player=game.voter)
-    with django_capture_on_commit_callbacks(execute=True):
-        services.round_start(round_id=round_.pk, player=game.voter)
-    with django_capture_on_commit_callbacks(execute=True):
-        services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)
-    # The tasks go to the broker from the publisher thread, so the request never waits for it.
-    waited = time.monotonic() + 5
-    while len(sent) < 2 and time.monotonic() < waited:
-        time.sleep(0.01)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    sent = _capture_expiry_sends(monkeypatch)
+    assert tasks.expire_round(round_.pk) is False  # early: not closed, sent again for the deadline
+    assert tasks.expire_round(round_.pk, False) is False  # the resent one does not resend
     round_.refresh_from_db()
-    start = round_.started_at
-    assert [(args, (eta - start).total_seconds()) for args, eta in sent] == [([round_.pk], 180), ([round_.pk], 170)]
+    assert sent == [((round_.pk, False), round_.deadline)]
+    assert round_.state == Round.State.PLAYING

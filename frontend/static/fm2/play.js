@@ -77,7 +77,7 @@
       setClock(state.remaining, state.points);
       setPlaying(true);
     } else {
-      showOutcome(state.status, state.result || null);
+      showOutcome(state.status, state.status === "voided" ? { message: state.message } : state.result || null);
     }
   }
 
@@ -95,6 +95,11 @@
         ? "You earned " + result.points + " points."
         : "That claim was true. No points this time.";
       $("#like-panel").hidden = false;
+    } else if (status === "voided") {
+      title.textContent = "Round voided.";
+      detail.textContent = (result && result.message) || "A moderator changed a claim of this round; nobody earns points. Start a new round.";
+      $("#like-panel").hidden = true;
+      result = null;
     } else if (status === "timeout") {
       title.textContent = "Time is up.";
       detail.textContent = "Nobody earns points for this round.";
@@ -140,6 +145,11 @@
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
   }
 
+  // Before the vote the server pads clues_left to one number for both claims (the lengths
+  // would tell the false claim), so a claim's list may run out first: no_more_clues then
+  // hides that claim's button.
+  let lastReveal = null;
+
   function connect() {
     const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(scheme + window.location.host + "/ws/rounds/" + roundId + "/");
@@ -163,7 +173,14 @@
           if (frame.for === "like") { $$(".like").forEach((b) => { b.disabled = true; }); $("#like-done").hidden = false; }
           if (frame.for === "report") api("GET", "/api/rounds/" + roundId).then((state) => showOutcome(state.status, state.result));
           break;
-        case "error": showError(frame.message); break;
+        case "void":
+          setClock(0, 0);
+          showOutcome("voided", { message: frame.message });
+          break;
+        case "error":
+          if (frame.code === "no_more_clues" && lastReveal !== null) $(".reveal", cards[lastReveal]).hidden = true;
+          showError(frame.message);
+          break;
       }
     });
     socket.addEventListener("close", (event) => {
@@ -195,7 +212,7 @@
   $("#start-button").addEventListener("click", startRound);
   $("#next-button").addEventListener("click", () => { resultBox.hidden = true; roundBox.hidden = true; startRound(); });
   cards.forEach((card, index) => {
-    $(".reveal", card).addEventListener("click", () => { showError(""); send({ type: "reveal", claim: index }); });
+    $(".reveal", card).addEventListener("click", () => { showError(""); lastReveal = index; send({ type: "reveal", claim: index }); });
     $(".vote", card).addEventListener("click", () => { showError(""); send({ type: "vote", false_claim: index }); });
     $(".report-send", card).addEventListener("click", () => {
       send({ type: "report", claim: index, reason: $(".report-reason", card).value, note: $(".report-note", card).value });
