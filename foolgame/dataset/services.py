@@ -246,8 +246,9 @@ def export_job_run(*, export_id: int) -> bool:
     out_dir = export.directory
     work_dir = out_dir.with_name(f"{out_dir.name}.attempt-{export.attempts}")
     try:
-        if work_dir.exists():
-            shutil.rmtree(work_dir)
+        # Folders of earlier runs (a killed worker leaves its half-written one) and this one's.
+        for stale_dir in out_dir.parent.glob(f"{out_dir.name}.attempt-*"):
+            shutil.rmtree(stale_dir, ignore_errors=True)
         result = dataset_export(
             out_dir=work_dir, options=export_options_from(export.options), progress=_JobProgress(export.pk, owner)
         )
