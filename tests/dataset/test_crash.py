@@ -94,7 +94,7 @@ def test_an_export_whose_worker_is_killed_mid_run_ends_done(world, settings, tmp
         "CELERY_TASK_ALWAYS_EAGER": "false",
     }
     broker = redis.Redis.from_url(settings.REDIS_URL)
-    broker.delete("celery", "unacked", "unacked_index")
+    broker.delete("celery", "unacked", "unacked_index", *broker.scan_iter("celery-task-meta-*"))
     log = tmp_path / "workers.log"
     export = Export.objects.create(options={"seed": 1})
     first = start_worker(env, log)
