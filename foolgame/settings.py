@@ -176,6 +176,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Nothing reads a task's return value (jobs report through their own rows), so results are
+# not written to the backend at all.
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A round over its deadline is over whether or not its timer fired; this sweep closes
     # the ones nobody touched (a lost task, a worker restart).
@@ -183,6 +186,26 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Every vote refreshes its two claims' flags; this recomputes all of them and refits the
     # prior, so the flags follow a changed prior, threshold or setting.
     "refresh-quality": {"task": "foolgame.moderation.tasks.refresh_all_quality", "schedule": 60.0 * 60},
+    # A killed worker's export would otherwise wait for Redis' visibility timeout (1 hour):
+    # this re-queues stale exports (or fails them once their attempts are used up).
+    "reap-stale-exports": {"task": "foolgame.dataset.tasks.reap_stale_exports", "schedule": 60.0},
+}
+
+# --- Background jobs (exports and the giveaway trainer surviving a worker crash) ------------
+FM2_JOBS = {
+    # A running export whose heartbeat is older than this is taken over by a redelivery or
+    # the reaper. A live export beats with its progress reports (at every stage change and at
+    # most every EXPORT_HEARTBEAT_SECONDS within a stage, i.e. per 2,000-row chunk), so its
+    # longest silence is one stage step (seconds even for 100k claims), far below this.
+    "EXPORT_STALE_SECONDS": env.int("FM2_EXPORT_STALE_SECONDS", default=300),
+    "EXPORT_HEARTBEAT_SECONDS": env.float("FM2_EXPORT_HEARTBEAT_SECONDS", default=0.5),
+    # Attempts (first run included) before an export whose worker keeps dying is failed.
+    "EXPORT_MAX_ATTEMPTS": env.int("FM2_EXPORT_MAX_ATTEMPTS", default=3),
+    # A trainer that crashed while training the giveaway detector holds its lock this long.
+    "GIVEAWAY_TRAIN_LOCK_SECONDS": env.int("FM2_GIVEAWAY_TRAIN_LOCK_SECONDS", default=15 * 60),
+    # TEST ONLY: seconds an export sleeps at each progress report, so a crash test can kill
+    # its worker mid-run. Never set this in production.
+    "TEST_EXPORT_PROGRESS_DELAY": env.float("FM2_TEST_EXPORT_PROGRESS_DELAY", default=0.0),
 }
 
 # --- Auth -------------------------------------------------------------------------------

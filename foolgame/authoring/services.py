@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import threading
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -373,8 +375,30 @@ def giveaway_retrain_on_commit() -> None:
     transaction.on_commit(enqueue)
 
 
+GIVEAWAY_TRAIN_LOCK = "fm2:giveaway:train"
+
+
 def giveaway_train_now(*, force: bool = False) -> GiveawayModel | None:
-    """Train a detector on the active claims and store it (does nothing if not due and not forced)."""
+    """Train a detector on the active claims and store it (does nothing if not due and not forced).
+
+    Two deliveries at once train once: the "is it due?" check and the training run happen
+    under one lock (an atomic cache ``add``, shared by every worker on Redis); the delivery
+    that does not get it does nothing, and the holder's new model row makes the retrain not
+    due for whoever comes next. A trainer that crashes holding the lock blocks retraining
+    only until the lock expires (``GIVEAWAY_TRAIN_LOCK_SECONDS``); the next claim that makes
+    a retrain due queues it again.
+    """
+    token = uuid.uuid4().hex
+    if not cache.add(GIVEAWAY_TRAIN_LOCK, token, timeout=settings.FM2_JOBS["GIVEAWAY_TRAIN_LOCK_SECONDS"]):
+        return None  # another worker is training right now
+    try:
+        return _giveaway_train_locked(force=force)
+    finally:
+        if cache.get(GIVEAWAY_TRAIN_LOCK) == token:  # not a lock that expired and was taken since
+            cache.delete(GIVEAWAY_TRAIN_LOCK)
+
+
+def _giveaway_train_locked(*, force: bool) -> GiveawayModel | None:
     if not force and not giveaway_retrain_due():
         return None
     rows = list(selectors.active_claim_examples().values_list("id", "text", "label", "page_id"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -58,6 +59,9 @@ class ExportStatusSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     error = serializers.CharField(allow_blank=True)
     files = ExportFileSerializer(many=True, help_text="once done")
+    attempts = serializers.IntegerField(help_text="runs started; a run whose worker died is taken over, up to a limit")
+    max_attempts = serializers.IntegerField(help_text="after this many runs whose worker died the export fails")
+    heartbeat_at = serializers.DateTimeField(allow_null=True, help_text="last sign of life of the running job")
 
 
 class ExportCreateApi(ApiView):
@@ -96,6 +100,9 @@ class ExportDetailApi(ApiView):
                     "finished_at": export.finished_at,
                     "error": export.error,
                     "files": files,
+                    "attempts": export.attempts,
+                    "max_attempts": settings.FM2_JOBS["EXPORT_MAX_ATTEMPTS"],
+                    "heartbeat_at": export.heartbeat_at,
                 }
             ).data
         )

@@ -27,6 +27,11 @@ class Export(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Crash recovery: the running job beats; a redelivery or the reaper takes over (or
+    # fails) one whose heartbeat is stale. ``owner`` is the run that holds the job.
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the running job.")
+    attempts = models.PositiveIntegerField(default=0, help_text="Runs started, the first included.")
+    owner = models.CharField(max_length=100, blank=True, help_text="The worker run that holds the job.")
 
     class Meta:
         ordering = ["-created", "-id"]

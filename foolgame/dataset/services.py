@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import socket
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from foolgame.api.errors import ServiceError
@@ -135,51 +141,158 @@ def export_request(
     return export
 
 
-class _JobProgress:
-    """Writes the job's progress to its row, at most twice a second (and at every stage)."""
+def _jobs(name: str) -> Any:
+    return settings.FM2_JOBS[name]
 
-    def __init__(self, export_id: int) -> None:
+
+def _stale_before(now: datetime) -> datetime:
+    return now - timedelta(seconds=_jobs("EXPORT_STALE_SECONDS"))
+
+
+def _stale_running(now: datetime) -> Q:
+    """A running export nobody has heard from for the stale timeout (its worker died)."""
+    return Q(status=Export.Status.RUNNING) & (Q(heartbeat_at__lt=_stale_before(now)) | Q(heartbeat_at__isnull=True))
+
+
+def _stopped_message(attempts: int) -> str:
+    return f"The worker running this export stopped (attempt {attempts} of {_jobs('EXPORT_MAX_ATTEMPTS')})."
+
+
+class ExportSuperseded(Exception):
+    """This run no longer holds the export (another delivery took it over): stop writing."""
+
+
+class _JobProgress:
+    """Writes the job's progress and heartbeat to its row, at most every EXPORT_HEARTBEAT_SECONDS
+    within a stage (and at every stage change), only while this run still owns the job."""
+
+    def __init__(self, export_id: int, owner: str) -> None:
         self.export_id = export_id
+        self.owner = owner
         self.last = (None, 0.0)
+        self.interval = float(_jobs("EXPORT_HEARTBEAT_SECONDS"))
+        self.delay = float(_jobs("TEST_EXPORT_PROGRESS_DELAY"))  # test-only knob, 0 in production
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.delay:
+            time.sleep(self.delay)
         start, end = STAGE_SPAN.get(stage, (0.0, 1.0))
         value = start + (end - start) * (done / total if total else 1.0)
         now = time.monotonic()
-        if stage == self.last[0] and now - self.last[1] < 0.5:
+        if stage == self.last[0] and now - self.last[1] < self.interval:
             return
         self.last = (stage, now)
-        Export.objects.filter(pk=self.export_id).update(stage=stage, progress=round(value, 4))
+        beat = Export.objects.filter(pk=self.export_id, status=Export.Status.RUNNING, owner=self.owner).update(
+            stage=stage, progress=round(value, 4), heartbeat_at=timezone.now()
+        )
+        if not beat:
+            raise ExportSuperseded(f"export {self.export_id} is no longer held by {self.owner}")
+
+
+def _export_take(export_id: int, owner: str) -> Export | None:
+    """Claim the export for this run: a pending one, or a running one whose heartbeat is stale.
+
+    One conditional UPDATE, so two deliveries at once cannot both win (the loser's WHERE no
+    longer matches once the winner's row is committed). A stale export whose attempts are used
+    up is failed instead, with a reason the researcher can read.
+    """
+    now = timezone.now()
+    takeable = Q(status=Export.Status.PENDING) | _stale_running(now)
+    taken = Export.objects.filter(takeable, pk=export_id, attempts__lt=_jobs("EXPORT_MAX_ATTEMPTS")).update(
+        status=Export.Status.RUNNING, owner=owner, attempts=F("attempts") + 1, heartbeat_at=now,
+        started_at=now, stage="", progress=0.0, error="", files=[],
+    )
+    if taken:
+        return Export.objects.get(pk=export_id)
+    _export_fail_exhausted(now=now, pk=export_id)
+    return None
+
+
+def _export_fail_exhausted(*, now: datetime, pk: int | None = None) -> int:
+    """Fail the stale running exports that have used up their attempts; returns how many."""
+    rows = Export.objects.filter(_stale_running(now), attempts__gte=_jobs("EXPORT_MAX_ATTEMPTS"))
+    if pk is not None:
+        rows = rows.filter(pk=pk)
+    failed = 0
+    for row_pk, attempts in rows.values_list("pk", "attempts"):
+        failed += Export.objects.filter(_stale_running(now), pk=row_pk, attempts=attempts).update(
+            status=Export.Status.FAILED, error=_stopped_message(attempts), finished_at=now
+        )
+    return failed
+
+
+def _export_finish(export_id: int, owner: str, **fields: Any) -> bool:
+    """Record the end of this run, only if it still holds the export."""
+    return bool(
+        Export.objects.filter(pk=export_id, status=Export.Status.RUNNING, owner=owner).update(
+            finished_at=timezone.now(), heartbeat_at=timezone.now(), **fields
+        )
+    )
 
 
 def export_job_run(*, export_id: int) -> bool:
-    """Run a queued export; a job that is not pending (a second delivery) does nothing.
+    """Run a queued export, or take over one whose worker died; otherwise do nothing.
 
-    Locking: the pending -> running step takes the row lock, so two workers given the same
-    job cannot both run it.
+    A second delivery of a live job finds it running with a fresh heartbeat and stops; a
+    delivery of a job whose heartbeat is stale takes it over (see :func:`_export_take`) and
+    starts again from an empty folder. Each run writes into its own folder, moved into place
+    only when the run still owns the job, so a half-written file never survives; a run that
+    loses the job stops at its next progress report.
     """
-    with transaction.atomic():
-        export = Export.objects.select_for_update().filter(pk=export_id, status=Export.Status.PENDING).first()
-        if export is None:
-            return False
-        export.status = Export.Status.RUNNING
-        export.started_at = timezone.now()
-        export.save(update_fields=["status", "started_at"])
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"[:100]
+    export = _export_take(export_id, owner)
+    if export is None:
+        return False
     out_dir = export.directory
+    work_dir = out_dir.with_name(f"{out_dir.name}.attempt-{export.attempts}")
     try:
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        result = dataset_export(out_dir=out_dir, options=export_options_from(export.options), progress=_JobProgress(export.pk))
+        # Folders of earlier runs (a killed worker leaves its half-written one) and this one's.
+        for stale_dir in out_dir.parent.glob(f"{out_dir.name}.attempt-*"):
+            shutil.rmtree(stale_dir, ignore_errors=True)
+        result = dataset_export(
+            out_dir=work_dir, options=export_options_from(export.options), progress=_JobProgress(export.pk, owner)
+        )
+        files = [{"name": name, "size": (work_dir / name).stat().st_size} for name in result.files]
+        with transaction.atomic():
+            # The row lock keeps a takeover out between the ownership check and the move.
+            if not Export.objects.select_for_update().filter(pk=export.pk, status=Export.Status.RUNNING, owner=owner).exists():
+                raise ExportSuperseded(f"export {export.pk} was taken over before it finished")
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            work_dir.rename(out_dir)
+            _export_finish(export.pk, owner, status=Export.Status.DONE, stage="done", progress=1.0, files=files)
+    except ExportSuperseded:
+        logger.warning("export %s: run %s lost the job to another delivery and stopped", export.pk, owner)
+        shutil.rmtree(work_dir, ignore_errors=True)
+        return False
     except Exception as error:
         logger.exception("export %s failed", export.pk)
+        shutil.rmtree(work_dir, ignore_errors=True)
         message = str(error) if isinstance(error, ExportError) else f"{type(error).__name__}: {error}"
-        Export.objects.filter(pk=export.pk).update(status=Export.Status.FAILED, error=message, finished_at=timezone.now())
+        _export_finish(export.pk, owner, status=Export.Status.FAILED, error=message)
         return False
-    files = [{"name": name, "size": (out_dir / name).stat().st_size} for name in result.files]
-    Export.objects.filter(pk=export.pk).update(
-        status=Export.Status.DONE, stage="done", progress=1.0, files=files, finished_at=timezone.now()
-    )
     return True
+
+
+def export_jobs_reap() -> dict[str, int]:
+    """Recover exports whose worker died, without waiting for the broker's redelivery.
+
+    Stale running exports with attempts left, and pending ones whose task seems lost (pending
+    for longer than the stale timeout), are queued again: the task's conditional takeover
+    makes a duplicate harmless, so two reapers at once are safe. Stale ones with no attempts
+    left are failed with a reason.
+    """
+    from foolgame.dataset.tasks import run_export
+
+    now = timezone.now()
+    failed = _export_fail_exhausted(now=now)
+    lost = Q(status=Export.Status.PENDING, created__lt=_stale_before(now))
+    stale = _stale_running(now) & Q(attempts__lt=_jobs("EXPORT_MAX_ATTEMPTS"))
+    ids = list(Export.objects.filter(lost | stale).order_by("pk").values_list("pk", flat=True))
+    for export_id in ids:
+        logger.warning("export %s looks abandoned: queueing it again", export_id)
+        run_export.delay(export_id)
+    return {"requeued": len(ids), "failed": failed}
 
 
 def export_file_path(*, export: Export, name: str) -> Path:
@@ -196,6 +309,7 @@ __all__ = [
     "dataset_export",
     "export_file_path",
     "export_job_run",
+    "export_jobs_reap",
     "export_request",
     "is_researcher",
 ]
