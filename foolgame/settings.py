@@ -331,6 +331,25 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # Debug pages hide service URLs and any credentials in a URL, not only DATABASES' password.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "foolgame.debug.SafeReporterFilter"
 
+# --- Login and signup (foolgame.players) ----------------------------------------------------
+FM2_SIGNUP = {
+    # Names refused at signup, and any name that looks like one of them (or like a system
+    # player) once case, separators, accents and look-alike letters are folded.
+    "RESERVED_USERNAMES": ["admin", "administrator", "moderator", "moderators", "mod", "root", "system", "staff", "support", "fm2", "anonymous"],
+    "RESERVED_PREFIXES": ["fm2"],
+    # Failed logins: per user name and client IP, and per client IP; over either limit every
+    # login from there is refused (429), even with the right password, until the window ends.
+    "LOGIN_FAILURES_PER_USERNAME_IP": env.int("FM2_LOGIN_FAILURES_PER_USERNAME_IP", default=5),
+    "LOGIN_USERNAME_IP_WINDOW_SECONDS": 15 * 60,
+    "LOGIN_FAILURES_PER_IP": env.int("FM2_LOGIN_FAILURES_PER_IP", default=50),
+    "LOGIN_IP_WINDOW_SECONDS": 60 * 60,
+    # Accounts created per client IP and window.
+    "SIGNUPS_PER_IP": env.int("FM2_SIGNUPS_PER_IP", default=20),
+    "SIGNUP_IP_WINDOW_SECONDS": 60 * 60,
+    # Prefix of the counters' cache keys (tests give each test its own).
+    "THROTTLE_KEY_PREFIX": "fm2:throttle",
+}
+
 # --- Production hardening -------------------------------------------------------------------
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
