@@ -152,3 +152,21 @@ def test_signups_per_ip_are_limited(client: Client, settings) -> None:
     assert (response.status_code, response.json()["error"]["code"]) == (429, "signup_throttled")
     assert response["Retry-After"]
     assert not get_user_model().objects.filter(username="player9").exists()
+
+
+@pytest.mark.django_db
+def test_the_unique_index_migration_stops_on_existing_twins_and_names_them() -> None:
+    import importlib
+    from types import SimpleNamespace
+
+    from django.apps import apps
+
+    migration = importlib.import_module("foolgame.players.migrations.0002_username_unique_case_insensitively")
+    with connection.cursor() as cursor:  # a database from before the index (rolled back with the test)
+        cursor.execute(f"DROP INDEX {migration.INDEX}")
+    UserFactory(username="Alice")
+    UserFactory(username="alice")
+    editor = SimpleNamespace(connection=connection, quote_name=connection.ops.quote_name)
+    with pytest.raises(RuntimeError) as stopped:
+        migration.refuse_existing_twins(apps, editor)
+    assert "Alice, alice" in str(stopped.value)
