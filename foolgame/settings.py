@@ -30,7 +30,10 @@ if PRODUCTION:
 else:
     SECRET_KEY = env.str("SECRET_KEY", default="fm2-development-key-not-for-production-use-4f9c2e7a1b")
 
-DEBUG = env.bool("DEBUG", default=not PRODUCTION)
+# Debug pages stay off by default when service URLs are set without DJANGO_ENV (a deployment
+# made without reading the README); DEBUG=1 turns them back on.
+_SERVICES_CONFIGURED = bool(env.str("DATABASE_URL", default="") or env.str("REDIS_URL", default=""))
+DEBUG = env.bool("DEBUG", default=not PRODUCTION and not _SERVICES_CONFIGURED)
 ALLOWED_HOSTS = env.list(
     "ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"]
 )
@@ -58,6 +61,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # HTTP limits and errors: JSON errors under /api/, 503 when a backing service is down.
+    "foolgame.middleware.HttpErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -216,7 +221,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # Sessions are read on every request: keep them in the cache, backed by the database.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# foolgame.sessions: cached_db that treats a cache outage as a miss (players stay logged in).
+SESSION_ENGINE = "foolgame.sessions"
 LOGIN_URL = "players:login"
 LOGIN_REDIRECT_URL = "pages:home"
 LOGOUT_REDIRECT_URL = "pages:home"
@@ -371,6 +377,42 @@ FM2_RETRIEVAL = {
     # make import_fm2 of the dev split 20x slower (3 s -> 68 s): `make run` runs
     # build_indexes after the demo instead.
     "BUILD_ON_IMPORT": env.bool("FM2_BUILD_INDEXES_ON_IMPORT", default=not CELERY_TASK_ALWAYS_EAGER),
+}
+
+# --- HTTP limits and errors (foolgame.middleware) -------------------------------------------
+FM2_HTTP = {
+    # Request bodies past this are refused (413) before they are read: the API takes JSON and
+    # its biggest legitimate body is a claim or a report note, a few KiB.
+    "MAX_BODY_BYTES": env.int("FM2_MAX_BODY_BYTES", default=64 * 1024),
+    # The admin posts forms (bulk actions with many selected rows): a separate, larger cap.
+    "ADMIN_PATH_PREFIX": "/admin/",
+    "ADMIN_MAX_BODY_BYTES": env.int("FM2_ADMIN_MAX_BODY_BYTES", default=1024 * 1024),
+    # Retry-After of a 503 (a backing service down) and of a throttled login or signup.
+    "RETRY_AFTER_SECONDS": 30,
+}
+# Django's own checks agree with the cap, and a body within it never spools to disk.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(FM2_HTTP["MAX_BODY_BYTES"], FM2_HTTP["ADMIN_MAX_BODY_BYTES"])
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# Debug pages hide service URLs and any credentials in a URL, not only DATABASES' password.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "foolgame.debug.SafeReporterFilter"
+
+# --- Login and signup (foolgame.players) ----------------------------------------------------
+FM2_SIGNUP = {
+    # Names refused at signup, and any name that looks like one of them (or like a system
+    # player) once case, separators, accents and look-alike letters are folded.
+    "RESERVED_USERNAMES": ["admin", "administrator", "moderator", "moderators", "mod", "root", "system", "staff", "support", "fm2", "anonymous"],
+    "RESERVED_PREFIXES": ["fm2"],
+    # Failed logins: per user name and client IP, and per client IP; over either limit every
+    # login from there is refused (429), even with the right password, until the window ends.
+    "LOGIN_FAILURES_PER_USERNAME_IP": env.int("FM2_LOGIN_FAILURES_PER_USERNAME_IP", default=5),
+    "LOGIN_USERNAME_IP_WINDOW_SECONDS": 15 * 60,
+    "LOGIN_FAILURES_PER_IP": env.int("FM2_LOGIN_FAILURES_PER_IP", default=50),
+    "LOGIN_IP_WINDOW_SECONDS": 60 * 60,
+    # Accounts created per client IP and window.
+    "SIGNUPS_PER_IP": env.int("FM2_SIGNUPS_PER_IP", default=20),
+    "SIGNUP_IP_WINDOW_SECONDS": 60 * 60,
+    # Prefix of the counters' cache keys (tests give each test its own).
+    "THROTTLE_KEY_PREFIX": "fm2:throttle",
 }
 
 # --- Production hardening -------------------------------------------------------------------

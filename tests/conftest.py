@@ -33,6 +33,15 @@ def fast_password_hashing(settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def fresh_login_throttles(settings) -> None:
+    """Login and signup counters live in the cache (Redis on the services pass, where they
+    would outlast the test): every test counts under its own key prefix."""
+    import uuid
+
+    settings.FM2_SIGNUP = {**settings.FM2_SIGNUP, "THROTTLE_KEY_PREFIX": f"fm2:test-throttle:{uuid.uuid4().hex}"}
+
+
 @pytest.fixture
 def fm2_dev() -> Path:
     if not FM2_DEV.is_file():

@@ -21,8 +21,9 @@ class ServiceError(Exception):
 
     status_code = status.HTTP_400_BAD_REQUEST
 
-    def __init__(self, code: str, message: str, *, status_code: int | None = None, details: Any = None):
+    def __init__(self, code: str, message: str, *, status_code: int | None = None, details: Any = None, retry_after: int | None = None):
         super().__init__(message)
+        self.retry_after = retry_after
         self.code = code
         self.message = message
         self.details = details
@@ -50,7 +51,8 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ServiceError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code, headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

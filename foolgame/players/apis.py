@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth import login, logout
 from django.middleware.csrf import get_token
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.utils.decorators import method_decorator
@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from foolgame.api.errors import ServiceError
 from foolgame.api.views import ApiView
 from foolgame.players.selectors import player_points
-from foolgame.players.services import player_create
+from foolgame.players.services import player_authenticate, player_create
 
 
 class CredentialsSerializer(serializers.Serializer):
@@ -53,7 +53,7 @@ class SignupApi(ApiView):
     def post(self, request: Request) -> Response:
         data = CredentialsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = player_create(**data.validated_data)
+        user = player_create(**data.validated_data, ip=request.META.get("REMOTE_ADDR"))
         login(request._request, user, backend="django.contrib.auth.backends.ModelBackend")
         return Response(player_payload(user), status=status.HTTP_201_CREATED)
 
@@ -65,9 +65,7 @@ class LoginApi(ApiView):
     def post(self, request: Request) -> Response:
         data = CredentialsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = authenticate(request._request, **data.validated_data)
-        if user is None:
-            raise ServiceError("invalid_credentials", "Wrong user name or password.", status_code=400)
+        user = player_authenticate(request=request._request, ip=request.META.get("REMOTE_ADDR"), **data.validated_data)
         login(request._request, user)
         return Response(player_payload(user))
 

@@ -1,39 +1,114 @@
-"""Accounts: signing up with Django's password rules."""
+"""Accounts: signing up with Django's password rules; logging in, throttled."""
 
 from __future__ import annotations
 
+import hashlib
+import time
+
 from django.conf import settings
-from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth import authenticate, get_user_model, password_validation
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from foolgame.api.errors import ServiceError
+from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
-RESERVED_USERNAMES = {settings.FM2["RELEASE_AUTHOR"]}
+TAKEN = ("username_taken", "That user name is taken.")
 
 
-def player_create(*, username: str, password: str) -> AbstractBaseUser:
+def _username_in_use(username: str) -> bool:
+    return get_user_model().objects.filter(username__iexact=username).exists()
+
+
+# --- Throttling: fixed windows of cache counters -------------------------------------------
+
+
+def _counter_key(kind: str, parts: tuple[str, ...], window: int) -> tuple[str, int]:
+    now = time.time()
+    index = int(now // window)
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    retry_after = max(1, int((index + 1) * window - now))
+    return f"{settings.FM2_SIGNUP['THROTTLE_KEY_PREFIX']}:{kind}:{digest}:{index}", retry_after
+
+
+def _count(kind: str, parts: tuple[str, ...], window: int) -> tuple[int, int]:
+    key, retry_after = _counter_key(kind, parts, window)
+    return int(cache.get(key) or 0), retry_after
+
+
+def _bump(kind: str, parts: tuple[str, ...], window: int) -> None:
+    key, _ = _counter_key(kind, parts, window)
+    cache.add(key, 0, timeout=window + 5)
+    try:
+        cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window + 5)
+
+
+def _reset(kind: str, parts: tuple[str, ...], window: int) -> None:
+    key, _ = _counter_key(kind, parts, window)
+    cache.delete(key)
+
+
+def _throttled(message: str, retry_after: int, code: str) -> ServiceError:
+    return ServiceError(code, message, status_code=429, retry_after=retry_after)
+
+
+def player_authenticate(*, request, username: str, password: str, ip: str | None) -> AbstractBaseUser:
+    """The account for these credentials, or ServiceError: invalid_credentials (400) or
+    login_throttled (429, even for the right password while over the limit)."""
+    limits = settings.FM2_SIGNUP
+    ip = ip or "unknown"
+    name = (username or "").casefold()
+    pair = (name, ip)
+    for kind, parts, limit, window in (
+        ("login-user-ip", pair, limits["LOGIN_FAILURES_PER_USERNAME_IP"], limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"]),
+        ("login-ip", (ip,), limits["LOGIN_FAILURES_PER_IP"], limits["LOGIN_IP_WINDOW_SECONDS"]),
+    ):
+        failures, retry_after = _count(kind, parts, window)
+        if failures >= limit:
+            raise _throttled("Too many failed logins; try again later.", retry_after, "login_throttled")
+    user = authenticate(request, username=username, password=password)
+    if user is None:
+        _bump("login-user-ip", pair, limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"])
+        _bump("login-ip", (ip,), limits["LOGIN_IP_WINDOW_SECONDS"])
+        raise ServiceError("invalid_credentials", "Wrong user name or password.", status_code=400)
+    _reset("login-user-ip", pair, limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"])
+    return user
+
+
+def player_create(*, username: str, password: str, ip: str | None = None) -> AbstractBaseUser:
     User = get_user_model()
-    username = (username or "").strip()
+    username = User.normalize_username((username or "").strip())
     if not username or len(username) > 150:
         raise ServiceError("invalid_username", "Choose a user name of 1 to 150 characters.")
+    if has_invisible_characters(username):
+        raise ServiceError("invalid_username", "A user name may not hold invisible or control characters.")
     try:
         UnicodeUsernameValidator()(username)
     except ValidationError:
         raise ServiceError("invalid_username", "A user name may hold letters, digits and @ . + - _ only.") from None
-    if username.lower() in RESERVED_USERNAMES or User.objects.filter(username__iexact=username).exists():
-        raise ServiceError("username_taken", "That user name is taken.", status_code=409)
+    if is_reserved_username(username) or _username_in_use(username):
+        raise ServiceError(*TAKEN, status_code=409)
     user = User(username=username)
     try:
         password_validation.validate_password(password or "", user)
     except ValidationError as error:
         raise ServiceError("weak_password", " ".join(error.messages)) from None
+    limits = settings.FM2_SIGNUP
+    if ip is not None:
+        signups, retry_after = _count("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
+        if signups >= limits["SIGNUPS_PER_IP"]:
+            raise _throttled("Too many accounts created from here; try again later.", retry_after, "signup_throttled")
     user.set_password(password)
     try:
         with transaction.atomic():
             user.save()
-    except IntegrityError:
-        raise ServiceError("username_taken", "That user name is taken.", status_code=409) from None
+    except IntegrityError:  # a racing signup of the same name (any case): the unique index on lower(username)
+        raise ServiceError(*TAKEN, status_code=409) from None
+    if ip is not None:
+        _bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
     return user

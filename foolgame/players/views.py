@@ -9,13 +9,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from foolgame.players.forms import SignupForm
+from foolgame.players.forms import SignupForm, ThrottledAuthenticationForm
 from foolgame.players.models import LedgerEntry
 from foolgame.players.selectors import player_points
 
 
 def signup(request: HttpRequest) -> HttpResponse:
-    form = SignupForm(request.POST or None)
+    form = SignupForm(request.POST or None, ip=request.META.get("REMOTE_ADDR"))
     if request.method == "POST" and form.is_valid() and form.user is not None:
         login(request, form.user, backend="django.contrib.auth.backends.ModelBackend")
         next_url = request.POST.get("next") or ""
@@ -33,6 +33,7 @@ def me(request: HttpRequest) -> HttpResponse:
 
 class PlayerLoginView(LoginView):
     template_name = "players/login.html"
+    form_class = ThrottledAuthenticationForm
     redirect_authenticated_user = True
 
 

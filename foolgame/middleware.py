@@ -1,0 +1,173 @@
+"""HTTP edges: the request body cap (ASGI), JSON errors under /api/, 503 when a backing service is down."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import OperationalError
+from django.http import HttpResponse, JsonResponse
+from django.utils.deprecation import MiddlewareMixin
+
+from foolgame.api.errors import error_body
+
+logger = logging.getLogger("foolgame.http")
+
+
+def _service_down_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OperationalError]
+    try:
+        import redis.exceptions
+
+        errors += [redis.exceptions.ConnectionError, redis.exceptions.TimeoutError]
+    except ImportError:  # pragma: no cover
+        pass
+    try:  # the PostgreSQL connection pool, when one is configured
+        from psycopg_pool import PoolTimeout
+
+        errors.append(PoolTimeout)
+    except ImportError:  # pragma: no cover
+        pass
+    try:  # Celery's broker unreachable
+        from kombu.exceptions import OperationalError as KombuOperationalError
+
+        errors.append(KombuOperationalError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+SERVICE_DOWN_ERRORS = _service_down_errors()
+
+
+def _limits() -> dict[str, int]:
+    return settings.FM2_HTTP
+
+
+class BodySizeLimitMiddleware:
+    """ASGI middleware: refuse a request body past the cap before Django spools it.
+
+    Django's ASGI handler reads the whole body into a SpooledTemporaryFile (on disk past
+    FILE_UPLOAD_MAX_MEMORY_SIZE) before any view or DATA_UPLOAD_MAX_MEMORY_SIZE check runs.
+    A declared Content-Length over the cap gets 413 without the app being called; a streamed
+    (chunked) body is counted and reading stops at the cap: the app sees a disconnect and
+    this middleware answers 413.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    @staticmethod
+    def limit_for(path: str) -> int:
+        limits = _limits()
+        if path.startswith(limits["ADMIN_PATH_PREFIX"]):
+            return limits["ADMIN_MAX_BODY_BYTES"]
+        return limits["MAX_BODY_BYTES"]
+
+    @staticmethod
+    async def refuse(send: Any, limit: int) -> None:
+        body = json.dumps(error_body("body_too_large", f"The request body is larger than {limit} bytes.")).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = self.limit_for(scope.get("path", ""))
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = limit + 1
+                if declared > limit:
+                    logger.warning("Refused a %s-byte body for %s (cap %s)", value.decode("latin-1"), scope.get("path"), limit)
+                    return await self.refuse(send, limit)
+        state = {"received": 0, "over": False, "started": False}
+
+        async def limited_receive() -> dict:
+            if state["over"]:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if state["received"] > limit:
+                    state["over"] = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: dict) -> None:
+            if state["over"] and not state["started"]:
+                return  # the 413 below answers instead
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            await send(message)
+
+        await self.app(scope, limited_receive, guarded_send)
+        if state["over"] and not state["started"]:
+            logger.warning("Refused a streamed body past %s bytes for %s", limit, scope.get("path"))
+            await self.refuse(send, limit)
+
+
+def is_api(request: Any) -> bool:
+    return request.path.startswith("/api/")
+
+
+_STATUS_CODES = {
+    400: ("bad_request", "The request could not be understood."),
+    403: ("permission_denied", "You do not have permission to perform this action."),
+    404: ("not_found", "Not found."),
+    405: ("method_not_allowed", "Method not allowed."),
+    413: ("body_too_large", "The request body is too large."),
+    500: ("server_error", "The server failed to answer; the error was logged."),
+    503: ("service_unavailable", "A service the server needs is down; try again shortly."),
+}
+
+
+def service_unavailable(request: Any) -> HttpResponse:
+    retry = str(settings.FM2_HTTP["RETRY_AFTER_SECONDS"])
+    if is_api(request):
+        code, message = _STATUS_CODES[503]
+        response: HttpResponse = JsonResponse(error_body(code, message), status=503)
+    else:
+        response = HttpResponse(
+            "<!doctype html><title>Service unavailable</title><h1>Service unavailable</h1>"
+            "<p>A service fm2 needs is down. Please try again in a moment.</p>",
+            status=503,
+            content_type="text/html; charset=utf-8",
+        )
+    response["Retry-After"] = retry
+    return response
+
+
+class HttpErrorsMiddleware(MiddlewareMixin):
+    """First in MIDDLEWARE. Under /api/ every error answer is JSON ({"error": {code, message}}),
+    whatever produced it (the URL resolver's 404, Django's 500 or debug pages, CSRF); and a
+    backing service that is down (database, Redis, the connection pool, the broker) gives
+    503 with Retry-After instead of a 500: JSON under /api/, a plain page elsewhere."""
+
+    def process_exception(self, request: Any, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, SERVICE_DOWN_ERRORS):
+            logger.error("Service unavailable for %s %s", request.method, request.path, exc_info=exception)
+            return service_unavailable(request)
+        return None
+
+    def process_response(self, request: Any, response: HttpResponse) -> HttpResponse:
+        if not is_api(request) or response.status_code < 400:
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        code, message = _STATUS_CODES.get(response.status_code, ("error", response.reason_phrase or "Error."))
+        replaced = JsonResponse(error_body(code, message), status=response.status_code)
+        for header in ("Allow", "Retry-After"):
+            if response.has_header(header):
+                replaced[header] = response[header]
+        return replaced

@@ -1,0 +1,208 @@
+"""The HTTP edges: body caps before disk, JSON errors under /api/, 503 when a service is down, safe debug pages."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from urllib.parse import urlparse
+
+import pytest
+from django.test import Client, override_settings
+
+from tests.factories import UserFactory
+
+
+def raw_post(base_url: str, head: bytes, body_parts: list[bytes]) -> bytes:
+    """Send a request over a plain socket and read the answer, without finishing the body."""
+    url = urlparse(base_url)
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        sock.sendall(head)
+        for part in body_parts:
+            try:
+                sock.sendall(part)
+            except OSError:
+                break
+        chunks = []
+        while True:
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+
+
+def spy_spool(monkeypatch) -> list[int]:
+    """Record every SpooledTemporaryFile Django's ASGI handler opens for a request body."""
+    import tempfile
+
+    import django.core.handlers.asgi as asgi_handler
+
+    opened: list[int] = []
+    real = tempfile.SpooledTemporaryFile
+
+    def spy(*args, **kwargs):
+        opened.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(asgi_handler.tempfile, "SpooledTemporaryFile", spy)
+    return opened
+
+
+def test_a_50_mb_post_is_refused_413_json_before_any_body_is_read(asgi_live_server, monkeypatch) -> None:
+    opened = spy_spool(monkeypatch)
+    head = (b"POST /api/claims HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 52428800\r\n\r\n")
+    answer = raw_post(asgi_live_server, head, [b"x" * 65536])
+    status, _, rest = answer.partition(b"\r\n")
+    assert b" 413 " in status
+    assert b'"code": "body_too_large"' in rest
+    assert opened == []
+
+
+def test_a_chunked_body_past_the_cap_is_refused_413_json_and_reading_stops(asgi_live_server, monkeypatch, settings) -> None:
+    settings.FM2_HTTP = {**settings.FM2_HTTP, "MAX_BODY_BYTES": 1000}
+    head = b"POST /api/claims HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunk = b"%x\r\n%s\r\n" % (600, b"x" * 600)
+    answer = raw_post(asgi_live_server, head, [chunk, chunk, chunk])
+    status, _, rest = answer.partition(b"\r\n")
+    assert b" 413 " in status
+    assert b'"code": "body_too_large"' in rest
+
+
+def test_a_body_within_the_cap_still_reaches_the_api(asgi_live_server) -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{asgi_live_server}/api/auth/login", data=json.dumps({"username": "x", "password": "y"}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403  # the CSRF check answered: the body was read, not refused
+    assert json.loads(refused.value.read())["error"]["code"] == "permission_denied"
+
+
+def test_the_admin_has_its_own_larger_cap(settings) -> None:
+    from foolgame.middleware import BodySizeLimitMiddleware
+
+    assert BodySizeLimitMiddleware.limit_for("/admin/claims/claim/") == settings.FM2_HTTP["ADMIN_MAX_BODY_BYTES"]
+    assert BodySizeLimitMiddleware.limit_for("/api/claims") == settings.FM2_HTTP["MAX_BODY_BYTES"] == 64 * 1024
+    assert settings.FILE_UPLOAD_MAX_MEMORY_SIZE >= settings.FM2_HTTP["ADMIN_MAX_BODY_BYTES"]
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_url_is_a_json_404() -> None:
+    response = Client().get("/api/no-such-thing")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.django_db
+@override_settings(DEBUG=True)
+def test_an_unknown_api_url_is_a_json_404_with_debug_on() -> None:
+    response = Client().get("/api/no-such-thing")
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found")
+
+
+@pytest.mark.django_db
+def test_a_wrong_method_is_a_json_405() -> None:
+    response = Client().delete("/api/leaderboard")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.django_db
+def test_an_unhandled_error_in_an_api_view_is_a_json_500_without_details(monkeypatch, caplog) -> None:
+    from foolgame.voting import apis
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(apis.LeaderboardApi, "get", boom)
+    response = Client(raise_request_exception=False).get("/api/leaderboard")
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "server_error"
+    assert b"secret internals" not in response.content
+    assert "secret internals" in caplog.text  # logged, with its traceback
+
+
+@pytest.mark.django_db
+def test_a_csrf_failure_on_the_api_is_a_json_403() -> None:
+    response = Client(enforce_csrf_checks=True).post("/api/auth/login", {"username": "a", "password": "b"}, content_type="application/json")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "permission_denied"
+
+
+@pytest.mark.django_db
+def test_a_page_outside_the_api_keeps_html_errors() -> None:
+    response = Client().get("/no-such-page")
+    assert response.status_code == 404
+    assert not response["Content-Type"].startswith("application/json")
+
+
+DEAD_REDIS = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
+                "OPTIONS": {"socket_connect_timeout": 0.5}}
+}
+
+
+@pytest.mark.django_db
+def test_with_redis_down_a_logged_in_player_stays_logged_in() -> None:
+    client = Client()
+    client.force_login(UserFactory(username="ivy"))
+    with override_settings(CACHES=DEAD_REDIS):
+        from django.core.cache import caches
+
+        caches._settings = None  # noqa: SLF001 - rebuild the handlers from the overridden setting
+        response = client.get("/api/me")
+    assert response.status_code == 200
+    assert response.json()["username"] == "ivy"
+
+
+@pytest.mark.django_db
+def test_with_redis_down_what_needs_redis_gets_a_json_503(monkeypatch) -> None:
+    import redis.exceptions
+
+    from foolgame.voting import apis
+
+    def down(*args, **kwargs):
+        raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+    monkeypatch.setattr(apis.LeaderboardApi, "get", down)
+    response = Client(raise_request_exception=False).get("/api/leaderboard")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "service_unavailable"
+    assert response["Retry-After"]
+
+
+# Built from pieces: the debug page shows this file's source lines around the raise.
+SECRETS = {name: "-".join(["pw", name, "x7"]) for name in ("redis", "db", "other")}
+REDIS_HOST = ".".join(["redis", "internal"]) + ":" + str(6300 + 80)
+
+
+def test_debug_500_page_hides_service_urls_and_passwords(rf) -> None:
+    from django.views.debug import technical_500_response
+
+    redis_url = f"redis://:{SECRETS['redis']}@{REDIS_HOST}/0"
+    with override_settings(
+        DEBUG=True,
+        REDIS_URL=redis_url,
+        CELERY_BROKER_URL=redis_url,
+        CELERY_RESULT_BACKEND=redis_url,
+        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": redis_url}},
+        CHANNEL_LAYERS={"default": {"BACKEND": "x", "CONFIG": {"hosts": [{"address": redis_url}]}}},
+        SOME_SERVICE=f"https://user:{SECRETS['other']}@api.example:8443/v1",
+    ):
+        request = rf.get("/boom")
+        request.META["DATABASE_URL"] = f"postgres://fm2:{SECRETS['db']}@{REDIS_HOST}/fm2"
+        try:
+            url = redis_url  # noqa: F841 - a frame variable holding the URL
+            raise RuntimeError("boom")
+        except RuntimeError:
+            response = technical_500_response(request, *sys.exc_info())
+    page = response.content.decode()
+    for secret in [*SECRETS.values(), REDIS_HOST]:
+        assert secret not in page
