@@ -72,9 +72,13 @@ def asgi_live_server(transactional_db):
     from foolgame.asgi import application
     from foolgame.serving import uvicorn_config
 
+    from channels.layers import channel_layers
+
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    # A Redis channel layer belongs to one event loop: the server's thread gets its own.
+    channel_layers.backends.clear()
     server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", **uvicorn_config()))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -86,6 +90,7 @@ def asgi_live_server(transactional_db):
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+    channel_layers.backends.clear()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
