@@ -63,7 +63,7 @@ def origin_allowed(scope: dict[str, Any]) -> bool:
         own_port = int(port) if port else _DEFAULT_PORTS[own_scheme]
     except ValueError:
         return False
-    if origin == (own_scheme, host.rstrip("."), own_port):
+    if origin == (own_scheme, host.strip("[]").rstrip("."), own_port):  # urlsplit drops IPv6 brackets
         return True
     return _trusted(origin)
 

@@ -170,6 +170,8 @@ def handshake(origin: str | None, host: str = "localhost:8000", scheme: str = "w
         ("http://localhost", "localhost", "ws", True),
         ("http://localhost:80", "localhost", "ws", True),
         ("https://localhost", "localhost", "wss", True),
+        ("http://[::1]:8000", "[::1]:8000", "ws", True),
+        ("http://[::1]:8001", "[::1]:8000", "ws", False),
         ("http://localhost:9999", "localhost:8000", "ws", False),
         ("https://localhost:8000", "localhost:8000", "ws", False),
         ("http://localhost", "localhost", "wss", False),
@@ -184,7 +186,7 @@ def handshake(origin: str | None, host: str = "localhost:8000", scheme: str = "w
     ],
 )
 def test_origin_is_accepted_only_with_the_servers_scheme_host_and_port(settings, origin, host, scheme, allowed) -> None:
-    settings.ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    settings.ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
     settings.CSRF_TRUSTED_ORIGINS = []
     assert origin_allowed(handshake(origin, host, scheme)) is allowed
 
