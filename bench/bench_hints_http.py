@@ -41,6 +41,8 @@ from http.cookies import SimpleCookie
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from foolgame.serving import uvicorn_flags  # noqa: E402
 PASSWORD = "bench-password-7431"
 
 SETUP = """
@@ -166,7 +168,7 @@ def main() -> None:
         port = free_port()
         server = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--lifespan", "off", "--log-level", "warning", "--no-access-log"],
+             "--log-level", "warning", "--no-access-log", *uvicorn_flags()],
             cwd=REPO, env=env,
         )
         try:

@@ -42,6 +42,8 @@ from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from foolgame.serving import uvicorn_flags  # noqa: E402
 
 SETUP = r"""
 import json, sys
@@ -243,8 +245,10 @@ def main() -> None:
                                    check=True, capture_output=True, text=True)
             infos = json.loads(setup.stdout.strip().splitlines()[-1])
             warm, infos = infos[: args.warmup], infos[args.warmup :]
+            flags = uvicorn_flags()  # the Procfile's, with this run's deflate choice
+            flags[flags.index("--ws-per-message-deflate") + 1] = str(args.deflate).lower()
             server = subprocess.Popen([sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1",
-                                       "--port", str(web_port), "--lifespan", "off", "--log-level", "warning", "--ws", "websockets-sansio", "--ws-per-message-deflate", str(args.deflate).lower()],
+                                       "--port", str(web_port), "--log-level", "warning", *flags],
                                       cwd=REPO, env=env)
             worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
                                       cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

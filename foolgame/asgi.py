@@ -11,16 +11,16 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from foolgame.middleware import BodySizeLimitMiddleware  # noqa: E402
 from foolgame.routing import websocket_urlpatterns  # noqa: E402
+from foolgame.security import OriginValidator  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # Request bodies past the cap are refused before Django spools them (FM2_HTTP).
         "http": BodySizeLimitMiddleware(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

@@ -321,6 +321,19 @@ FM2 = {
     "SYSTEM_PLAYERS": ["fm2-release"],
 }
 
+# --- WebSockets (foolgame.voting.consumers, foolgame.security, foolgame.serving) ----------
+FM2_WS = {
+    # The largest frame, in bytes: uvicorn refuses bigger ones itself (--ws-max-size, close
+    # 1009) before reading them, and the consumer checks again (defence in depth).
+    "MAX_FRAME_BYTES": env.int("FM2_WS_MAX_FRAME_BYTES", default=4096),
+    "MAX_FRAMES_PER_SECOND": 10,
+    # Round sockets one player may hold open at once, across all web processes (close 4429).
+    "MAX_SOCKETS_PER_PLAYER": env.int("FM2_WS_MAX_SOCKETS_PER_PLAYER", default=5),
+    # Each open socket holds a lease this long, renewed by its tick every third of it, so a
+    # process killed with sockets open frees its player's slots within this time.
+    "SOCKET_LEASE_SECONDS": 30,
+}
+
 # --- Quality filters and moderation (GAME.md; foolgame.moderation over scoring.filters) -----
 FM2_MODERATION = {
     # Too hard: the smoothed correct-vote rate (correct + a) / (votes + a + b) under this,

@@ -71,7 +71,7 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
 @pytest.fixture
 def asgi_live_server(transactional_db):
     """The real ASGI application (HTTP and WebSockets) under uvicorn, in a thread of the
-    test process so it shares the test database. Yields its base URL."""
+    test process so it shares the test database, with the Procfile's flags. Yields its base URL."""
     import socket
     import threading
     import time
@@ -79,11 +79,16 @@ def asgi_live_server(transactional_db):
     import uvicorn
 
     from foolgame.asgi import application
+    from foolgame.serving import uvicorn_config
+
+    from channels.layers import channel_layers
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="off", log_level="warning", ws="websockets-sansio", ws_per_message_deflate=False))
+    # A Redis channel layer belongs to one event loop: the server's thread gets its own.
+    channel_layers.backends.clear()
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", **uvicorn_config()))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -94,6 +99,7 @@ def asgi_live_server(transactional_db):
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+    channel_layers.backends.clear()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

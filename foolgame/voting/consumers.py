@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -25,6 +28,9 @@ from foolgame.api.errors import ServiceError
 from foolgame.voting import clock, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Round, Report
+from foolgame.voting.socket_leases import socket_lease_drop, socket_lease_renew, socket_lease_take
+
+logger = logging.getLogger(__name__)
 
 # On PostgreSQL, ORM work runs in the thread pool rather than channels' single shared
 # thread: each call has its own connection and the round's row lock keeps calls on one round
@@ -37,12 +43,33 @@ def database_sync_to_async(function: Callable[..., Any]) -> Callable[..., Any]:
     return _database_sync_to_async(function, thread_sensitive=_ONE_DB_THREAD)
 
 
-MAX_FRAME_BYTES = 4096
-MAX_FRAMES_PER_SECOND = 10
+MAX_FRAME_BYTES = settings.FM2_WS["MAX_FRAME_BYTES"]
+MAX_FRAMES_PER_SECOND = settings.FM2_WS["MAX_FRAMES_PER_SECOND"]
 
+# Sent after accepting the socket (a close before accepting reaches real clients as an HTTP
+# 403 handshake refusal, without the code), each after an ``error`` frame with the message.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_YOUR_ROUND = 4403
 CLOSE_NO_SUCH_ROUND = 4404
+CLOSE_TOO_MANY_SOCKETS = 4429
+
+_CLOSE_REASONS = {
+    CLOSE_UNAUTHENTICATED: ("not_authenticated", "Log in first."),
+    CLOSE_NOT_YOUR_ROUND: ("not_your_round", "This round belongs to another player."),
+    CLOSE_NO_SUCH_ROUND: ("not_found", "No such round."),
+    CLOSE_TOO_MANY_SOCKETS: ("too_many_sockets", "Too many open round sockets; close one first."),
+}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise FrameError("bad_number", "Numbers must be finite (no NaN or Infinity).")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise FrameError("bad_number", "Numbers must be finite.")
+    return value
 
 
 class FrameError(Exception):
@@ -66,12 +93,13 @@ class RoundConsumer(AsyncWebsocketConsumer):
     status: str
     ticker: asyncio.Task | None = None
     timeout_sent: bool = False
+    leased: bool = False
 
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.round_id = int(self.scope["url_route"]["kwargs"]["round_id"])
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self._refuse(CLOSE_UNAUTHENTICATED)
             return
         # Join the round's group before reading its state, so no change committed after the
         # read is missed; one trip to the database then checks the owner and reads the state.
@@ -80,8 +108,13 @@ class RoundConsumer(AsyncWebsocketConsumer):
         state, refusal = await database_sync_to_async(self._opening_state)(user)
         if state is None:
             await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
-            await self.close(code=refusal)
+            await self._refuse(refusal)
             return
+        if not await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name):
+            await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+            await self._refuse(CLOSE_TOO_MANY_SOCKETS)
+            return
+        self.leased = True
         self.frame_times: deque[float] = deque(maxlen=MAX_FRAMES_PER_SECOND)
         await self.accept()
         await self._remember(state)
@@ -90,15 +123,26 @@ class RoundConsumer(AsyncWebsocketConsumer):
             await self.send_frame("state", state)
         self.ticker = asyncio.create_task(self._tick())
 
+    async def _refuse(self, code: int) -> None:
+        """Accept, say why, and close with the documented code, so real clients see it."""
+        await self.accept()
+        await self.send_error(*_CLOSE_REASONS[code])
+        await self.close(code=code)
+
     async def disconnect(self, code: int) -> None:
         if self.ticker is not None:
             self.ticker.cancel()
         if hasattr(self, "frame_times"):
             await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+        if self.leased:
+            self.leased = False
+            await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
 
     # --- frames from the client -------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not hasattr(self, "frame_times"):  # refused: the socket is closing
+            return
         now = time.monotonic()
         if len(self.frame_times) == MAX_FRAMES_PER_SECOND and now - self.frame_times[0] < 1.0:
             await self.send_error("rate_limited", f"At most {MAX_FRAMES_PER_SECOND} frames a second; this one was ignored.")
@@ -106,7 +150,8 @@ class RoundConsumer(AsyncWebsocketConsumer):
         self.frame_times.append(now)
         try:
             frame = self._parse(text_data, bytes_data)
-            handler = self.HANDLERS.get(frame.get("type"))  # type: ignore[arg-type]
+            frame_type = frame.get("type")
+            handler = self.HANDLERS.get(frame_type) if isinstance(frame_type, str) else None
             if handler is None:
                 raise FrameError("unknown_type", "type must be one of: " + ", ".join(self.HANDLERS) + ".")
             await handler(self, frame)
@@ -114,6 +159,10 @@ class RoundConsumer(AsyncWebsocketConsumer):
             await self.send_error(error.code, error.message)
         except ServiceError as error:
             await self.send_error(error.code, error.message)
+        except Exception:
+            # Whatever went wrong, the socket stays usable and the failure is not silent.
+            logger.exception("round socket: frame failed (round %s)", self.round_id)
+            await self.send_error("server_error", "The server could not handle this frame.")
 
     @staticmethod
     def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
@@ -122,8 +171,12 @@ class RoundConsumer(AsyncWebsocketConsumer):
         if len(text_data.encode("utf-8")) > MAX_FRAME_BYTES:
             raise FrameError("frame_too_large", f"A frame holds at most {MAX_FRAME_BYTES} bytes.")
         try:
-            frame = json.loads(text_data)
-        except json.JSONDecodeError:
+            frame = json.loads(text_data, parse_constant=_refuse_constant, parse_float=_finite_float)
+        except FrameError:
+            raise
+        except RecursionError:
+            raise FrameError("too_deep", "A frame's JSON is nested too deeply.") from None
+        except ValueError:  # bad JSON, or an integer past Python's digit limit
             raise FrameError("bad_json", "A frame must be a JSON object.") from None
         if not isinstance(frame, dict):
             raise FrameError("bad_json", "A frame must be a JSON object.")
@@ -214,10 +267,17 @@ class RoundConsumer(AsyncWebsocketConsumer):
     async def _tick(self) -> None:
         loop = asyncio.get_running_loop()
         next_at = loop.time()
+        beats, lease_every = 0, max(1, int(settings.FM2_WS["SOCKET_LEASE_SECONDS"] // 3))
         try:
             while True:
                 next_at += 1.0
                 await asyncio.sleep(max(0.0, next_at - loop.time()))
+                beats += 1
+                if self.leased and beats % lease_every == 0:
+                    try:
+                        await sync_to_async(socket_lease_renew, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
+                    except Exception:  # the cache is down: the clock must go on
+                        logger.exception("round socket: lease not renewed (round %s)", self.round_id)
                 if self.status != Round.State.PLAYING or self.deadline is None:
                     continue
                 remaining = (self.deadline - clock.now()).total_seconds()

@@ -136,17 +136,24 @@ async def test_flood_of_frames_is_rate_limited(game, dealt, fake_clock) -> None:
     await ws.disconnect()
 
 
+async def refusal(round_id: int, user) -> tuple[str, int]:
+    """A refused socket is accepted, told why in an error frame, then closed with the code."""
+    communicator = WebsocketCommunicator(router, f"/ws/rounds/{round_id}/")
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    error = json.loads(await communicator.receive_from(timeout=3))
+    closed = await communicator.receive_output(timeout=3)
+    assert error["type"] == "error" and error["message"] and closed["type"] == "websocket.close"
+    return error["code"], closed["code"]
+
+
 async def test_only_the_rounds_player_may_connect(game, dealt) -> None:
     from django.contrib.auth.models import AnonymousUser
 
-    for user, code in [(game.true_author, 4403), (AnonymousUser(), 4401)]:
-        communicator = WebsocketCommunicator(router, f"/ws/rounds/{dealt.pk}/")
-        communicator.scope["user"] = user
-        connected, close_code = await communicator.connect()
-        assert not connected and close_code == code
-    communicator = WebsocketCommunicator(router, "/ws/rounds/999999/")
-    communicator.scope["user"] = game.voter
-    assert await communicator.connect() == (False, 4404)
+    assert await refusal(dealt.pk, game.true_author) == ("not_your_round", 4403)
+    assert await refusal(dealt.pk, AnonymousUser()) == ("not_authenticated", 4401)
+    assert await refusal(999999, game.voter) == ("not_found", 4404)
 
 
 async def test_socket_from_a_foreign_origin_is_refused(game, dealt) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect
 
+from foolgame.serving import uvicorn_flags
+
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
@@ -38,7 +40,7 @@ class Server:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(self.port), "--lifespan", "off", "--ws", "websockets-sansio", "--ws-per-message-deflate", "false"],
+            [sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(self.port), *uvicorn_flags()],
             cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60

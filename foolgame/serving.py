@@ -1,0 +1,37 @@
+"""How the web server is run: the uvicorn flags the Procfile uses, in one place that the
+tests' and benchmarks' servers read too, so they run what production runs."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+
+
+def max_frame_bytes() -> int:
+    """FM2_WS["MAX_FRAME_BYTES"]; benchmarks that never load Django read the same variable."""
+    if settings.configured:
+        return int(settings.FM2_WS["MAX_FRAME_BYTES"])
+    return int(os.environ.get("FM2_WS_MAX_FRAME_BYTES", "4096"))
+
+
+def uvicorn_flags() -> list[str]:
+    """The command-line flags after ``uvicorn foolgame.asgi:application`` (host, port,
+    workers and proxy headers aside). The Procfile's web line carries the same flags."""
+    return [
+        "--lifespan", "off",
+        "--ws", "websockets-sansio",
+        "--ws-per-message-deflate", "false",
+        "--ws-max-size", str(max_frame_bytes()),
+    ]
+
+
+def uvicorn_config() -> dict[str, Any]:
+    """The same flags as ``uvicorn.Config`` keyword arguments (for in-process servers)."""
+    return {
+        "lifespan": "off",
+        "ws": "websockets-sansio",
+        "ws_per_message_deflate": False,
+        "ws_max_size": max_frame_bytes(),
+    }
