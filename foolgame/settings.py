@@ -9,6 +9,7 @@ real ``SECRET_KEY``.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import environ
@@ -119,7 +120,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # Django requires CONN_MAX_AGE=0 with a pool; CONN_MAX_AGE applies only with DB_POOL=false.
 # With the pool, CONN_HEALTH_CHECKS makes the pool check each connection as it is handed out
 # (one empty round trip), so a connection PostgreSQL dropped is never given to a request.
-DB_POOL = env.bool("DB_POOL", default=True) and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+# The test process itself runs without a pool unless DB_POOL says otherwise: consumers driven
+# in-process by channels' WebsocketCommunicator under pytest-asyncio keep one pooled
+# connection per test (a real server does not, tests/test_pool.py checks it), which drained
+# the pool over the suite. The servers that tests start as subprocesses do use the pool.
+DB_POOL = env.bool("DB_POOL", default="pytest" not in sys.modules) and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 DB_POOL_MIN_SIZE = env.int("DB_POOL_MIN_SIZE", default=2)
 DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=10)
 DB_POOL_TIMEOUT = env.float("DB_POOL_TIMEOUT", default=10.0)

@@ -87,3 +87,47 @@ def test_forty_concurrent_rest_clients_never_hold_more_connections_than_the_pool
     finally:
         server.stop()
         database.drop()
+
+
+@needs_postgres
+def test_round_sockets_give_their_connections_back_to_the_pool(tmp_path: Path) -> None:
+    """Consumers run their ORM calls in a thread pool (thread_sensitive=False on PostgreSQL):
+    each call must hand its connection back, or a few sockets would drain the pool and every
+    later request wait for DB_POOL_TIMEOUT."""
+    from websockets.sync.client import connect
+
+    assert DATABASE_URL.startswith("postgres"), "FM2_REQUIRE_SERVICES=1 needs DATABASE_URL on PostgreSQL"
+    database = LiveDatabase(DATABASE_URL, "poolws")
+    env = base_env(FM2_DATA_DIR=str(tmp_path), WEB_CONCURRENCY="1", DB_POOL_MIN_SIZE="1", DB_POOL_MAX_SIZE=str(POOL_MAX), DB_POOL_TIMEOUT="5")
+    database.create(env)
+    import subprocess
+    import sys
+
+    from tests.procfile_server import REPO
+
+    subprocess.run([sys.executable, "manage.py", "load_demo"], cwd=REPO, env={**env, "DATABASE_URL": database.url}, check=True,
+                   capture_output=True, timeout=600)
+    server = ProcfileServer({**env, "DATABASE_URL": database.url}, log=tmp_path / "server.log")
+    server.start()
+    try:
+        for n in range(3 * POOL_MAX):
+            player = Client(server.base)
+            assert player.call("GET", "/api/auth/csrf")[0] == 200
+            assert player.call("POST", "/api/auth/signup", {"username": f"socket{n}", "password": "a long enough passphrase"})[0] in (200, 201)
+            status, body = player.call("POST", "/api/rounds")
+            assert status == 201, body
+            cookie = "; ".join(f"{c.name}={c.value}" for c in player.jar)
+            with connect(f"ws://127.0.0.1:{server.port}/ws/rounds/{json.loads(body)['id']}/",
+                         additional_headers={"Cookie": cookie, "Origin": server.base}) as ws:
+                ws.send(json.dumps({"type": "start"}))
+                assert json.loads(ws.recv(timeout=10))["type"] == "state"
+                ws.send(json.dumps({"type": "vote", "false_claim": 0}))
+                while json.loads(ws.recv(timeout=10))["type"] != "result":
+                    pass
+        with psycopg.connect(database.url, autocommit=True) as conn:
+            held = database.backends(conn)
+        assert held <= POOL_MAX, f"the server holds {held} connections after the sockets closed"
+        assert player.call("GET", "/api/me")[0] == 200
+    finally:
+        server.stop()
+        database.drop()
