@@ -9,6 +9,7 @@ real ``SECRET_KEY``.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import environ
@@ -110,9 +111,39 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         # no fsync (a power cut may lose the last commits, never corrupt the file).
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
-# Persistent connections (SQLite too: opening one on every request costs more than a hint).
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# --- Database connections (PostgreSQL: a pool per process) ---------------------------------
+# Under ASGI every request runs its ORM work on a thread of its own, so persistent
+# connections (CONN_MAX_AGE) are never reused: each request opened one more and 30-50 clients
+# exhausted PostgreSQL's max_connections (issue 12). On PostgreSQL each process therefore
+# keeps a psycopg pool of at most DB_POOL_MAX_SIZE connections; a request takes one for its
+# duration and Django gives it back when the request ends (request_finished), as channels'
+# database_sync_to_async does around every consumer call (close_old_connections). When all
+# are busy a request waits up to DB_POOL_TIMEOUT seconds, then psycopg_pool.PoolTimeout is
+# raised, which Django wraps as django.db.OperationalError (``__cause__`` is the PoolTimeout).
+# Sizes per role: web processes use the defaults; the Procfile's worker and beat lines set
+# DB_POOL_MIN_SIZE=0 and a small DB_POOL_MAX_SIZE (a Celery child runs one task at a time).
+# Django requires CONN_MAX_AGE=0 with a pool; CONN_MAX_AGE applies only with DB_POOL=false.
+# With the pool, CONN_HEALTH_CHECKS makes the pool check each connection as it is handed out
+# (one empty round trip), so a connection PostgreSQL dropped is never given to a request.
+# The test process itself runs without a pool unless DB_POOL says otherwise: consumers driven
+# in-process by channels' WebsocketCommunicator under pytest-asyncio keep one pooled
+# connection per test (a real server does not, tests/test_pool.py checks it), which drained
+# the pool over the suite. The servers that tests start as subprocesses do use the pool.
+DB_POOL = env.bool("DB_POOL", default="pytest" not in sys.modules) and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+DB_POOL_MIN_SIZE = env.int("DB_POOL_MIN_SIZE", default=2)
+DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=10)
+DB_POOL_TIMEOUT = env.float("DB_POOL_TIMEOUT", default=10.0)
+if DB_POOL:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": DB_POOL_MIN_SIZE,
+        "max_size": DB_POOL_MAX_SIZE,
+        "timeout": DB_POOL_TIMEOUT,
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+else:
+    # Persistent connections (SQLite too: opening one on every request costs more than a hint).
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis: channel layer, Celery, cache ----------------------------------------------
@@ -133,6 +164,9 @@ CHANNEL_REDIS_MAX_CONNECTIONS = env.int("CHANNEL_REDIS_MAX_CONNECTIONS", default
 # every socket's ticks for up to 0.7 s. The version is given once here instead.
 REDIS_DRIVER_INFO = DriverInfo(lib_version=redis.__version__)
 
+# How long a channel-layer group membership lasts (channels-redis group_expiry), in seconds.
+CHANNEL_GROUP_EXPIRY = env.int("CHANNEL_GROUP_EXPIRY", default=900)
+
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -150,6 +184,14 @@ if REDIS_URL:
                 "prefix": env.str("CHANNEL_PREFIX", default="fm2"),
                 "capacity": 1000,
                 "expiry": 60,
+                # A channel stays in a group this long after it joined (channels-redis' default
+                # is a day). A round lives at most ROUND_START_WITHIN_SECONDS unstarted plus
+                # ROUND_SECONDS playing (13 min), which the default 15 min covers. A socket left
+                # open longer (a player keeps the tab after the vote) stops getting the group's
+                # round_changed events, which does not matter: the round is over by then and
+                # its state no longer changes the socket's clock; its own tick still times a
+                # playing round out from the deadline it holds, and its replies come directly.
+                "group_expiry": CHANNEL_GROUP_EXPIRY,
             },
         }
     }

@@ -1,0 +1,234 @@
+"""REST clients against the web processes on PostgreSQL: what the connection pool holds.
+
+    python bench/bench_rest_pool.py --database-url postgres://fm2:fm2@127.0.0.1:5433/fm2 \
+        [--clients 50] [--seconds 60] [--workers 2] [--no-pool]
+
+Runs the web processes exactly as the Procfile's ``web`` line does (uvicorn ``--workers``),
+a Celery worker as its ``worker`` line does and a Redis of its own, on a throwaway database
+made beside ``--database-url`` (its role needs CREATEDB; use a PostgreSQL cluster of your
+own: the bench may exhaust its ``max_connections``, which is the point of ``--no-pool``).
+Each client is a logged-in player on a keep-alive connection who loops, without pause, over
+a realistic mix: ``/api/me``, ``/api/pages``, ``/api/pages/<id>``, the leaderboard, and a
+whole round over REST (deal, start, vote). Prints requests done, statuses, p50/p95/p99
+latency, the peak and steady count of the server's connections in ``pg_stat_activity``
+(sampled every 50 ms; steady is the median over the second half), the pool size, then a
+JSON object. Figures only, no targets.
+
+``--no-pool`` runs the configuration before issue 12: ``DB_POOL=false`` and
+``CONN_MAX_AGE=60`` (persistent connections, one per request thread under ASGI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_hints_http import PASSWORD, SETUP, Author  # noqa: E402
+from bench_rounds_ws import fresh_database, free_port, pct, wait_port  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class Player(Author):
+    """A browser: keep-alive connection, session and CSRF cookies; any body (a 500 is HTML)."""
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, object]:
+        try:
+            return super().request(method, path, body)
+        except ValueError:  # not JSON: an error page
+            return 500, None
+
+
+def procfile(role: str) -> str:
+    for line in (REPO / "Procfile").read_text().splitlines():
+        if line.startswith(f"{role}:"):
+            return line.split(":", 1)[1].strip()
+    raise LookupError(role)
+
+
+def start(role: str, env: dict[str, str]) -> subprocess.Popen:
+    command = procfile(role).replace("--host 0.0.0.0", "--host 127.0.0.1").replace("--loglevel INFO", "--loglevel WARNING")
+    for tool in ("uvicorn", "celery"):
+        command = command.replace(f"{tool} ", f"{shlex.quote(sys.executable)} -m {tool} ", 1)
+    return subprocess.Popen(["bash", "-c", f"exec env {command}"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+
+
+LOGINS_AT_ONCE = threading.Semaphore(4)  # PBKDF2 costs ~0.1-0.5 s of CPU: log in before the clock starts
+
+
+def play(port: int, number: int, pages: list[int], start: threading.Barrier, clock: dict, latencies: list[float], statuses: Counter,
+         failures: list[str]) -> None:
+    player = Player(port)
+    try:
+        with LOGINS_AT_ONCE:
+            player.login(f"author{number}")
+    except Exception as error:  # noqa: BLE001 - a refused login is a figure too
+        failures.append(f"login: {error!r}")
+        start.abort()
+        return
+    try:
+        start.wait()
+    except threading.BrokenBarrierError:
+        return
+    until = clock["until"]
+
+    def call(method: str, path: str, body: dict | None = None) -> tuple[int, object]:
+        sent = time.monotonic()
+        try:
+            status, payload = player.request(method, path, body)
+        except Exception as error:  # noqa: BLE001 - a timeout or a dropped connection
+            statuses[type(error).__name__] += 1
+            player.connection.close()
+            return 0, None
+        latencies.append(time.monotonic() - sent)
+        statuses[status] += 1
+        return status, payload
+
+    rng = random.Random(number)
+    while time.monotonic() < until:
+        pick = rng.random()
+        if pick < 0.3:
+            call("GET", "/api/me")
+        elif pick < 0.5:
+            call("GET", "/api/pages")
+        elif pick < 0.7:
+            call("GET", f"/api/pages/{rng.choice(pages)}")
+        elif pick < 0.8:
+            call("GET", "/api/leaderboard")
+        else:
+            status, dealt = call("POST", "/api/rounds", {})
+            if status == 201 and isinstance(dealt, dict):
+                if call("POST", f"/api/rounds/{dealt['id']}/start", {})[0] == 200:
+                    call("POST", f"/api/rounds/{dealt['id']}/vote", {"false_claim": rng.randint(0, 1)})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2, help="web processes (WEB_CONCURRENCY)")
+    parser.add_argument("--no-pool", action="store_true", help="before issue 12: DB_POOL=false, CONN_MAX_AGE=60")
+    parser.add_argument("--pool-max", type=int, default=int(os.environ.get("DB_POOL_MAX_SIZE", 10)), help="DB_POOL_MAX_SIZE per web process")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""),
+                        help="PostgreSQL (a throwaway database is made beside it)")
+    args = parser.parse_args()
+    if not args.database_url.startswith("postgres"):
+        print("bench_rest_pool: skipped, needs PostgreSQL (--database-url or DATABASE_URL)")
+        return
+    if not shutil.which("redis-server"):
+        sys.exit("redis-server is not installed (apt-get install redis-server)")
+    import psycopg
+
+    workdir = Path(tempfile.mkdtemp(prefix="fm2-bench-pool-"))
+    redis_port, web_port = free_port(), free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    name = f"fm2_bench_pool_{os.getpid()}"
+    database_url, drop_database = fresh_database(args.database_url, name)
+    env = {**os.environ, "FM2_DATA_DIR": str(workdir), "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "DATABASE_URL": database_url,
+           "CELERY_TASK_ALWAYS_EAGER": "0", "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0", "LOG_LEVEL": "WARNING",
+           "DEBUG": "0", "PORT": str(web_port), "WEB_CONCURRENCY": str(args.workers), "DB_POOL_MAX_SIZE": str(args.pool_max)}
+    if args.no_pool:
+        env.update(DB_POOL="false", CONN_MAX_AGE="60")
+    else:
+        env.update(DB_POOL="true")
+    processes: list[subprocess.Popen] = [redis]
+    try:
+        wait_port(redis_port)
+        manage = [sys.executable, "manage.py"]
+        subprocess.run(manage + ["migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
+        subprocess.run(manage + ["load_demo"], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+        setup = subprocess.run(manage + ["shell", "-c", SETUP.replace("PASSWORD", repr(PASSWORD)).replace("int(sys.argv[-1])", str(args.clients))], cwd=REPO, env=env,
+                               check=True, capture_output=True, text=True)
+        pages = [page["id"] for page in json.loads(setup.stdout.strip().splitlines()[-1])]
+        processes.append(start("web", env))
+        processes.append(start("worker", env))
+        wait_port(web_port)
+        samples: list[tuple[float, int]] = []
+        stop = threading.Event()
+
+        def watch() -> None:
+            with psycopg.connect(database_url, autocommit=True) as conn:
+                while not stop.is_set():
+                    row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]).fetchone()
+                    samples.append((time.monotonic(), int(row[0])))
+                    stop.wait(0.05)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        latencies: list[float] = []
+        statuses: Counter = Counter()
+        failures: list[str] = []
+        clock: dict = {}
+
+        def go() -> None:  # the last client to log in starts the clock
+            clock["started"] = time.monotonic()
+            clock["until"] = clock["started"] + args.seconds
+
+        start_line = threading.Barrier(args.clients, action=go)
+        clients = [threading.Thread(target=play, args=(web_port, n, pages, start_line, clock, latencies, statuses, failures))
+                   for n in range(args.clients)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+        started = clock.get("started", time.monotonic())
+        wall = time.monotonic() - started
+        stop.set()
+        watcher.join()
+        counts = [count for _, count in samples]
+        second_half = [count for at, count in samples if at >= started + wall / 2] or counts
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            max_connections = int(conn.execute("SHOW max_connections").fetchone()[0])
+        done = sum(n for status, n in statuses.items() if isinstance(status, int))
+        errors = {str(status): n for status, n in statuses.items() if not (isinstance(status, int) and status < 400)}
+        figure = {
+            "configuration": "no pool, CONN_MAX_AGE=60" if args.no_pool else f"pool max {args.pool_max} per process",
+            "clients": args.clients,
+            "web_processes": args.workers,
+            "seconds": round(wall, 1),
+            "requests": done,
+            "requests_per_s": round(done / wall, 1),
+            "statuses": {str(status): n for status, n in sorted(statuses.items(), key=str)},
+            "errors": errors,
+            "latency_ms_p50": round(1000 * pct(latencies, 50), 1) if latencies else None,
+            "latency_ms_p95": round(1000 * pct(latencies, 95), 1) if latencies else None,
+            "latency_ms_p99": round(1000 * pct(latencies, 99), 1) if latencies else None,
+            "db_connections_peak": max(counts, default=0),
+            "db_connections_steady": statistics.median(second_half) if second_half else 0,
+            # the web processes' pools plus the Celery worker's (Procfile: 2 children x 2)
+            "pool_max_total": None if args.no_pool else args.pool_max * args.workers + 2 * 2,
+            "max_connections": max_connections,
+            "failures": failures[:3],
+        }
+        print(f"{figure['configuration']}: {done} requests in {wall:.0f} s ({figure['requests_per_s']}/s), errors {errors or 0}, "
+              f"latency p50/p95/p99 {figure['latency_ms_p50']}/{figure['latency_ms_p95']}/{figure['latency_ms_p99']} ms, "
+              f"server connections peak {figure['db_connections_peak']} steady {figure['db_connections_steady']} "
+              f"(pool allows {figure['pool_max_total']}, max_connections {max_connections})")
+        print(json.dumps(figure), flush=True)
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        drop_database()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Start the web process exactly as the Procfile's ``web`` line does, on a database and Redis
+of the test's own, for tests that watch what the real server does (connections, shutdown)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def procfile_command(role: str = "web") -> str:
+    for line in (REPO / "Procfile").read_text().splitlines():
+        if line.startswith(f"{role}:"):
+            return line.split(":", 1)[1].strip()
+    raise LookupError(role)
+
+
+def database_url_for(base_url: str, name: str) -> str:
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+class LiveDatabase:
+    """A fresh, migrated PostgreSQL database beside DATABASE_URL's (dropped afterwards)."""
+
+    def __init__(self, base_url: str, suffix: str):
+        self.base_url = base_url
+        self.name = f"{urlsplit(base_url).path.lstrip('/')}_{suffix}"
+        self.url = database_url_for(base_url, self.name)
+
+    def admin(self) -> psycopg.Connection:
+        return psycopg.connect(database_url_for(self.base_url, "postgres"), autocommit=True)
+
+    def create(self, env: dict[str, str]) -> None:
+        self.drop()
+        with self.admin() as conn:
+            conn.execute(f'CREATE DATABASE "{self.name}"')
+        subprocess.run([sys.executable, "manage.py", "migrate", "--no-input"], cwd=REPO, env={**env, "DATABASE_URL": self.url},
+                       check=True, capture_output=True, timeout=600)
+
+    def drop(self) -> None:
+        with self.admin() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+    def backends(self, conn: psycopg.Connection) -> int:
+        """Connections the server holds to this database (the caller's own excluded)."""
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.name]).fetchone()
+        return int(row[0])
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "DJANGO_SETTINGS_MODULE": "foolgame.settings",
+    }
+    for name in ("FM2_DATA_DIR", "HOME"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
+
+
+class ProcfileServer:
+    """The Procfile's web line in a shell (``exec``, so signals reach uvicorn), on 127.0.0.1."""
+
+    def __init__(self, env: dict[str, str], port: int | None = None, log: Path | None = None):
+        self.port = port or free_port()
+        self.env = {**env, "PORT": str(self.port)}
+        self.log = log
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        command = procfile_command("web").replace("--host 0.0.0.0", "--host 127.0.0.1")
+        # The Procfile's ``uvicorn`` is the venv's: run it with this interpreter.
+        command = command.replace("uvicorn ", f"{shlex.quote(sys.executable)} -m uvicorn ", 1)
+        out = open(self.log, "wb") if self.log else subprocess.DEVNULL
+        self.process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=REPO, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited with {self.process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait(timeout=10)
