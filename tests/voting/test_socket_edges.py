@@ -282,10 +282,12 @@ def test_frame_over_the_limit_is_refused_by_the_server_with_1009_and_the_next_so
 
 
 def test_procfile_runs_uvicorn_with_the_shared_flags() -> None:
-    """Passes once the Procfile carries --ws-max-size (helper A's branch)."""
+    """Production's web line refuses big frames in uvicorn itself, at the size the
+    consumer's setting names, and the Makefile's server runs the same flags."""
     web = next(line for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("web:"))
-    if "--ws-max-size" not in web:
-        pytest.xfail("the Procfile gets --ws-max-size on helper A's branch")
+    assert "--ws-max-size ${FM2_WS_MAX_FRAME_BYTES:-4096}" in web
+    serve = (REPO / "Makefile").read_text()
+    assert "--ws-max-size $${FM2_WS_MAX_FRAME_BYTES:-4096}" in serve
     flags = uvicorn_flags()
     for name, value in zip(flags[::2], flags[1::2]):
         assert f"{name} {value}" in web.replace("${FM2_WS_MAX_FRAME_BYTES:-4096}", "4096"), name
