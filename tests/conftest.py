@@ -43,6 +43,19 @@ def fresh_login_throttles(settings) -> None:
 
 
 @pytest.fixture
+def postgresql_only(transactional_db) -> None:
+    """For tests of concurrent writers (``pytest.mark.usefixtures("postgresql_only")``):
+    SQLite serialises writers, so they skip there, and fail when the run was asked to use
+    the services (FM2_REQUIRE_SERVICES) but got SQLite."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("FM2_REQUIRE_SERVICES"):
+            pytest.fail("FM2_REQUIRE_SERVICES is set but the database is not PostgreSQL")
+        pytest.skip("concurrent writers are tested on PostgreSQL (set DATABASE_URL)")
+
+
+@pytest.fixture
 def fm2_dev() -> Path:
     if not FM2_DEV.is_file():
         pytest.skip("../shared/data/fm2/dev.jsonl is not beside this clone")

@@ -8,7 +8,6 @@ before anything is written, and written in one transaction, so a bad line change
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from foolgame.pages.importing import (
     import_limit,
     page_append_sentences,
     page_get_or_create,
+    parse_json_object,
     read_lines,
 )
 from foolgame.pages.models import Page, Sentence
@@ -93,14 +93,7 @@ def _count(path: Path, line: int, row: dict, key: str) -> int:
 
 
 def parse_fm2_line(path: Path, line: int, raw: str) -> Fm2Row:
-    try:
-        row = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise BadInput(path, line, f"not valid JSON ({error.msg})") from None
-    except (ValueError, RecursionError) as error:  # a number of thousands of digits, deep nesting
-        raise BadInput(path, line, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})") from None
-    if not isinstance(row, dict):
-        raise BadInput(path, line, "each line must be a JSON object")
+    row = parse_json_object(path, line, raw)
     for key in ("id", "text", "label", "wikipedia_page"):
         if not isinstance(row.get(key), str) or not row[key].strip():
             raise BadInput(path, line, f"missing '{key}'")

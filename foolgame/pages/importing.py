@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -71,6 +72,19 @@ class SyncResult:
 
 _COLUMN_LIMITS = {"TITLE_MAX_CHARS": 300, "SECTION_HEADER_MAX_CHARS": 500, "CATEGORY_MAX_CHARS": 100, "CLAIM_ID_MAX_CHARS": 64}
 _FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def parse_json_object(path: Path | str, line: int, raw: str) -> dict[str, Any]:
+    """One line of a JSON-lines file as an object, or BadInput naming FILE:LINE."""
+    try:
+        row = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise BadInput(path, line, f"not valid JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # a number of thousands of digits, deep nesting
+        raise BadInput(path, line, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})") from None
+    if not isinstance(row, dict):
+        raise BadInput(path, line, "each line must be a JSON object")
+    return row
 
 
 def import_limit(key: str) -> int:
@@ -352,14 +366,7 @@ def parse_kilt_jsonl(path: Path) -> Iterator[ParsedPage]:
         if not raw.strip():
             continue
         articles += 1
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise BadInput(path, number, f"not valid JSON ({error.msg})") from None
-        except (ValueError, RecursionError) as error:  # a number of thousands of digits, deep nesting
-            raise BadInput(path, number, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})") from None
-        if not isinstance(row, dict):
-            raise BadInput(path, number, "each line must be a JSON object")
+        row = parse_json_object(path, number, raw)
         if "wikipedia_title" not in row:
             raise BadInput(path, number, "missing 'wikipedia_title'")
         title = check_title(path, number, row["wikipedia_title"], what="'wikipedia_title'")

@@ -3,13 +3,11 @@ locks, not a read-then-write check, keep one claim per near-duplicate and the ta
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from datetime import timedelta
 from queue import SimpleQueue
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from foolgame.authoring import services
@@ -19,18 +17,10 @@ from foolgame.evidence import services as evidence
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
 from tests.authoring.conftest import GOOD_CLAIM, sentence_ids
+from tests.concurrency import race
 from tests.factories import UserFactory
-from tests.voting.test_concurrency import race
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def needs_postgresql(db) -> None:
-    if connection.vendor != "postgresql":
-        if os.environ.get("FM2_REQUIRE_SERVICES"):
-            pytest.fail("FM2_REQUIRE_SERVICES is set but the database is not PostgreSQL")
-        pytest.skip("row locks are tested on PostgreSQL (set DATABASE_URL)")
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgresql_only")]
 
 
 def test_near_identical_claims_from_several_authors_at_once_save_one(eiffel: Page) -> None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 
 import pytest
 from django.core.cache import cache
-from django.db import connection, connections
 
 from foolgame.authoring import giveaway, services
 from foolgame.authoring.models import GiveawayModel
 from foolgame.authoring.tasks import giveaway_train
 from tests.authoring.test_services import artifact_pool
+from tests.concurrency import race_results
 
 
 @pytest.fixture(autouse=True)
@@ -66,24 +65,9 @@ def test_the_lock_of_a_killed_trainer_expires(settings, monkeypatch) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("postgresql_only")
 def test_two_deliveries_at_once_train_once() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("concurrent writers need PostgreSQL (the services pass)")
     artifact_pool()
-    barrier = threading.Barrier(2)
-    results: list[object] = []
-
-    def deliver() -> None:
-        try:
-            barrier.wait()
-            results.append(giveaway_train.delay().result)  # eager: the result object holds it
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=deliver) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = race_results(2, lambda: giveaway_train.delay().result)  # eager: the result object holds it
     assert GiveawayModel.objects.count() == 1
     assert sorted(results, key=lambda r: r is None) == [GiveawayModel.objects.get().pk, None]

@@ -3,12 +3,10 @@ a failure with a reason after the last attempt, and the reaper that does not wai
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import connection, connections
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -16,6 +14,7 @@ from rest_framework.test import APIClient
 from foolgame.dataset import services
 from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_job_run, export_jobs_reap
+from tests.concurrency import race_results
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -152,25 +151,10 @@ def test_a_live_export_reports_its_heartbeat_and_attempts(world) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("postgresql_only")
 def test_two_deliveries_at_once_run_the_export_once(world) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("concurrent writers need PostgreSQL (the services pass)")
     export = Export.objects.create(options={"seed": 1})
-    barrier = threading.Barrier(2)
-    results: list[bool] = []
-
-    def deliver() -> None:
-        try:
-            barrier.wait()
-            results.append(export_job_run(export_id=export.pk))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=deliver) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = race_results(2, lambda: export_job_run(export_id=export.pk))
     assert sorted(results) == [False, True]
     export.refresh_from_db()
     assert (export.status, export.attempts) == (Export.Status.DONE, 1)

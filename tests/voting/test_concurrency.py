@@ -3,57 +3,19 @@ read-then-write check, keeps one vote per round, one like per round and no share
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
-from collections.abc import Callable
 
 import pytest
-from django.db import close_old_connections, connection
 
-from foolgame.api.errors import ServiceError
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import services
 from foolgame.voting.models import Like, Report, Round, SeenClaim, Vote
+from tests.concurrency import race
 from tests.factories import PageFactory, UserFactory
 from tests.voting.conftest import make_claim
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def needs_postgresql(db) -> None:
-    if connection.vendor != "postgresql":
-        if os.environ.get("FM2_REQUIRE_SERVICES"):
-            pytest.fail("FM2_REQUIRE_SERVICES is set but the database is not PostgreSQL")
-        pytest.skip("row locks are tested on PostgreSQL (set DATABASE_URL)")
-
-
-def race(n: int, action: Callable[[], object]) -> Counter:
-    """Run ``action`` in n threads released at once; count results and error codes."""
-    barrier = threading.Barrier(n)
-    outcomes: Counter = Counter()
-    lock = threading.Lock()
-
-    def run() -> None:
-        try:
-            barrier.wait()
-            result: object = action()
-            key = "ok" if result is not None else "none"
-        except ServiceError as error:
-            key = error.code
-        finally:
-            close_old_connections()
-            connection.close()
-        with lock:
-            outcomes[key] += 1
-
-    threads = [threading.Thread(target=run) for _ in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgresql_only")]
 
 
 def test_twenty_concurrent_votes_give_one_vote_and_one_set_of_ledger_rows(game) -> None:
