@@ -21,6 +21,7 @@ JSON object. Figures only, no targets.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -43,11 +44,25 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 class Player(Author):
-    """A browser: keep-alive connection, session and CSRF cookies; any body (a 500 is HTML)."""
+    """A browser: keep-alive connection, session and CSRF cookies; any body (a 500 is HTML).
+
+    Like a browser, it sends a request again on a new connection when a kept-alive one
+    turns out closed before any byte of the answer came (uvicorn closes a connection idle
+    for 5 s, e.g. while the other players log in): counted as a reconnect, not an error."""
+
+    reconnects = 0
 
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, object]:
+        reused = self.connection.sock is not None
         try:
-            return super().request(method, path, body)
+            try:
+                return super().request(method, path, body)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                if not reused:
+                    raise
+                self.connection.close()
+                self.reconnects += 1
+                return super().request(method, path, body)
         except ValueError:  # not JSON: an error page
             return 500, None
 
@@ -70,7 +85,7 @@ LOGINS_AT_ONCE = threading.Semaphore(4)  # PBKDF2 costs ~0.1-0.5 s of CPU: log i
 
 
 def play(port: int, number: int, pages: list[int], start: threading.Barrier, clock: dict, latencies: list[float], statuses: Counter,
-         failures: list[str]) -> None:
+         failures: list[str], reconnects: dict[int, int]) -> None:
     player = Player(port)
     try:
         with LOGINS_AT_ONCE:
@@ -113,6 +128,7 @@ def play(port: int, number: int, pages: list[int], start: threading.Barrier, clo
             if status == 201 and isinstance(dealt, dict):
                 if call("POST", f"/api/rounds/{dealt['id']}/start", {})[0] == 200:
                     call("POST", f"/api/rounds/{dealt['id']}/vote", {"false_claim": rng.randint(0, 1)})
+    reconnects[number] = player.reconnects
 
 
 def main() -> None:
@@ -171,6 +187,7 @@ def main() -> None:
         latencies: list[float] = []
         statuses: Counter = Counter()
         failures: list[str] = []
+        reconnects: dict[int, int] = {}
         clock: dict = {}
 
         def go() -> None:  # the last client to log in starts the clock
@@ -178,7 +195,7 @@ def main() -> None:
             clock["until"] = clock["started"] + args.seconds
 
         start_line = threading.Barrier(args.clients, action=go)
-        clients = [threading.Thread(target=play, args=(web_port, n, pages, start_line, clock, latencies, statuses, failures))
+        clients = [threading.Thread(target=play, args=(web_port, n, pages, start_line, clock, latencies, statuses, failures, reconnects))
                    for n in range(args.clients)]
         for client in clients:
             client.start()
@@ -203,6 +220,7 @@ def main() -> None:
             "requests_per_s": round(done / wall, 1),
             "statuses": {str(status): n for status, n in sorted(statuses.items(), key=str)},
             "errors": errors,
+            "reconnects": sum(reconnects.values()),
             "latency_ms_p50": round(1000 * pct(latencies, 50), 1) if latencies else None,
             "latency_ms_p95": round(1000 * pct(latencies, 95), 1) if latencies else None,
             "latency_ms_p99": round(1000 * pct(latencies, 99), 1) if latencies else None,
@@ -213,7 +231,7 @@ def main() -> None:
             "max_connections": max_connections,
             "failures": failures[:3],
         }
-        print(f"{figure['configuration']}: {done} requests in {wall:.0f} s ({figure['requests_per_s']}/s), errors {errors or 0}, "
+        print(f"{figure['configuration']}: {done} requests in {wall:.0f} s ({figure['requests_per_s']}/s), errors {errors or 0}, reconnects {figure['reconnects']}, "
               f"latency p50/p95/p99 {figure['latency_ms_p50']}/{figure['latency_ms_p95']}/{figure['latency_ms_p99']} ms, "
               f"server connections peak {figure['db_connections_peak']} steady {figure['db_connections_steady']} "
               f"(pool allows {figure['pool_max_total']}, max_connections {max_connections})")
