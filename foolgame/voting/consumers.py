@@ -25,6 +25,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from foolgame.api.errors import ServiceError
+from foolgame.middleware import SERVICE_DOWN_ERRORS
 from foolgame.voting import clock, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Round, Report
@@ -52,12 +53,16 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_YOUR_ROUND = 4403
 CLOSE_NO_SUCH_ROUND = 4404
 CLOSE_TOO_MANY_SOCKETS = 4429
+# RFC 6455 "Try Again Later": Redis (the channel layer, the leases) or the database went away
+# under an open socket; the client reconnects after a pause, as after a 503.
+CLOSE_SERVICE_UNAVAILABLE = 1013
 
 _CLOSE_REASONS = {
     CLOSE_UNAUTHENTICATED: ("not_authenticated", "Log in first."),
     CLOSE_NOT_YOUR_ROUND: ("not_your_round", "This round belongs to another player."),
     CLOSE_NO_SUCH_ROUND: ("not_found", "No such round."),
     CLOSE_TOO_MANY_SOCKETS: ("too_many_sockets", "Too many open round sockets; close one first."),
+    CLOSE_SERVICE_UNAVAILABLE: ("service_unavailable", "A service the server needs is down; reconnect shortly."),
 }
 
 
@@ -95,6 +100,28 @@ class RoundConsumer(AsyncWebsocketConsumer):
     timeout_sent: bool = False
     leased: bool = False
 
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        """A backing service that fails under the socket (the channel layer's Redis in its
+        receive loop, the database in a handler) closes it with 1013 and a
+        ``service_unavailable`` frame, logged as one line, instead of an ASGI crash (1011)."""
+        self._accepted = False
+        try:
+            await super().__call__(scope, receive, send)
+        except SERVICE_DOWN_ERRORS as error:
+            logger.warning("round socket: %s down under round %s: %s", type(error).__module__.split(".")[0], getattr(self, "round_id", "?"), error)
+            await self._release()
+            code, message = _CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE]
+            try:
+                if self._accepted:
+                    await send({"type": "websocket.send", "text": json.dumps({"type": "error", "code": code, "message": message})})
+                await send({"type": "websocket.close", "code": CLOSE_SERVICE_UNAVAILABLE})
+            except OSError:  # the client has gone too
+                pass
+
+    async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
+        await super().accept(subprotocol, headers)
+        self._accepted = True
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.round_id = int(self.scope["url_route"]["kwargs"]["round_id"])
@@ -130,13 +157,23 @@ class RoundConsumer(AsyncWebsocketConsumer):
         await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
+        await self._release()
+
+    async def _release(self) -> None:
+        """Stop the ticker, leave the group, give the lease back; with Redis down the group
+        membership expires (CHANNEL_GROUP_EXPIRY) and the lease runs out by itself."""
         if self.ticker is not None:
             self.ticker.cancel()
-        if hasattr(self, "frame_times"):
-            await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
-        if self.leased:
-            self.leased = False
-            await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
+            self.ticker = None
+        try:
+            if hasattr(self, "frame_times"):
+                del self.frame_times
+                await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+            if self.leased:
+                self.leased = False
+                await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
+        except SERVICE_DOWN_ERRORS as error:
+            logger.warning("round socket: could not leave round %s cleanly: %s", self.round_id, error)
 
     # --- frames from the client -------------------------------------------------------
 
@@ -159,6 +196,9 @@ class RoundConsumer(AsyncWebsocketConsumer):
             await self.send_error(error.code, error.message)
         except ServiceError as error:
             await self.send_error(error.code, error.message)
+        except SERVICE_DOWN_ERRORS as error:  # the socket stays; the frame may be sent again
+            logger.warning("round socket: frame of round %s failed, a service is down: %s", self.round_id, error)
+            await self.send_error(*_CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE])
         except Exception:
             # Whatever went wrong, the socket stays usable and the failure is not silent.
             logger.exception("round socket: frame failed (round %s)", self.round_id)
@@ -293,7 +333,10 @@ class RoundConsumer(AsyncWebsocketConsumer):
     # --- frames to the client -----------------------------------------------------------------
 
     async def send_frame(self, frame_type: str, payload: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps({"type": frame_type, **payload}))
+        try:
+            await self.send(text_data=json.dumps({"type": frame_type, **payload}))
+        except OSError:  # uvicorn's ClientDisconnected: the client left mid-frame, nothing to tell
+            logger.debug("round socket: client of round %s left before a %s frame", getattr(self, "round_id", "?"), frame_type)
 
     async def send_error(self, code: str, message: str) -> None:
         await self.send_frame("error", {"code": code, "message": message})

@@ -4,17 +4,21 @@ server itself, and the origin check compares scheme, host and port."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import struct
 import time
 from pathlib import Path
 
 import pytest
+import redis.exceptions
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from django.db import OperationalError
 
 from foolgame.routing import websocket_urlpatterns
 from foolgame.security import origin_allowed
@@ -114,6 +118,60 @@ async def test_unexpected_failure_in_a_handler_gets_server_error_and_a_log_line(
     await ws.send_json_to({"type": "start"})
     assert (await next_frame(ws, "state"))["status"] == "playing"
     await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_database_down_during_a_frame_gets_service_unavailable_and_the_socket_stays(game, dealt, fake_clock, monkeypatch) -> None:
+    def down(**kwargs):
+        raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
+
+    ws = await connect(dealt.pk, game.voter)
+    monkeypatch.setattr(services, "round_start", down)
+    await ws.send_json_to({"type": "start"})
+    error = await next_frame(ws, "error")
+    assert error["code"] == "service_unavailable" and "127.0.0.1" not in error["message"]
+    monkeypatch.undo()
+    await ws.send_json_to({"type": "start"})
+    assert (await next_frame(ws, "state"))["status"] == "playing"
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_channel_layer_redis_dying_under_a_socket_closes_it_with_1013_not_a_crash(game, dealt, fake_clock, monkeypatch, caplog,
+                                                                                     settings) -> None:
+    settings.FM2_WS = {**settings.FM2_WS, "MAX_SOCKETS_PER_PLAYER": 1}
+    layer_class = type(get_channel_layer())
+    real_receive = layer_class.receive
+    dying = asyncio.Event()
+
+    async def receive(self, channel):
+        if dying.is_set():
+            raise redis.exceptions.ConnectionError("Connection closed by server.")
+        waiting = asyncio.ensure_future(real_receive(self, channel))
+        died = asyncio.ensure_future(dying.wait())
+        await asyncio.wait({waiting, died}, return_when=asyncio.FIRST_COMPLETED)
+        if waiting.done():
+            died.cancel()
+            return waiting.result()
+        waiting.cancel()
+        raise redis.exceptions.ConnectionError("Connection closed by server.")
+
+    monkeypatch.setattr(layer_class, "receive", receive)
+    ws = await connect(dealt.pk, game.voter)
+    await ws.send_json_to({"type": "start"})
+    await next_frame(ws, "state")
+    dying.set()
+    error = await next_frame(ws, "error")
+    closed = await ws.receive_output(timeout=3)
+    assert error["code"] == "service_unavailable"
+    assert closed == {"type": "websocket.close", "code": 1013}
+    assert any("down under round" in r.getMessage() and not r.exc_info for r in caplog.records)
+    monkeypatch.undo()
+    # The lease went back: the player's one allowed socket opens and plays again.
+    again = await connect(dealt.pk, game.voter)
+    await again.send_json_to({"type": "state"})
+    assert (await next_frame(again, "state", "error"))["type"] == "state"
+    await again.disconnect()
 
 
 # --- sockets per player ----------------------------------------------------------------------
