@@ -67,7 +67,9 @@ class Server:
         self.database_url, self.drop_database = fresh_database(database_url, f"fm2_bench_abuse_{os.getpid()}")
         self.env = {**os.environ, "FM2_DATA_DIR": str(self.workdir), "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
                     "CELERY_TASK_ALWAYS_EAGER": "1", "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0",
-                    "LOG_LEVEL": "ERROR", "DEBUG": "0", "PYTHONWARNINGS": "ignore"}
+                    "LOG_LEVEL": "ERROR", "DEBUG": "0", "PYTHONWARNINGS": "ignore",
+                    # Every attacker here signs up from 127.0.0.1; a real one has many addresses.
+                    "FM2_SIGNUPS_PER_IP": "1000"}
         self.env.pop("DATABASE_URL", None)
         if self.database_url:
             self.env["DATABASE_URL"] = self.database_url
@@ -204,30 +206,43 @@ def _some_gold(player: Player, page_id: int, text: str) -> list[int]:
 
 
 def attack_junk_claims(server: Server) -> dict:
-    """Claims with no words, an existing claim again, and a pile of write tasks."""
-    player = Player(server, "junkwriter")
-    player.signup()
-    before = player.points()["write"]
+    """Claims with no words and an existing claim again, each from a fresh free account (the
+    open-task cap would stop one account after three), then a pile of write tasks."""
     answers = {}
-    for text in ("- - - - - -", "\U0001F600 \U0001F600 \U0001F600 \U0001F600", "asdf qwer zxcv uiop hjkl", "the the the the the"):
+    earned = 0
+
+    def fresh_writer(n: int) -> tuple[Player, int]:
+        writer = Player(server, f"junkwriter{n}")
+        writer.signup()
+        return writer, writer.points()["write"]
+
+    for n, text in enumerate(("- - - - - -", "\U0001F600 \U0001F600 \U0001F600 \U0001F600", "asdf qwer zxcv uiop hjkl", "the the the the the")):
+        player, before = fresh_writer(n)
         status, task = _write_task(player)
         if status != 201:
             answers[text] = f"task {code_of(status, task)}"
             continue
         status, payload, _ = player.call("POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": _some_gold(player, task["page"], text)})
         answers[text] = code_of(status, payload)
-    # An existing claim of the task's page, word for word.
-    status, task = _write_task(player)
-    duplicate = "no task: " + code_of(status, task)
-    if status == 201:
-        page_id = task["page"]
-        existing = server.orm(f"from foolgame.claims.models import Claim; import json; print(json.dumps(Claim.objects.filter(page_id={page_id}, status='active').values_list('text', flat=True).first()))")
-        if existing:
-            status, payload, _ = player.call("POST", "/api/claims", {"task": task["id"], "text": existing, "gold_sentence_ids": _some_gold(player, page_id, existing)})
-            duplicate = code_of(status, payload) + (f" warnings={[w['code'] for w in payload.get('warnings', [])]}" if status == 201 else "")
+        earned += player.points()["write"] - before
+    # An existing claim of the task's page, word for word, then with its case changed.
+    duplicates = {}
+    for n, change in ((10, str), (11, str.upper)):
+        player, before = fresh_writer(n)
+        status, task = _write_task(player)
+        outcome = "no task: " + code_of(status, task)
+        if status == 201:
+            page_id = task["page"]
+            existing = server.orm(f"from foolgame.claims.models import Claim; import json; print(json.dumps(Claim.objects.filter(page_id={page_id}, status='active').values_list('text', flat=True).first()))")
+            if existing:
+                status, payload, _ = player.call("POST", "/api/claims", {"task": task["id"], "text": change(existing), "gold_sentence_ids": _some_gold(player, page_id, existing)})
+                outcome = code_of(status, payload) + (f" warnings={[w['code'] for w in payload.get('warnings', [])]}" if status == 201 else "")
+        duplicates["as_is" if change is str else "upper_case"] = outcome
+        earned += player.points()["write"] - before
+    player, _ = fresh_writer(20)
     tasks = Counter(code_of(*_write_task(player)) for _ in range(20))
-    return {"junk_claims": answers, "duplicate_of_existing_claim": duplicate, "write_points_earned": player.points()["write"] - before,
-            "20_more_write_tasks": dict(tasks)}
+    return {"junk_claims": answers, "duplicate_of_existing_claim": duplicates, "write_points_earned": earned,
+            "20_write_tasks_of_one_player": dict(tasks)}
 
 
 def attack_hints_and_clue_counts(server: Server, rounds: int) -> dict:
@@ -323,19 +338,65 @@ def attack_accounts(server: Server) -> dict:
             "30_wrong_passwords": dict(guesses), "then_the_right_one": right}
 
 
+def _whole_answer(answer: bytes) -> bool:
+    if b"\r\n\r\n" not in answer:
+        return False
+    head, body = answer.split(b"\r\n\r\n", 1)
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    return length is not None and len(body) >= int(length.group(1))
+
+
+def _send_big_body(server: Server, player: Player, size: int) -> tuple[str, int]:
+    """POST a body of ``size`` bytes on a raw socket, reading the answer as soon as one comes
+    (urllib would only report the broken pipe of a server that answered early and closed)."""
+    import select
+    import socket
+
+    cookies = "; ".join(f"{c.name}={c.value}" for c in player.jar)
+    head = (f"POST /api/claims HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {size}\r\nCookie: {cookies}\r\nX-CSRFToken: {player.cookie('csrftoken') or ''}\r\n"
+            f"Origin: {server.base}\r\nReferer: {server.base}/\r\n\r\n").encode()
+    chunk = b" " * (1 << 20)
+    sent = 0
+    answer = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as conn:
+        conn.sendall(head)
+        while sent < size:
+            if select.select([conn], [], [], 0)[0]:
+                break  # the server answered before the body was all sent
+            try:
+                conn.sendall(chunk[: size - sent])
+            except OSError:
+                break
+            sent += min(len(chunk), size - sent)
+        try:
+            while not _whole_answer(answer):
+                part = conn.recv(65536)
+                if not part:
+                    break
+                answer += part
+        except OSError:
+            pass
+    if not answer:
+        return "no answer", sent
+    status = int(answer.split(b" ", 2)[1])
+    body = answer.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in answer else b""
+    try:
+        return code_of(status, json.loads(body)), sent
+    except ValueError:
+        return str(status), sent
+
+
 def attack_http_edges(server: Server, megabytes: int) -> dict:
     player = Player(server, "edgeplayer")
     player.signup()
+    player.call("GET", "/api/auth/csrf")
     started = time.monotonic()
-    try:
-        status, payload, _ = player.call("POST", "/api/claims", raw=b"{" + b" " * (megabytes << 20) + b"}", timeout=120)
-        big = code_of(status, payload)
-    except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
-        big = f"connection: {type(error).__name__}"
+    big, sent = _send_big_body(server, player, megabytes << 20)
     seconds = round(time.monotonic() - started, 2)
     missing = player.call("GET", "/api/no-such-endpoint")
     wrong_method = player.call("DELETE", "/api/leaderboard")
-    return {f"{megabytes}_MB_body": big, "body_seconds": seconds,
+    return {f"{megabytes}_MB_body": big, "body_mib_sent_before_the_answer": round(sent / (1 << 20), 1), "body_seconds": seconds,
             "unknown_api_url": [missing[0], missing[2].get("content-type")], "wrong_method": [wrong_method[0], wrong_method[2].get("content-type")]}
 
 

@@ -21,8 +21,8 @@ class SessionStore(CachedDBStore):
     def load(self):
         try:
             data = self._cache.get(self.cache_key)
-        except Exception:
-            logger.warning("Session cache unreadable; reading the database", exc_info=True)
+        except Exception as error:  # one line per request while Redis is down, not a traceback
+            logger.warning("Session cache unreadable; reading the database: %s", error)
             data = None
         if data is not None:
             return data
@@ -32,8 +32,8 @@ class SessionStore(CachedDBStore):
         data = self.decode(stored.session_data)
         try:
             self._cache.set(self.cache_key, data, self.get_expiry_age(expiry=stored.expire_date))
-        except Exception:
-            logger.warning("Session cache unwritable", exc_info=True)
+        except Exception as error:
+            logger.warning("Session cache unwritable: %s", error)
         return data
 
     def exists(self, session_key):
@@ -42,8 +42,8 @@ class SessionStore(CachedDBStore):
         try:
             if (self.cache_key_prefix + session_key) in self._cache:
                 return True
-        except Exception:
-            logger.warning("Session cache unreadable; asking the database", exc_info=True)
+        except Exception as error:
+            logger.warning("Session cache unreadable; asking the database: %s", error)
         return super(CachedDBStore, self).exists(session_key)
 
     def delete(self, session_key=None):

@@ -117,6 +117,9 @@ class RoundConsumer(AsyncWebsocketConsumer):
                 await send({"type": "websocket.close", "code": CLOSE_SERVICE_UNAVAILABLE})
             except OSError:  # the client has gone too
                 pass
+        except Exception:
+            await self._release()  # a crash must not keep the player's socket slot for its lease time
+            raise
 
     async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
         await super().accept(subprotocol, headers)
