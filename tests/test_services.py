@@ -47,6 +47,26 @@ async def test_group_send_reaches_every_member() -> None:
     await layer.group_discard("fm2-test", second)
 
 
+@needs_redis
+async def test_group_memberships_expire_after_about_a_rounds_life_in_redis() -> None:
+    """channels-redis keeps a membership for a day by default; a web process that dies
+    without leaving its rounds' groups would leave them that long. The group's key in
+    Redis carries the configured expiry (CHANNEL_GROUP_EXPIRY, 900 s)."""
+    import redis.asyncio
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add("fm2-expiry-test", channel)
+    try:
+        client = redis.asyncio.Redis.from_url(settings.REDIS_URL)
+        ttl = await client.ttl(layer._group_key("fm2-expiry-test"))
+        await client.aclose()
+        assert settings.CHANNEL_GROUP_EXPIRY == 900
+        assert 890 <= ttl <= 900
+    finally:
+        await layer.group_discard("fm2-expiry-test", channel)
+
+
 @pytest.mark.skipif(not os.environ.get("DATABASE_URL") and not os.environ.get("FM2_REQUIRE_SERVICES"), reason="DATABASE_URL is not set")
 @pytest.mark.django_db
 def test_database_is_postgresql_when_configured() -> None:
