@@ -31,6 +31,7 @@ urlpatterns = [
     path("rounds/<int:round_id>/report", voting.RoundReportApi.as_view(), name="round-report"),
     path("leaderboard", voting.LeaderboardApi.as_view(), name="leaderboard"),
     path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
+    path("me/notifications/read", voting.NotificationsReadApi.as_view(), name="notifications-read"),
     path("write-tasks", authoring.WriteTaskCreateApi.as_view(), name="write-tasks"),
     path("claims", authoring.ClaimCreateApi.as_view(), name="claims"),
     path("moderation/queue", moderation.ModerationQueueApi.as_view(), name="moderation-queue"),

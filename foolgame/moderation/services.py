@@ -33,6 +33,7 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit
 from foolgame.pages.models import Sentence
 from foolgame.voting.models import Report, Vote
+from foolgame.voting.notifications import notification_for_moderation
 from scoring import filters
 
 MODERATORS_GROUP = "moderators"
@@ -497,9 +498,11 @@ def do_claim_action(checked: CheckedAction, *, moderator: AbstractBaseUser) -> A
     quality.reviewed_at, quality.reviewed_by = timezone.now(), moderator
     quality.save(update_fields=["kept", "reviewed_report_id", "reviewed_at", "reviewed_by"])
     _refresh_locked({claim.pk: quality}, prior_current())
-    return AuditRecord.objects.create(
+    record = AuditRecord.objects.create(
         moderator=moderator, claim=claim, action=checked.action, reason=checked.reason, before=before, after=_snapshot(claim, quality)
     )
+    notification_for_moderation(claim=claim, moderator=moderator, action=checked.action, reason=checked.reason)
+    return record
 
 
 def claim_moderate(

@@ -16,7 +16,8 @@ class LedgerEntry(models.Model):
     class Kind(models.TextChoices):
         WRITE = "write", "Writing a claim"
         VERIFY = "verify", "Spotting the false claim"
-        FOOL = "fool", "Fooling a voter"
+        # Paid from a *correct* vote: the authors share the time the voter needed (GAME.md).
+        FOOL = "fool", "Hard to check"
         LIKE = "like", "A liked claim"
 
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ledger")
@@ -34,3 +35,47 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player} +{self.amount} {self.kind} ({self.cause})"
+
+
+class Notification(models.Model):
+    """One piece of news for a claim's author, stored when it happens and read once.
+
+    Written by the services that cause it (a vote, a like, a moderator's action) in their
+    transaction, so the news exists exactly when its cause does. ``read_at`` is set when the
+    player sees it (the notifications page, or the API).
+    """
+
+    class Kind(models.TextChoices):
+        FOOLED = "fooled", "You fooled a voter"
+        FOOL_POINTS = "fool_points", "Hard to check"
+        LIKED = "liked", "A voter liked your claim"
+        MODERATED = "moderated", "A moderator acted on your claim"
+
+    class Detail(models.TextChoices):
+        NONE = "", "—"
+        PICKED_TRUE = "picked_true", "The voter picked your true claim as the false one"
+        BELIEVED_FALSE = "believed_false", "The voter took your false claim for true"
+        REMOVE = "remove", "Removed"
+        RELABEL = "relabel", "Relabelled"
+        EDIT_EVIDENCE = "edit_evidence", "Evidence edited"
+
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    detail = models.CharField(max_length=20, choices=Detail.choices, blank=True, default=Detail.NONE)
+    claim = models.ForeignKey("claims.Claim", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The voter or moderator who caused it; never shown to the player for votes and likes.",
+    )
+    points = models.PositiveIntegerField(default=0)
+    label = models.CharField(max_length=8, blank=True, help_text="For a relabel: the claim's new label.")
+    note = models.TextField(blank=True, help_text="For a moderator's action: their reason.")
+    created = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["player", "read_at"], name="notification_player_unread")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.player_id} (claim {self.claim_id})"

@@ -12,7 +12,7 @@ from foolgame.api.views import ApiView
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import services
 from foolgame.voting.models import Report
-from foolgame.voting.notifications import notifications_mark_read, player_notifications
+from foolgame.voting.notifications import notifications_mark_read, notifications_unread_count, player_notifications
 from foolgame.voting.selectors import leaderboard
 
 CLAIM_CHOICES = [(0, "left"), (1, "right")]  # named once in the schema: settings.ENUM_NAME_OVERRIDES
@@ -206,19 +206,61 @@ class NotificationSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+class NotificationClaimSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class NotificationItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=["fooled", "fool_points", "liked", "moderated"])
+    message = serializers.CharField(help_text="the news in a player's words")
+    claim = NotificationClaimSerializer(allow_null=True)
+    points = serializers.IntegerField(help_text="points it paid the player (0 when none)")
+    reason = serializers.CharField(allow_blank=True, help_text="a moderator's reason, for kind moderated")
+    created = serializers.DateTimeField()
+    read = serializers.BooleanField()
+
+
 class NotificationsSerializer(serializers.Serializer):
-    since = serializers.DateTimeField(allow_null=True)
-    notifications = NotificationSerializer(many=True)
+    since = serializers.DateTimeField(allow_null=True, help_text="when the player last marked notifications read")
+    unread = serializers.IntegerField(help_text="how many notifications are unread")
+    notifications = NotificationSerializer(many=True, help_text="the unread ones, grouped by kind")
+    items = NotificationItemSerializer(many=True, help_text="the unread ones, newest first (at most 50)")
 
 
 class NotificationsApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: NotificationsSerializer}, summary="Unread news about your claims, grouped")
+    @extend_schema(responses={200: NotificationsSerializer}, summary="Unread news about your claims, grouped and one by one")
     def get(self, request: Request) -> Response:
         return Response(player_notifications(player=request.user))
 
-    @extend_schema(request=None, responses={204: None}, summary="Mark your notifications read")
+    @extend_schema(request=None, responses={204: None}, summary="Mark all your notifications read")
     def post(self, request: Request) -> Response:
         notifications_mark_read(player=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MarkReadSerializer(serializers.Serializer):
+    ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=500)
+    up_to = serializers.IntegerField(required=False, min_value=1, help_text="mark every notification with an id up to this one")
+
+    def validate(self, attrs: dict) -> dict:
+        if "ids" not in attrs and "up_to" not in attrs:
+            raise serializers.ValidationError("Send ids, up_to, or both.")
+        return attrs
+
+
+class NotificationsReadApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=MarkReadSerializer,
+        responses={200: inline_serializer("NotificationsMarked", {"marked": serializers.IntegerField(), "unread": serializers.IntegerField()})},
+        summary="Mark some of your notifications read (by ids, or up to an id); others' ids match nothing",
+    )
+    def post(self, request: Request) -> Response:
+        data = _data(MarkReadSerializer, request)
+        marked = notifications_mark_read(player=request.user, ids=data.get("ids"), up_to=data.get("up_to"))
+        return Response({"marked": marked, "unread": notifications_unread_count(player=request.user)})

@@ -1,48 +1,170 @@
-"""Grouped news for authors: how many players their claims fooled, how many liked them."""
+"""News for authors: a voter their claim fooled, the time a voter needed on it, a like, a
+moderator's action. Each is a stored :class:`Notification`, written by the service that
+causes it in that service's transaction, and read once: by the notifications page, or
+through the API, only ever by its own player.
+
+Words matter here: a *wrong* vote fools the authors' voter and pays nobody; a *correct*
+vote pays the authors the time the voter needed ("Hard to check", ledger kind ``fool``).
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, Sum
+from django.db.models import Q, QuerySet, Sum
 
-from foolgame.players.models import LedgerEntry
+from foolgame.claims.models import Claim
+from foolgame.players.models import LedgerEntry, Notification
 from foolgame.voting import clock
-from foolgame.voting.models import Like, NotificationCursor, Vote
+from foolgame.voting.models import NotificationCursor, Round, Vote
+
+Kind, Detail = Notification.Kind, Notification.Detail
+
+# Moderators' actions an author hears about; "keep" only clears flags, nothing of theirs changed.
+NOTIFIED_ACTIONS = {"remove": Detail.REMOVE, "relabel": Detail.RELABEL, "edit_evidence": Detail.EDIT_EVIDENCE}
+PAGE_SIZE = 50
 
 
 def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+# --- Writing: called by the services that cause the news ---------------------------------
+
+
+def notifications_for_vote(*, round_: Round, vote: Vote, ledger: Iterable[LedgerEntry]) -> list[Notification]:
+    """A vote's news for the round's authors, in the vote's transaction: a wrong vote fooled
+    both of them (the true claim taken for the false one, the false one for true); a correct
+    vote pays each of them a "Hard to check" share, one notification per ``fool`` ledger row."""
+    voter_id = round_.player_id
+    notes: list[Notification] = []
+    if not vote.correct:
+        false_claim = round_.claims[round_.false_index]
+        true_claim = round_.claims[1 - round_.false_index]
+        for claim, detail in ((true_claim, Detail.PICKED_TRUE), (false_claim, Detail.BELIEVED_FALSE)):
+            if claim.author_id != voter_id:
+                notes.append(Notification(player_id=claim.author_id, kind=Kind.FOOLED, detail=detail, claim=claim, actor_id=voter_id))
+    for entry in ledger:
+        if entry.kind == LedgerEntry.Kind.FOOL and entry.player_id != voter_id:
+            notes.append(Notification(player_id=entry.player_id, kind=Kind.FOOL_POINTS, claim=entry.claim, actor_id=voter_id, points=entry.amount))
+    return Notification.objects.bulk_create(notes)
+
+
+def notification_for_like(*, claim: Claim, voter: AbstractBaseUser, points: int) -> Notification | None:
+    """A like's news for the liked claim's author (nobody hears of liking their own claim)."""
+    if claim.author_id == voter.pk:
+        return None
+    return Notification.objects.create(player_id=claim.author_id, kind=Kind.LIKED, claim=claim, actor=voter, points=points)
+
+
+def notification_for_moderation(*, claim: Claim, moderator: AbstractBaseUser, action: str, reason: str) -> Notification | None:
+    """A moderator's remove, relabel or evidence edit, for the claim's author, with the reason."""
+    detail = NOTIFIED_ACTIONS.get(action)
+    if detail is None or claim.author_id == moderator.pk:
+        return None
+    return Notification.objects.create(
+        player_id=claim.author_id,
+        kind=Kind.MODERATED,
+        detail=detail,
+        claim=claim,
+        actor=moderator,
+        label=claim.label if action == "relabel" else "",
+        note=reason,
+    )
+
+
+# --- Reading ------------------------------------------------------------------------------
+
+
+def notification_message(note: Notification) -> str:
+    """The news in a player's words."""
+    if note.kind == Kind.FOOLED:
+        if note.detail == Detail.PICKED_TRUE:
+            return "You fooled a voter: they picked your true claim as the false one."
+        return "You fooled a voter: they took your false claim for true."
+    if note.kind == Kind.FOOL_POINTS:
+        return (
+            "Hard to check: a voter took their time on your claim before finding the false one. "
+            f"{_plural(note.points, 'point', 'points')} for you."
+        )
+    if note.kind == Kind.LIKED:
+        return f"A voter liked your claim. {_plural(note.points, 'point', 'points')} for you."
+    if note.detail == Detail.REMOVE:
+        return "A moderator removed your claim from the game."
+    if note.detail == Detail.RELABEL:
+        label = "true" if note.label == Claim.Label.SUPPORTS else "false"
+        return f"A moderator changed your claim's label to {label}."
+    return "A moderator changed the evidence sentences of your claim."
+
+
+def notifications_of(*, player: AbstractBaseUser) -> QuerySet[Notification]:
+    """The player's notifications, newest first (only ever their own)."""
+    return Notification.objects.filter(player=player).select_related("claim").order_by("-id")
+
+
+def notifications_unread_count(*, player: AbstractBaseUser) -> int:
+    return Notification.objects.filter(player=player, read_at__isnull=True).count()
+
+
+def notification_payload(note: Notification) -> dict[str, Any]:
+    return {
+        "id": note.pk,
+        "kind": note.kind,
+        "message": notification_message(note),
+        "claim": {"id": note.claim_id, "text": note.claim.text} if note.claim is not None else None,
+        "points": note.points,
+        "reason": note.note,
+        "created": note.created.isoformat(),
+        "read": note.read_at is not None,
+    }
+
+
 def player_notifications(*, player: AbstractBaseUser) -> dict[str, Any]:
-    """Unread news since the player last marked notifications read, grouped by kind."""
+    """Unread news, grouped by kind (as API.md documents), with the unread count and the
+    unread notifications themselves, newest first (at most ``PAGE_SIZE``)."""
     cursor = NotificationCursor.objects.filter(player=player).first()
-    since: datetime | None = cursor.seen_until if cursor else None
-    authored = Q(round__left_claim__author=player) | Q(round__right_claim__author=player)
-    fooled = Vote.objects.filter(authored, correct=False).exclude(round__player=player)
-    likes = Like.objects.filter(claim__author=player).exclude(round__player=player)
-    fool_points = LedgerEntry.objects.filter(player=player, kind=LedgerEntry.Kind.FOOL)
-    if since is not None:
-        fooled, likes = fooled.filter(created__gt=since), likes.filter(created__gt=since)
-        fool_points = fool_points.filter(created__gt=since)
+    unread = notifications_of(player=player).filter(read_at__isnull=True)
     groups = []
-    fooled_players = fooled.values("round__player").distinct().count()
+    fooled = unread.filter(kind=Kind.FOOLED)
+    fooled_players = fooled.values("actor").distinct().count()
     if fooled_players:
         groups.append({"kind": "fooled", "count": fooled_players,
                        "message": f"{_plural(fooled_players, 'player was', 'players were')} fooled by your claims."})
-    points = fool_points.aggregate(total=Sum("amount"))["total"] or 0
+    points = unread.filter(kind=Kind.FOOL_POINTS).aggregate(total=Sum("points"))["total"] or 0
     if points:
         groups.append({"kind": "fool_points", "count": points,
-                       "message": f"Voters took their time on your claims: {_plural(points, 'point', 'points')} for you."})
-    liked = likes.count()
+                       "message": f"Hard to check: voters took their time on your claims, {_plural(points, 'point', 'points')} for you."})
+    liked = unread.filter(kind=Kind.LIKED).count()
     if liked:
         groups.append({"kind": "liked", "count": liked,
                        "message": f"Your claims were liked {_plural(liked, 'time', 'times')}."})
-    return {"since": since.isoformat() if since else None, "notifications": groups}
+    moderated = unread.filter(kind=Kind.MODERATED).count()
+    if moderated:
+        groups.append({"kind": "moderated", "count": moderated,
+                       "message": f"A moderator acted on your claims {_plural(moderated, 'time', 'times')}."})
+    items = list(unread[:PAGE_SIZE])
+    return {
+        "since": cursor.seen_until.isoformat() if cursor else None,
+        "unread": unread.count(),
+        "notifications": groups,
+        "items": [notification_payload(note) for note in items],
+    }
 
 
-def notifications_mark_read(*, player: AbstractBaseUser) -> None:
-    NotificationCursor.objects.update_or_create(player=player, defaults={"seen_until": clock.now()})
+def notifications_mark_read(*, player: AbstractBaseUser, ids: Iterable[int] | None = None, up_to: int | None = None) -> int:
+    """Mark the player's unread notifications read: all of them, or those with these ids,
+    or those up to this id (with both: either). Ids of another player's notifications match nothing (no error,
+    so ids are not probed). Returns how many were marked."""
+    now = clock.now()
+    unread = Notification.objects.filter(player=player, read_at__isnull=True)
+    chosen = Q()
+    if ids is not None:
+        chosen |= Q(pk__in=list(ids))
+    if up_to is not None:
+        chosen |= Q(pk__lte=up_to)
+    unread = unread.filter(chosen)
+    marked = unread.update(read_at=now)
+    NotificationCursor.objects.update_or_create(player=player, defaults={"seen_until": now})
+    return marked

@@ -27,7 +27,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry
-from foolgame.voting import clock, events
+from foolgame.voting import clock, events, notifications
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.selectors import claims_for_player
 from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
@@ -419,10 +419,11 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                     round=round_, false_claim_index=false_claim, correct=correct, points=voter_award, remaining=remaining, created=now
                 )
                 claim_of_role = {"voter": false_claim_obj, "true_claim_author": true_claim, "false_claim_author": false_claim_obj}
-                LedgerEntry.objects.bulk_create(
+                ledger = LedgerEntry.objects.bulk_create(
                     LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
                     for a in awards
                 )
+                notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
                 events.round_changed_on_commit(round_)
@@ -451,6 +452,7 @@ def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) ->
             LedgerEntry.objects.create(
                 player_id=liked.author_id, amount=_game()["LIKE_POINTS"], kind=LedgerEntry.Kind.LIKE, claim=liked, cause=f"round:{round_.pk}"
             )
+            notifications.notification_for_like(claim=liked, voter=player, points=_game()["LIKE_POINTS"])
         return {"ok": True}
 
 

@@ -11,7 +11,7 @@ from foolgame.pages.selectors import category_list
 from foolgame.players.selectors import player_points
 from foolgame.voting.selectors import leaderboard
 
-KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Fooling"), ("write", "Writing"), ("like", "Likes")]
+KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes")]
 
 
 @login_required
