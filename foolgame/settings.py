@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "channels",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc as our own static files (/api/docs/)
     "foolgame.pages",
     "foolgame.players",
     "foolgame.claims",
@@ -303,12 +304,23 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "fm2 API",
-    "DESCRIPTION": "The public REST interface of Fool Me Twice (fm2). WebSocket rounds are described in API.md.",
+    "DESCRIPTION": (
+        "The public REST interface of Fool Me Twice (fm2). Every error is JSON: "
+        '`{"error": {"code": "...", "message": "..."}}` (sometimes with `details`), and a refused request '
+        "changes nothing. Unsafe requests need the `csrftoken` cookie from `GET /api/auth/csrf` sent back as "
+        "`X-CSRFToken`; you are logged in by the session cookie. A round is played over the WebSocket "
+        "`/ws/rounds/<id>/` or with the REST twins below; the socket's frames, error and close codes are in "
+        "docs/websocket.md in the repository."
+    ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Left (0) or right (1): one enum wherever a round names one of its two claims.
     "ENUM_NAME_OVERRIDES": {"ClaimIndexEnum": [(0, "left"), (1, "right")]},
+    # /api/docs/ loads Swagger UI from drf-spectacular-sidecar's static files: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- The game's numbers (GAME.md); every one a setting ------------------------------------

@@ -1,7 +1,7 @@
 """The REST API under /api/ (see API.md)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from foolgame.dataset import apis as dataset
 from foolgame.evidence import apis as evidence
@@ -13,6 +13,7 @@ from foolgame.voting import apis as voting
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("auth/signup", players.SignupApi.as_view(), name="auth-signup"),
     path("auth/login", players.LoginApi.as_view(), name="auth-login"),
     path("auth/logout", players.LogoutApi.as_view(), name="auth-logout"),

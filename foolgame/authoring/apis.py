@@ -10,6 +10,7 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.authoring.services import claim_create, write_task_create
 
@@ -79,10 +80,19 @@ class WriteTaskCreateApi(ApiView):
         request=WriteTaskRequestSerializer,
         responses={
             201: WriteTaskSerializer,
-            404: OpenApiResponse(ErrorSerializer, description="unknown_category or no_page"),
-            409: OpenApiResponse(ErrorSerializer, description="too_many_open_tasks: the player already holds the maximum of open tasks"),
+            **errors(
+                post=True,
+                e404=[
+                    "unknown_category: no category has this name or slug",
+                    "no_page: no page is ready for writing (in this category)",
+                ],
+                e409="too_many_open_tasks: the player already holds the maximum of open tasks; write one or let it expire",
+            ),
         },
         summary="Take a write task: a page and a veracity",
+        description="Hands the player a page (priority pages first, in the category if one is named) and the veracity "
+        "to write: TRUE (the page supports the claim) or FALSE (it refutes it), balancing the player's own claims. The "
+        "claim must be saved before `expires_at` (the 8-minute timer plus a grace period).",
     )
     def post(self, request: Request) -> Response:
         data = WriteTaskRequestSerializer(data=request.data)
@@ -98,15 +108,29 @@ class ClaimCreateApi(ApiView):
         request=ClaimRequestSerializer,
         responses={
             201: ClaimCreatedSerializer,
-            400: OpenApiResponse(
-                ErrorSerializer, description="a rule of the claim is broken (e.g. text_no_words, text_off_page); details lists each"
+            **errors(
+                post=True,
+                body=ErrorSerializer,
+                e400=[
+                    "text_empty, text_invalid, text_too_short, text_too_long, text_no_words, text_control_characters: the "
+                    "text is missing, not text, outside 4 to 60 words (600 characters), not words, or holds control characters",
+                    "text_off_page: the claim names nothing of its page",
+                    "gold_invalid, gold_count, gold_duplicate, gold_not_on_page: gold_sentence_ids is not 1 or 2 different "
+                    "current sentences of the task's page",
+                    "gold_too_easy: a gold sentence is the retriever's top hit for the claim",
+                    "copies_gold: the claim repeats a gold sentence nearly word for word",
+                    "(each rule broken is in details, the first one is code)",
+                ],
+                e403="task_not_yours: the write task was given to another player",
+                e404="task_not_found: there is no such write task",
+                e409=["task_used: the task already has its claim", "near_duplicate: a nearly identical active claim of the page exists"],
+                e410="task_expired: the task's time (with the grace period) is over; take a new one",
             ),
-            403: OpenApiResponse(ErrorSerializer, description="task_not_yours"),
-            404: OpenApiResponse(ErrorSerializer, description="task_not_found"),
-            409: OpenApiResponse(ErrorSerializer, description="task_used, or near_duplicate of an active claim of the page"),
-            410: OpenApiResponse(ErrorSerializer, description="task_expired"),
         },
         summary="Save a claim written for a write task",
+        description="Checks every rule of a claim (length, words, its page, 1 or 2 gold sentences of the page, not too "
+        "easy to find, not a copy) and saves it with its clue list. A 400 lists each rule broken in `details` "
+        "(`code`, `field`, `message`); `warnings` in a 201 are advice that did not stop the claim.",
     )
     def post(self, request: Request) -> Response:
         data = ClaimRequestSerializer(data=request.data)

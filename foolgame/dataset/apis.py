@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from foolgame.api.errors import ServiceError
+from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.dataset.exporter import FORMATS
 from foolgame.dataset.models import Export
@@ -67,7 +68,23 @@ class ExportStatusSerializer(serializers.Serializer):
 class ExportCreateApi(ApiView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(request=ExportRequestSerializer, responses={201: ExportCreatedSerializer}, summary="Start a dataset export in the background (researchers only)")
+    @extend_schema(
+        request=ExportRequestSerializer,
+        responses={
+            201: ExportCreatedSerializer,
+            **errors(
+                post=True,
+                e400=[
+                    "invalid: the body is not a JSON object, or a field has the wrong type (details names it)",
+                    "invalid_options: splits is not three numbers for train,dev,test, or they are negative or all 0",
+                ],
+                e403="permission_denied: logged in, but neither staff nor in the researchers group",
+            ),
+        },
+        summary="Start a dataset export in the background (researchers only)",
+        description="Queues an export of the collected claims, votes and evidence with a seed, train/dev/test "
+        "proportions and formats; a Celery worker runs it. Poll `GET /api/exports/<id>` for progress and files.",
+    )
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
             raise ServiceError("invalid", "Send a JSON object.")
@@ -80,7 +97,12 @@ class ExportCreateApi(ApiView):
 class ExportDetailApi(ApiView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses={200: ExportStatusSerializer}, summary="An export's progress and, once done, its files")
+    @extend_schema(
+        responses={200: ExportStatusSerializer, **errors(e403="permission_denied: logged in, but neither staff nor in the researchers group", e404="not_found: no export has this id")},
+        summary="An export's progress and, once done, its files",
+        description="Researchers only. The export's status, stage and progress (0 to 1), its heartbeat and attempts; "
+        "once done, each file with its size and download URL.",
+    )
     def get(self, request: Request, export_id: int) -> Response:
         export = get_object_or_404(Export, pk=export_id)
         files = [
@@ -112,8 +134,12 @@ class ExportFileApi(ApiView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
-        responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="the file")},
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="the file"),
+            **errors(e403="permission_denied: logged in, but neither staff nor in the researchers group", e404="not_found: no such export, the export is not done, or it has no file of this name"),
+        },
         summary="Download one file of a finished export",
+        description="Researchers only. One file of a finished export, as an attachment.",
     )
     def get(self, request: Request, export_id: int, name: str) -> FileResponse:
         export = get_object_or_404(Export, pk=export_id)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.evidence.services import MAX_QUERY_CHARS, player_page_hints
 from foolgame.pages.models import Page
@@ -37,12 +38,14 @@ class PageHintsApi(ApiView):
         ],
         responses={
             200: HintSerializer(many=True),
-            400: OpenApiResponse(description="invalid_query: q is longer than the limit"),
-            403: OpenApiResponse(
-                description="not logged in; hints_need_task: no open write task of yours on this page; "
-                "hints_during_round: you are in a round (ready or playing) on this page"
+            **errors(
+                e400="invalid_query: q is longer than the limit",
+                e403=[
+                    "hints_need_task: no open write task of yours on this page",
+                    "hints_during_round: you are in a round (ready or playing) on this page",
+                ],
+                e404="not_found: no page has this id",
             ),
-            404: OpenApiResponse(description="no such page"),
         },
         summary="Lexical hints for a draft claim, best first (up to 10)",
         description="Only for a player holding an open (unexpired, unused) write task on the page, "

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from foolgame.api.errors import ServiceError
+from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.claims.models import Claim
 from foolgame.moderation import selectors, services
@@ -132,8 +133,20 @@ class ModerationQueueApi(ApiView):
             OpenApiParameter("category", str, description="a category's slug or name"),
             OpenApiParameter("limit", int, description=f"at most this many (default 50, at most {QUEUE_LIMIT_MAX})"),
         ],
-        responses={200: QueueSerializer},
+        responses={
+            200: QueueSerializer,
+            **errors(
+                e400=[
+                    "invalid_reason: reason is not reports, too_hard or too_easy",
+                    "invalid_limit: limit is not a whole number from 1 to 200",
+                ],
+                e403="permission_denied: logged in, but not in the moderators group",
+            ),
+        },
         summary="Claims flagged by reports, too hard or too easy, most urgent first",
+        description="Moderators only. Claims that players reported or that the quality filters flag as too hard "
+        "(smoothed correct-vote rate under the threshold) or too easy, reported claims first, then the lowest scores; "
+        "each with why, its reports, vote counts, smoothed score and interval, gold evidence and clue list.",
     )
     def get(self, request: Request) -> Response:
         reason = request.query_params.get("reason") or None
@@ -155,8 +168,33 @@ class ClaimActionApi(ApiView):
 
     @extend_schema(
         request=ActionSerializer,
-        responses={200: ActionResultSerializer},
+        responses={
+            200: ActionResultSerializer,
+            **errors(
+                post=True,
+                e400=[
+                    "invalid: the body is not a JSON object",
+                    "invalid_action: action is not keep, remove, relabel or edit_evidence",
+                    "reason_required: every action needs a reason",
+                    "reason_too_long: the reason is over its length",
+                    "unexpected_field: label goes only with relabel, gold_sentence_ids only with edit_evidence",
+                    "invalid_label: label is not SUPPORTS or REFUTES",
+                    "label_unchanged: the claim already has this label",
+                    "invalid_gold: gold_sentence_ids is not 1 or 2 different sentence ids",
+                    "gold_not_found, gold_not_on_page, gold_retired: a sentence does not exist, is on another page or "
+                    "was retired (details.sentence_ids names them)",
+                    "gold_unchanged: those are already the claim's gold sentences",
+                ],
+                e403="permission_denied: logged in, but not in the moderators group",
+                e404="claim_not_found: no claim has this id",
+                e409="claim_removed: the claim was removed; removed claims stay as they are",
+            ),
+        },
         summary="Keep, remove, relabel or re-evidence a claim; returns the claim after the action",
+        description="Moderators only. `keep` clears the claim's flags and reports (it returns to play); `remove` takes "
+        "it out of play and out of exports; `relabel` flips its label; `edit_evidence` replaces its gold with 1 or 2 "
+        "sentences of its page. Rounds in play with the claim are voided. Every action is written to the audit log with "
+        "the claim before and after; points already awarded stay.",
     )
     def post(self, request: Request, claim_id: int) -> Response:
         data: Any = request.data
@@ -180,8 +218,13 @@ class AuditLogApi(ApiView):
 
     @extend_schema(
         parameters=[OpenApiParameter("claim", int, description="only this claim's records")],
-        responses={200: AuditRecordSerializer(many=True)},
+        responses={
+            200: AuditRecordSerializer(many=True),
+            **errors(e400="invalid_claim: claim is not a claim id", e403="permission_denied: logged in, but not in the moderators group"),
+        },
         summary="The moderation audit log, newest first (read-only)",
+        description="Moderators only. The last 200 moderation actions (or one claim's): who, when, which action and "
+        "why, with snapshots of the claim before and after. Records are never changed or deleted.",
     )
     def get(self, request: Request) -> Response:
         claim = request.query_params.get("claim")

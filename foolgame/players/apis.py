@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from foolgame.api.errors import ServiceError
+from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.players.selectors import player_points
 from foolgame.players.services import player_authenticate, player_create
@@ -49,7 +50,25 @@ def player_payload(user) -> dict:
 class SignupApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(request=CredentialsSerializer, responses={201: PlayerSerializer}, summary="Create an account and log in")
+    @extend_schema(
+        request=CredentialsSerializer,
+        responses={
+            201: PlayerSerializer,
+            **errors(
+                post=True,
+                login=False,
+                e400=[
+                    "invalid_username: empty, over 150 characters, or holding characters other than letters, digits and @ . + - _",
+                    "weak_password: the password fails Django's password validators (the message says which)",
+                ],
+                e409="username_taken: another account has this user name (compared without case)",
+                e429="signup_throttled: too many accounts created from this IP address (FM2_SIGNUPS_PER_IP an hour); see Retry-After",
+            ),
+        },
+        summary="Create an account and log in",
+        description="Creates a player account and logs it in: the answer sets the session cookie, and the body is the "
+        "new player (no points yet). Needs the CSRF token like every unsafe request, logged in or not.",
+    )
     def post(self, request: Request) -> Response:
         data = CredentialsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -61,7 +80,22 @@ class SignupApi(ApiView):
 class LoginApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(request=CredentialsSerializer, responses={200: PlayerSerializer}, summary="Log in (sets the session cookie)")
+    @extend_schema(
+        request=CredentialsSerializer,
+        responses={
+            200: PlayerSerializer,
+            **errors(
+                post=True,
+                login=False,
+                e400="invalid_credentials: wrong user name or password (which of the two is not said)",
+                e429="login_throttled: too many failed logins for this user name from this IP, or from this IP at all; "
+                "refused even with the right password until Retry-After seconds have passed",
+            ),
+        },
+        summary="Log in (sets the session cookie)",
+        description="Checks the user name and password and starts a session: the answer sets the `sessionid` cookie "
+        "and a new `csrftoken`. Failed attempts are counted per user name and IP and per IP.",
+    )
     def post(self, request: Request) -> Response:
         data = CredentialsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -73,7 +107,13 @@ class LoginApi(ApiView):
 class LogoutApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(request=None, responses={204: None}, summary="Log out")
+    @extend_schema(
+        request=None,
+        responses={204: None, **errors(post=True, reads_body=False, login=False)},
+        summary="Log out",
+        description="Ends the session (also when there is none). When Redis is down the logout waits for it (503), "
+        "so a cached session cannot outlive the logout.",
+    )
     def post(self, request: Request) -> Response:
         logout(request._request)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -84,8 +124,10 @@ class CsrfApi(ApiView):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
-        responses={200: inline_serializer("CsrfToken", {"csrftoken": serializers.CharField()})},
+        responses={200: inline_serializer("CsrfToken", {"csrftoken": serializers.CharField()}), **errors(login=False, e405="method_not_allowed: only GET (and HEAD, OPTIONS) is answered here")},
         summary="Set the csrftoken cookie; send it back as X-CSRFToken",
+        description="Sets the `csrftoken` cookie and returns its value. Scripts send it back as the `X-CSRFToken` "
+        "header on every POST (Django's CSRF rule applies to everyone, logged in or not).",
     )
     def get(self, request: Request) -> Response:
         return Response({"csrftoken": get_token(request._request)})
@@ -94,6 +136,11 @@ class CsrfApi(ApiView):
 class MeApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: PlayerSerializer}, summary="The current player and their points by kind")
+    @extend_schema(
+        responses={200: PlayerSerializer, **errors()},
+        summary="The current player and their points by kind",
+        description="The logged-in player: id, user name, whether they moderate, and their points by kind "
+        "(write, verify, fool, like) with the total.",
+    )
     def get(self, request: Request) -> Response:
         return Response(player_payload(request.user))

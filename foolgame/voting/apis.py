@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from foolgame.api.errors import ServiceError
+from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import services
@@ -118,7 +119,26 @@ def _data(serializer_class: type[serializers.Serializer], request: Request) -> d
 class RoundCreateApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=CreateRoundSerializer, responses={201: RoundCreatedSerializer}, summary="Deal a round: one true and one false claim")
+    @extend_schema(
+        request=CreateRoundSerializer,
+        responses={
+            201: RoundCreatedSerializer,
+            **errors(
+                post=True,
+                e400="invalid: the body is not a JSON object, or category is not text of at most 100 characters",
+                e404="no_pair_available: no fair pair of claims (one true, one false, none seen or written by you) is left, "
+                "in this category if one was named",
+                e409=[
+                    "too_many_open_rounds: finish or abandon one of your open rounds first",
+                    "no_pair_available: those claims were just dealt to you by a parallel request; try again",
+                ],
+            ),
+        },
+        summary="Deal a round: one true and one false claim",
+        description="The server picks a fair pair for this player (same page when it can, else the same category) and "
+        "returns the round's id and its two pages. The claims are sent only when the round starts, over the WebSocket "
+        "`/ws/rounds/<id>/` (docs/websocket.md) or with `POST /api/rounds/<id>/start`.",
+    )
     def post(self, request: Request) -> Response:
         data = _data(CreateRoundSerializer, request)
         round_ = services.round_create(player=request.user, category=data.get("category") or None)
@@ -129,7 +149,12 @@ class RoundCreateApi(ApiView):
 class RoundDetailApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: RoundStateSerializer}, summary="The round as its player may see it now")
+    @extend_schema(
+        responses={200: RoundStateSerializer, **errors(e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
+        summary="The round as its player may see it now",
+        description="Before the vote: no labels, no gold evidence and no unrevealed clues. A round found past its deadline "
+        "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence.",
+    )
     def get(self, request: Request, round_id: int) -> Response:
         return Response(services.round_get_state(round_id=round_id, player=request.user))
 
@@ -137,7 +162,13 @@ class RoundDetailApi(ApiView):
 class RoundStartApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=None, responses={200: RoundStateSerializer}, summary="Start the clock; the claims are sent now")
+    @extend_schema(
+        request=None,
+        responses={200: RoundStateSerializer, **errors(post=True, reads_body=False, e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
+        summary="Start the clock; the claims are sent now",
+        description="Starts the round's 180 s clock and returns its state with the two claims. Starting a round that is "
+        "already started (or over) changes nothing and returns its state: that is how a client resynchronises.",
+    )
     def post(self, request: Request, round_id: int) -> Response:
         return Response(services.round_start(round_id=round_id, player=request.user))
 
@@ -145,7 +176,27 @@ class RoundStartApi(ApiView):
 class RoundRevealApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=RevealSerializer, responses={200: ClueResultSerializer}, summary="Buy the next clue of a claim (costs 10 s)")
+    @extend_schema(
+        request=RevealSerializer,
+        responses={
+            200: ClueResultSerializer,
+            **errors(
+                post=True,
+                e400="invalid: the body is not a JSON object, or claim is not 0 (left) or 1 (right); details names the field",
+                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e409=[
+                    "round_not_started: start the round first",
+                    "round_over: the round already has its vote, timed out, was reported or voided",
+                    "round_expired: time ran out just now; the round is timed out",
+                    "no_more_clues: every clue of this claim is revealed",
+                    "not_enough_time: the clue's cost would leave no time to vote",
+                ],
+            ),
+        },
+        summary="Buy the next clue of a claim (costs 10 s)",
+        description="Reveals the next evidence clue of the left (0) or right (1) claim. It costs clue_cost seconds of "
+        "the round's clock, so the points a correct vote earns drop; the answer has the new remaining time and points.",
+    )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(RevealSerializer, request)
         return Response(services.round_reveal_clue(round_id=round_id, player=request.user, claim_index=data["claim"]))
@@ -154,7 +205,26 @@ class RoundRevealApi(ApiView):
 class RoundVoteApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=VoteSerializer, responses={200: ResultSerializer}, summary="Mark the claim you think is false")
+    @extend_schema(
+        request=VoteSerializer,
+        responses={
+            200: ResultSerializer,
+            **errors(
+                post=True,
+                e400="invalid: the body is not a JSON object, or false_claim is not 0 (left) or 1 (right); details names the field",
+                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e409=[
+                    "round_not_started: start the round first",
+                    "round_over: the round already has its vote, timed out, was reported or voided",
+                    "round_expired: time ran out just now; the round is timed out",
+                ],
+            ),
+        },
+        summary="Mark the claim you think is false",
+        description="Casts the round's one vote. A correct vote earns the points left on the clock; the author of the "
+        "false claim earns fool points when the vote is wrong. The answer reveals which claim was false and both "
+        "claims' gold evidence.",
+    )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(VoteSerializer, request)
         return Response(services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"]))
@@ -163,7 +233,21 @@ class RoundVoteApi(ApiView):
 class RoundLikeApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=LikeSerializer, responses={200: OK}, summary="After the vote: which claim was more interesting")
+    @extend_schema(
+        request=LikeSerializer,
+        responses={
+            200: OK,
+            **errors(
+                post=True,
+                e400="invalid: the body is not a JSON object, or claim is not 0, 1 or null; details names the field",
+                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e409=["vote_first: likes come after the vote", "already_liked: this round already has its like"],
+            ),
+        },
+        summary="After the vote: which claim was more interesting",
+        description="Once per voted round: the claim (0 left, 1 right) the player found more interesting, or null for "
+        "neither. A like pays the claim's author like points (not when it is the player's own claim).",
+    )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(LikeSerializer, request)
         return Response(services.round_like(round_id=round_id, player=request.user, claim=data["claim"]))
@@ -172,7 +256,30 @@ class RoundLikeApi(ApiView):
 class RoundReportApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=ReportSerializer, responses={200: OK}, summary="Report a claim; during play this ends the round without points")
+    @extend_schema(
+        request=ReportSerializer,
+        responses={
+            200: OK,
+            **errors(
+                post=True,
+                e400="invalid: the body is not a JSON object, claim is not 0 or 1, reason is not spam, inappropriate, "
+                "wrong_label or other, or the note is too long; details names the field",
+                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e409=[
+                    "round_not_started: start the round to see its claims first",
+                    "round_voided: a moderator already changed a claim of this round",
+                    "report_window_closed: reports are taken during a round and for a while after it ends",
+                    "already_reported: you already reported this claim",
+                ],
+                e429="report_rate_limited: too many reports in the last hour or day; details has retry_after (seconds) "
+                "and retry_at",
+            ),
+        },
+        summary="Report a claim; during play this ends the round without points",
+        description="Reports one claim of the round to the moderators with a reason and an optional note. During play "
+        "the round ends at once without points; after it ends a report is still taken for a while. Reports of trusted "
+        "players can hide a claim until a moderator reviews it.",
+    )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(ReportSerializer, request)
         return Response(services.round_report(round_id=round_id, player=request.user, **data))
@@ -190,8 +297,13 @@ class LeaderboardApi(ApiView):
 
     @extend_schema(
         parameters=[OpenApiParameter("kind", str, enum=KINDS, default="total")],
-        responses={200: LeaderboardEntrySerializer(many=True)},
+        responses={
+            200: LeaderboardEntrySerializer(many=True),
+            **errors(login=False, e400="invalid_kind: kind is not total, write, verify, fool or like"),
+        },
         summary="Players ranked by points",
+        description="The top players by points of one kind, or in total; equal points share a rank and system players "
+        "(the release's author) are left out. Open to everyone.",
     )
     def get(self, request: Request) -> Response:
         kind = request.query_params.get("kind", "total")
@@ -232,11 +344,22 @@ class NotificationsSerializer(serializers.Serializer):
 class NotificationsApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={200: NotificationsSerializer}, summary="Unread news about your claims, grouped and one by one")
+    @extend_schema(
+        responses={200: NotificationsSerializer, **errors()},
+        summary="Unread news about your claims, grouped and one by one",
+        description="What happened to the player's claims since they last read their notifications: grouped by kind "
+        "(e.g. \"3 players were fooled by your claims\") and as items, newest first, with the unread count "
+        "that the nav badge shows.",
+    )
     def get(self, request: Request) -> Response:
         return Response(player_notifications(player=request.user))
 
-    @extend_schema(request=None, responses={204: None}, summary="Mark all your notifications read")
+    @extend_schema(
+        request=None,
+        responses={204: None, **errors(post=True, reads_body=False)},
+        summary="Mark all your notifications read",
+        description="Everything up to now counts as read: the next GET starts from this moment.",
+    )
     def post(self, request: Request) -> Response:
         notifications_mark_read(player=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -257,8 +380,11 @@ class NotificationsReadApi(ApiView):
 
     @extend_schema(
         request=MarkReadSerializer,
-        responses={200: inline_serializer("NotificationsMarked", {"marked": serializers.IntegerField(), "unread": serializers.IntegerField()})},
-        summary="Mark some of your notifications read (by ids, or up to an id); others' ids match nothing",
+        responses={200: inline_serializer("NotificationsMarked", {"marked": serializers.IntegerField(), "unread": serializers.IntegerField()}),
+                   **errors(post=True, e400="invalid: neither ids nor up_to, or an id that is not a positive integer")},
+        summary="Mark some of your notifications read (by ids, or up to an id)",
+        description="Marks the player's own notifications with these ids, or with an id up to ``up_to``, as read and "
+        "answers how many were marked and how many stay unread. Ids of another player's notifications match nothing.",
     )
     def post(self, request: Request) -> Response:
         data = _data(MarkReadSerializer, request)
