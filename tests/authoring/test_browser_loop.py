@@ -37,6 +37,7 @@ def start_task(page: Page, base_url: str, article: Article) -> None:
     page.goto(f"{base_url}/write/?page={article.pk}")
     page.get_by_role("button", name=f"Start writing about {article.title}").click()
     expect(page.get_by_role("heading", level=1)).to_have_text(article.title)
+    expect(page.locator("#write")).to_have_attribute("data-ready", "1")  # write.js is listening
 
 
 def test_a_junk_draft_is_named_while_typing_before_any_save(live_server, page: Page, eiffel_live: Article) -> None:
@@ -94,7 +95,8 @@ def test_saving_shows_and_a_second_submit_sends_nothing(live_server, page: Page,
     page.wait_for_timeout(300)
     assert len(held) == 1
     held[0].continue_()
-    expect(page.locator("#write-done")).to_be_visible()
+    # The first save in a process loads the sentence encoder for the clue list: seconds.
+    expect(page.locator("#write-done")).to_be_visible(timeout=30_000)
     expect(page.locator("#earned-points")).to_have_text("100")
     assert len(held) == 1 and Claim.objects.count() == 1
     # After writing, the player is offered the other half of the game.

@@ -173,7 +173,7 @@
     }
   }
 
-  textBox.addEventListener("input", () => {
+  function draftChanged() {
     const count = words(textBox.value);
     wordCount.textContent = String(count);
     wordCount.classList.toggle("over", count > maxWords);
@@ -181,7 +181,8 @@
     clearTimeout(hintTimer);
     hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
     scheduleCheck();
-  });
+  }
+  textBox.addEventListener("input", draftChanged);
 
   // --- draft checks: what a save would say, asked while typing -----------------------------
   let checkTimer = null;
@@ -342,4 +343,8 @@
   if (root.dataset.used || Date.now() >= expiresAt) submit.disabled = true;
   refreshGold();
   tick();
+  // Text typed before this deferred script ran (or restored by the browser on back/forward)
+  // gets its hints and checks too.
+  if (textBox.value.trim()) draftChanged();
+  root.dataset.ready = "1";
 })();
