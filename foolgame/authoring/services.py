@@ -412,10 +412,10 @@ def claim_draft_check(
     never for a player in a round about the page (403 ``check_during_round``).
     """
     now = now or timezone.now()
+    _draft_check_throttle(player_id=author.pk)  # every call counts, a refused one too
     task = _check_task(author=author, task_id=task_id, now=now, lock=False)
     if evidence_selectors.player_has_open_round_on_page(player_id=author.pk, page_id=task.page_id):
         raise ServiceError("check_during_round", "No draft checks on the page of a round you are playing.", status_code=403)
-    _draft_check_throttle(player_id=author.pk)
     page = task.page
     text, text_problems = _check_text(text)
     if text and not text_problems and not _names_page(text=text, page=page):

@@ -26,7 +26,7 @@ PAGE_MENU_SIZE = 200
 
 
 def _page_id(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.isdigit() and len(raw) <= 18 else None
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) <= 18 else None
 
 
 @login_required
@@ -47,7 +47,8 @@ def start(request: HttpRequest) -> HttpResponse:
             task = write_task_create(player=request.user, category=request.POST.get("category") or None, page_id=page_id)
         except ServiceError as error:
             messages.error(request, error.message)
-            return redirect(f"{reverse('authoring:start')}?page={page_id}" if page_id is not None else reverse("authoring:start"))
+            back = page_id is not None and error.code != "unknown_page"
+            return redirect(f"{reverse('authoring:start')}?page={page_id}" if back else reverse("authoring:start"))
         return redirect("authoring:task", task_id=task.pk)
     chosen = None
     raw = request.GET.get("page")

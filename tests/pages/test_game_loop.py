@@ -58,7 +58,7 @@ def test_the_write_page_with_a_page_offers_that_page_and_creates_nothing(writer:
     assert WriteTask.objects.count() == 0  # a GET hands out nothing
 
 
-@pytest.mark.parametrize("raw", ["999999", "saturn", "-1", ""])
+@pytest.mark.parametrize("raw", ["999999", "saturn", "-1", "", "²", "1" * 40])
 def test_the_write_page_with_an_unknown_page_is_not_found(writer: Client, raw: str) -> None:
     writable_page()
     assert writer.get(f"/write/?page={raw}").status_code == 404
@@ -91,3 +91,10 @@ def test_the_page_menu_lists_writable_pages_by_category(writer: Client) -> None:
     assert f'<option value="{saturn.pk}">Saturn</option>' in html
     assert f'<optgroup label="{saturn.category.name}">' in html
     assert ">Stub</option>" not in html
+
+
+def test_posting_an_unknown_page_goes_back_to_the_menu_with_the_reason(writer: Client) -> None:
+    writable_page()
+    response = writer.post("/write/", {"page": 999999}, follow=True)
+    assert response.redirect_chain[-1][0] == "/write/"
+    assert "There is no page 999999." in response.content.decode() and WriteTask.objects.count() == 0
