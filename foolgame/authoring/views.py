@@ -32,10 +32,12 @@ def _page_id(raw: str | None) -> int | None:
 @login_required
 @require_http_methods(["GET", "POST"])
 def start(request: HttpRequest) -> HttpResponse:
-    """GET: the menu (category or page; ``?page=<id>`` preselects a page). POST: take the task.
+    """GET: the menu (category or page); ``?page=<id>`` offers that page. POST: take the task.
 
-    A page the player already holds an open task on opens that task instead of a new one,
-    so "write about this page" twice does not use up the open-task cap.
+    A GET hands out nothing (a link followed or prefetched must not use up one of the
+    player's open-task slots): ``?page=<id>`` shows the page with one "Start writing"
+    button. A page the player already holds an open task on opens that task instead of a
+    new one, on GET and POST, so "write about this page" twice does not use up the cap.
     """
     if request.method == "POST":
         page_id = _page_id(request.POST.get("page"))
@@ -57,6 +59,9 @@ def start(request: HttpRequest) -> HttpResponse:
         chosen = Page.objects.select_related("category").filter(pk=page_id).first() if page_id is not None else None
         if chosen is None:
             raise Http404("No such page.")
+        held = open_write_tasks().filter(player=request.user, page=chosen).order_by("-created").first()
+        if held is not None:  # already writing about it: back to that task (hands out nothing)
+            return redirect("authoring:task", task_id=held.pk)
     menu = list(pages_needing_claims().only("id", "title", "category__name", "category__slug")[:PAGE_MENU_SIZE])
     return render(
         request,

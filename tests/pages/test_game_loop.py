@@ -81,6 +81,8 @@ def test_posting_a_page_gives_a_task_on_it_and_again_the_same_task(writer: Clien
     assert task.page_id == saturn.pk and response["Location"] == f"/write/{task.pk}/"
     again = writer.post("/write/", {"page": saturn.pk})
     assert again["Location"] == f"/write/{task.pk}/" and WriteTask.objects.count() == 1
+    # The link of the page view or of a round's result, followed again, goes to the same task.
+    assert writer.get(f"/write/?page={saturn.pk}")["Location"] == f"/write/{task.pk}/"
 
 
 def test_the_page_menu_lists_writable_pages_by_category(writer: Client) -> None:
