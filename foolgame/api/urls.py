@@ -35,6 +35,7 @@ urlpatterns = [
     path("me/notifications/read", voting.NotificationsReadApi.as_view(), name="notifications-read"),
     path("write-tasks", authoring.WriteTaskCreateApi.as_view(), name="write-tasks"),
     path("claims", authoring.ClaimCreateApi.as_view(), name="claims"),
+    path("claims/check", authoring.ClaimDraftCheckApi.as_view(), name="claims-check"),
     path("moderation/queue", moderation.ModerationQueueApi.as_view(), name="moderation-queue"),
     path("moderation/claims/<int:claim_id>/actions", moderation.ClaimActionApi.as_view(), name="moderation-claim-actions"),
     path("moderation/audit", moderation.AuditLogApi.as_view(), name="moderation-audit"),

@@ -1,18 +1,18 @@
-"""Authoring endpoints: take a write task, save a claim."""
+"""Authoring endpoints: take a write task, check a draft, save a claim."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
-from foolgame.authoring.services import claim_create, write_task_create
+from foolgame.authoring.services import claim_create, claim_draft_check, write_task_create
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -33,6 +33,9 @@ class ErrorSerializer(serializers.Serializer):
 
 class WriteTaskRequestSerializer(serializers.Serializer):
     category = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text="a category name or slug")
+    page = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=2**62, help_text="a page chosen by the player; category is then ignored"
+    )
 
 
 class WriteTaskSerializer(serializers.Serializer):
@@ -73,6 +76,22 @@ class ClaimCreatedSerializer(serializers.Serializer):
     points = serializers.IntegerField(help_text="Write points earned")
 
 
+class DraftCheckRequestSerializer(ClaimRequestSerializer):
+    gold_sentence_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**62),
+        max_length=20,
+        required=False,
+        default=list,
+        help_text="the sentence ids ticked so far (may be empty while drafting)",
+    )
+
+
+class DraftCheckSerializer(serializers.Serializer):
+    ok = serializers.BooleanField(help_text="Saving now would be accepted.")
+    problems = WarningSerializer(many=True, help_text="The rules a save would refuse, with the save's codes and messages.")
+    warnings = WarningSerializer(many=True, help_text="The warnings a save would carry.")
+
+
 class WriteTaskCreateApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
@@ -84,20 +103,27 @@ class WriteTaskCreateApi(ApiView):
                 post=True,
                 e404=[
                     "unknown_category: no category has this name or slug",
+                    "unknown_page: no page has this id",
                     "no_page: no page is ready for writing (in this category)",
                 ],
-                e409="too_many_open_tasks: the player already holds the maximum of open tasks; write one or let it expire",
+                e409=[
+                    "too_many_open_tasks: the player already holds the maximum of open tasks; write one or let it expire",
+                    "page_not_writable: the chosen page has too few sentences to write about",
+                ],
             ),
         },
-        summary="Take a write task: a page and a veracity",
-        description="Hands the player a page (priority pages first, in the category if one is named) and the veracity "
-        "to write: TRUE (the page supports the claim) or FALSE (it refutes it), balancing the player's own claims. The "
-        "claim must be saved before `expires_at` (the 8-minute timer plus a grace period).",
+        summary="Take a write task: a page (the server's pick, or the player's) and a veracity",
+        description="Hands the player a page (the one named by `page`, else priority pages first, in the category if "
+        "one is named) and the veracity to write: TRUE (the page supports the claim) or FALSE (it refutes it), "
+        "balancing the player's own claims. The claim must be saved before `expires_at` (the 8-minute timer plus a "
+        "grace period).",
     )
     def post(self, request: Request) -> Response:
         data = WriteTaskRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        task = write_task_create(player=request.user, category=data.validated_data.get("category") or None)
+        task = write_task_create(
+            player=request.user, category=data.validated_data.get("category") or None, page_id=data.validated_data.get("page")
+        )
         return Response(WriteTaskSerializer(task).data, status=status.HTTP_201_CREATED)
 
 
@@ -143,3 +169,39 @@ class ClaimCreateApi(ApiView):
         )
         points = claim.ledger.filter(kind="write").values_list("amount", flat=True).first() or 0
         return Response({"id": claim.pk, "warnings": warnings, "points": points}, status=status.HTTP_201_CREATED)
+
+
+class ClaimDraftCheckApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=DraftCheckRequestSerializer,
+        responses={
+            200: DraftCheckSerializer,
+            **errors(
+                post=True,
+                e403=[
+                    "task_not_yours: the task belongs to another player",
+                    "check_during_round: the player is in a round about the task's page",
+                ],
+                e404="task_not_found: no task has this id",
+                e409="task_used: a claim was already saved for this task",
+                e410="task_expired: the task's time ran out",
+                e429="check_throttled: too many checks this minute (Retry-After says when to try again)",
+            ),
+        },
+        summary="Check a draft claim as a save would, saving nothing",
+        description="The problems (text_no_words, text_off_page, near_duplicate, gold_too_easy, ...) and warnings "
+        "(not_standalone, close_to_existing_claim, giveaway) that saving this draft would give. Nothing is stored and "
+        "no points are paid. Only for the task's own player.",
+    )
+    def post(self, request: Request) -> Response:
+        data = DraftCheckRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        check = claim_draft_check(
+            author=request.user,
+            task_id=data.validated_data["task"],
+            text=data.validated_data["text"],
+            gold_sentence_ids=data.validated_data["gold_sentence_ids"],
+        )
+        return Response({"ok": check.ok, "problems": check.problems, "warnings": check.warnings})

@@ -57,6 +57,11 @@ def veracity_balance(*, category_id: int | None = None) -> Balance:
     return Balance(claim_counts["true"] + task_counts["true"], claim_counts["false"] + task_counts["false"])
 
 
+# A page needs at least this many live sentences to be written about (a gold sentence and
+# something else for the retriever to find).
+WRITABLE_MIN_SENTENCES = 2
+
+
 def pages_needing_claims(*, category: str | None = None) -> QuerySet[Page]:
     """Pages an author can write about, the ones most in need first.
 
@@ -76,7 +81,7 @@ def pages_needing_claims(*, category: str | None = None) -> QuerySet[Page]:
         live_sentences=count(Sentence.objects.filter(retired=False)),
         active_claims=count(Claim.objects.filter(status=Claim.Status.ACTIVE)),
         open_tasks=count(WriteTask.objects.filter(used_at__isnull=True, expires_at__gt=now)),
-    ).filter(live_sentences__gte=2)
+    ).filter(live_sentences__gte=WRITABLE_MIN_SENTENCES)
     if category:
         pages = pages.filter(Q(category__slug=category) | Q(category__name__iexact=category))
     return pages.select_related("category").order_by("-priority", "active_claims", "open_tasks", "?")

@@ -24,6 +24,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.authoring import giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
 from foolgame.claims.models import Claim, ClaimGold
+from foolgame.evidence import selectors as evidence_selectors
 from foolgame.evidence import services as evidence
 from foolgame.pages.models import Category, Page, Sentence
 from foolgame.players.models import LedgerEntry
@@ -69,14 +70,26 @@ def veracity_choose(
 
 
 def write_task_create(
-    *, player: AbstractBaseUser, category: str | None = None, now: datetime | None = None, rng: random.Random | None = None
+    *,
+    player: AbstractBaseUser,
+    category: str | None = None,
+    page_id: int | None = None,
+    now: datetime | None = None,
+    rng: random.Random | None = None,
 ) -> WriteTask:
     """A page and a veracity for ``player``: the page most in need of claims, the label the pool lacks.
 
+    With ``page_id`` the player chose the page (the topic menu, "write about this page"):
+    that page, if it exists (404 ``unknown_page``) and can be written about, i.e. has at
+    least two live sentences (409 ``page_not_writable``); ``category`` is then ignored.
     Refused (409 ``too_many_open_tasks``) while the player holds ``MAX_OPEN_WRITE_TASKS``
     unexpired, unused tasks. Locking: the player's row, for the whole hand-out.
     """
-    if category and not Category.objects.filter(slug=category).exists() and not Category.objects.filter(name__iexact=category).exists():
+    if page_id is not None:
+        category = None
+        if not Page.objects.filter(pk=page_id).exists():
+            raise ServiceError("unknown_page", f"There is no page {page_id}.", status_code=404)
+    elif category and not Category.objects.filter(slug=category).exists() and not Category.objects.filter(name__iexact=category).exists():
         raise ServiceError("unknown_category", f"There is no category {category!r}.", status_code=404)
     now = now or timezone.now()
     limit = _config("MAX_OPEN_WRITE_TASKS", 3)
@@ -91,7 +104,16 @@ def write_task_create(
                 "write a claim for one (or let it expire) before taking another.",
                 status_code=409,
             )
-        page = selectors.pages_needing_claims(category=category).first()
+        if page_id is not None:
+            page = selectors.pages_needing_claims().filter(pk=page_id).first()
+            if page is None:
+                raise ServiceError(
+                    "page_not_writable",
+                    "This page has too few sentences to write a claim about; choose another page.",
+                    status_code=409,
+                )
+        else:
+            page = selectors.pages_needing_claims(category=category).first()
         if page is None:
             raise ServiceError("no_page", "No page is ready for writing in this choice yet.", status_code=404)
         veracity = veracity_choose(
@@ -139,9 +161,11 @@ def _refuse(problems: list[Problem], *, status_code: int = 400) -> ServiceError:
     return ServiceError(first.code, message, status_code=status_code, details=[p.as_dict() for p in problems])
 
 
-def _check_task(*, author: AbstractBaseUser, task_id: Any, now: datetime) -> WriteTask:
+def _check_task(*, author: AbstractBaseUser, task_id: Any, now: datetime, lock: bool = True) -> WriteTask:
     # Only the task row: the page row is locked on its own, by name, in check_claim_create.
-    task = WriteTask.objects.select_for_update(of=("self",)).select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
+    # A draft check (lock=False) reads without a lock: it writes nothing.
+    tasks = WriteTask.objects.select_for_update(of=("self",)) if lock else WriteTask.objects.all()
+    task = tasks.select_related("page").filter(pk=task_id).first() if isinstance(task_id, int) else None
     if task is None:
         raise _refuse([Problem("task_not_found", "task", "There is no such write task.")], status_code=404)
     if task.player_id != author.pk:
@@ -236,6 +260,33 @@ def _near_duplicate(*, text: str, page: Page) -> bool:
     return rules.closest(text, others) >= _config("NEAR_DUPLICATE_SIMILARITY", 0.8)
 
 
+_NEAR_DUPLICATE = Problem("near_duplicate", "text", "A claim saying nearly the same already exists for this page. Write a different one.")
+
+
+def _off_page(page: Page) -> Problem:
+    return Problem("text_off_page", "text", f"The claim names nothing of its page ({page.title}): write about what the page says.")
+
+
+def _evidence_problems(*, text: str, gold: list[Sentence], page: Page) -> list[Problem]:
+    """The rules between a claim and its gold sentences: not the top hit, not a copy."""
+    problems: list[Problem] = []
+    top = evidence.page_top_lexical_hit(page=page, query=text)
+    if top is not None and top in {s.pk for s in gold}:
+        problems.append(
+            Problem(
+                "gold_too_easy",
+                "gold_sentence_ids",
+                "A gold sentence is the retriever's top hit for this claim: it is too easy to find. Reword the claim.",
+            )
+        )
+    share = _config("COPIES_GOLD_SHARE", 0.8)
+    if any(rules.copies(text, sentence.text, share=share) for sentence in gold):
+        problems.append(
+            Problem("copies_gold", "text", "The claim repeats a gold sentence nearly word for word. Say it in your own words.")
+        )
+    return problems
+
+
 def check_claim_create(
     *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
 ) -> CheckedClaim:
@@ -256,30 +307,12 @@ def check_claim_create(
     gold, gold_problems = _check_gold(gold_sentence_ids, task.page)
     problems += gold_problems
     if text and not problems and not _names_page(text=text, page=task.page):
-        problems.append(
-            Problem("text_off_page", "text", f"The claim names nothing of its page ({task.page.title}): write about what the page says.")
-        )
+        problems.append(_off_page(task.page))
     if problems:
         raise _refuse(problems)
     if _near_duplicate(text=text, page=task.page):
-        raise _refuse(
-            [Problem("near_duplicate", "text", "A claim saying nearly the same already exists for this page. Write a different one.")],
-            status_code=409,
-        )
-    top = evidence.page_top_lexical_hit(page=task.page, query=text)
-    if top is not None and top in {s.pk for s in gold}:
-        problems.append(
-            Problem(
-                "gold_too_easy",
-                "gold_sentence_ids",
-                "A gold sentence is the retriever's top hit for this claim: it is too easy to find. Reword the claim.",
-            )
-        )
-    share = _config("COPIES_GOLD_SHARE", 0.8)
-    if any(rules.copies(text, sentence.text, share=share) for sentence in gold):
-        problems.append(
-            Problem("copies_gold", "text", "The claim repeats a gold sentence nearly word for word. Say it in your own words.")
-        )
+        raise _refuse([_NEAR_DUPLICATE], status_code=409)
+    problems += _evidence_problems(text=text, gold=gold, page=task.page)
     if problems:
         raise _refuse(problems)
     return CheckedClaim(task=task, text=text, gold=gold, warnings=_warnings(task=task, text=text))
@@ -324,6 +357,80 @@ def claim_create(
         claim = do_claim_create(checked=checked, now=now)
         giveaway_retrain_on_commit()
     return claim, checked.warnings
+
+
+# --- Draft checks (while the author types) ------------------------------------------------------
+
+
+@dataclass
+class DraftCheck:
+    """What saving this draft now would say: the problems that would refuse it, the warnings it would carry."""
+
+    problems: list[dict[str, str]]
+    warnings: list[dict[str, str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _draft_check_throttle(*, player_id: int) -> None:
+    """At most ``DRAFT_CHECKS_PER_MINUTE`` checks per player and minute (429 ``check_throttled``).
+
+    The page asks after each pause in typing, a few times a minute; the cap only stops a
+    script from using the check as a free oracle. Counted in the cache (Redis when set),
+    under the same key prefix as the login throttles.
+    """
+    limit = _config("DRAFT_CHECKS_PER_MINUTE", 90)
+    window = 60
+    now = int(timezone.now().timestamp())
+    start = now - now % window
+    key = f"{settings.FM2_SIGNUP['THROTTLE_KEY_PREFIX']}:draft-check:{player_id}:{start}"
+    cache.add(key, 0, timeout=window + 5)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=window + 5)
+        count = 1
+    if count > limit:
+        raise ServiceError(
+            "check_throttled", "Too many draft checks; they resume in a moment.", status_code=429, retry_after=start + window - now
+        )
+
+
+def claim_draft_check(
+    *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
+) -> DraftCheck:
+    """The rules of :func:`check_claim_create` run over a draft, writing nothing and paying nothing.
+
+    The task must be the author's own and open (the same 404/403/409/410 as a save); no
+    lock is taken. Unlike a save, which stops at the first group of rules broken, a draft
+    is checked on every rule that applies to what is there yet: the text's rules
+    (``text_no_words``, ``text_off_page``, ``near_duplicate``...) even before a gold
+    sentence is ticked, the gold rules once one is, the warnings whenever the text itself
+    passes. Each code is one a save of the same text and gold would give. Like the hints,
+    never for a player in a round about the page (403 ``check_during_round``).
+    """
+    now = now or timezone.now()
+    _draft_check_throttle(player_id=author.pk)  # every call counts, a refused one too
+    task = _check_task(author=author, task_id=task_id, now=now, lock=False)
+    if evidence_selectors.player_has_open_round_on_page(player_id=author.pk, page_id=task.page_id):
+        raise ServiceError("check_during_round", "No draft checks on the page of a round you are playing.", status_code=403)
+    page = task.page
+    text, text_problems = _check_text(text)
+    if text and not text_problems and not _names_page(text=text, page=page):
+        text_problems.append(_off_page(page))
+    if text and not text_problems and _near_duplicate(text=text, page=page):
+        text_problems.append(_NEAR_DUPLICATE)
+    gold: list[Sentence] = []
+    gold_problems: list[Problem] = []
+    if gold_sentence_ids:  # nothing ticked yet is not a problem while typing
+        gold, gold_problems = _check_gold(gold_sentence_ids, page)
+    problems = text_problems + gold_problems
+    if text and not problems and gold:
+        problems += _evidence_problems(text=text, gold=gold, page=page)
+    warnings = _warnings(task=task, text=text) if text and not text_problems else []
+    return DraftCheck(problems=[p.as_dict() for p in problems], warnings=warnings)
 
 
 # --- The giveaway detector -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from foolgame.authoring.selectors import WRITABLE_MIN_SENTENCES
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.pages.selectors import category_list, page_list, page_sentences, sections
@@ -39,8 +40,15 @@ def page(request: HttpRequest, page_id: int) -> HttpResponse:
     claim_counts = article.claims.filter(status=Claim.Status.ACTIVE).aggregate(
         total=Count("id"), true=Count("id", filter=Q(label=Claim.Label.SUPPORTS))
     )
+    sentences = list(page_sentences(page=article))
     return render(
         request,
         "pages/page.html",
-        {"page": article, "sections": sections(list(page_sentences(page=article))), "claim_counts": claim_counts},
+        {
+            "page": article,
+            "sections": sections(sentences),
+            "claim_counts": claim_counts,
+            # "Write a claim about this page" only where a write task can be given.
+            "writable": len(sentences) >= WRITABLE_MIN_SENTENCES,
+        },
     )

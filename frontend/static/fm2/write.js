@@ -1,4 +1,4 @@
-/* fm2 writing page: gold marking, live hints, the timer and saving the claim.
+/* fm2 writing page: gold marking, live hints and draft checks, the timer and saving the claim.
    Every piece of page or user text goes into the DOM through textContent, never innerHTML. */
 (function () {
   "use strict";
@@ -13,6 +13,11 @@
   const maxWords = Number(root.dataset.maxWords);
   const MAX_GOLD = 2;
   const HINT_DELAY_MS = 300;
+  // The draft check runs every rule of a save on the server: asked a little later than the
+  // hints, after a pause in typing, so a typist sends one check per pause, not per key.
+  const CHECK_DELAY_MS = 500;
+  const SAVE_LABEL = "Save the claim";
+  const SAVING_LABEL = "Saving...";
 
   const form = document.getElementById("claim-form");
   const textBox = document.getElementById("claim-text");
@@ -24,6 +29,9 @@
   const goldCount = document.getElementById("gold-count");
   const goldChosen = document.getElementById("gold-chosen");
   const boxes = Array.from(document.querySelectorAll('input[name="gold"]'));
+  const checks = document.getElementById("draft-checks");
+  const checkProblems = document.getElementById("draft-problems");
+  const checkWarnings = document.getElementById("draft-warnings");
   const errorBoxes = {
     text: document.getElementById("text-errors"),
     gold_sentence_ids: document.getElementById("gold-errors"),
@@ -76,6 +84,7 @@
   boxes.forEach((box) => box.addEventListener("change", () => {
     clear("gold_sentence_ids");
     refreshGold();
+    scheduleCheck();
   }));
 
   // --- hints ----------------------------------------------------------------------------
@@ -104,6 +113,22 @@
     });
   }
 
+  // The page's own sentences get the same marks as the hints: the words the draft shares
+  // with each sentence the retriever found, so the author sees where the overlap is.
+  function markArticle(hints) {
+    document.querySelectorAll(".write-article .gold-text.has-marks").forEach((node) => {
+      node.textContent = node.textContent;
+      node.classList.remove("has-marks");
+    });
+    for (const hint of hints) {
+      const item = document.getElementById("s" + hint.sentence_id);
+      const node = item && item.querySelector(".gold-text");
+      if (!node || node.textContent !== hint.text || !(hint.highlights || []).length) continue;
+      node.replaceChildren(highlighted(hint.text, hint.highlights));
+      node.classList.add("has-marks");
+    }
+  }
+
   function showHints(hints) {
     hintList.replaceChildren(...hints.map((hint) => {
       const item = el("li", "hint");
@@ -117,6 +142,7 @@
     }));
     hintStatus.textContent = hints.length ? hints.length + " sentences match your words, best first." : "Nothing on the page matches your words.";
     markHintGold();
+    markArticle(hints);
   }
 
   async function fetchHints() {
@@ -124,6 +150,7 @@
     if (hintRequest) hintRequest.abort();
     if (!query) {
       hintList.replaceChildren();
+      markArticle([]);
       hintStatus.textContent = "Start typing to see hints.";
       return;
     }
@@ -136,6 +163,7 @@
       if (!response.ok) {
         // e.g. hints_need_task once the task has expired: say why instead of going quiet.
         hintList.replaceChildren();
+        markArticle([]);
         hintStatus.textContent = (body.error && body.error.message) || "Hints are unavailable right now.";
         return;
       }
@@ -145,14 +173,64 @@
     }
   }
 
-  textBox.addEventListener("input", () => {
+  function draftChanged() {
     const count = words(textBox.value);
     wordCount.textContent = String(count);
     wordCount.classList.toggle("over", count > maxWords);
     clear("text");
     clearTimeout(hintTimer);
     hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
-  });
+    scheduleCheck();
+  }
+  textBox.addEventListener("input", draftChanged);
+
+  // --- draft checks: what a save would say, asked while typing -----------------------------
+  let checkTimer = null;
+  let checkRequest = null;
+
+  function checkItem(item, kind) {
+    const line = el("li", "draft-check draft-" + kind, item.message);
+    line.dataset.code = item.code;
+    return line;
+  }
+
+  function showChecks(problems, warnings) {
+    checkProblems.replaceChildren(...problems.map((item) => checkItem(item, "problem")));
+    checkWarnings.replaceChildren(...warnings.map((item) => checkItem(item, "warning")));
+    checks.hidden = !problems.length && !warnings.length;
+  }
+
+  function scheduleCheck() {
+    clearTimeout(checkTimer);
+    checkTimer = setTimeout(checkDraft, CHECK_DELAY_MS);
+  }
+
+  async function checkDraft() {
+    if (checkRequest) checkRequest.abort();
+    checkRequest = null;
+    if (root.dataset.used || Date.now() >= expiresAt) return;
+    const text = textBox.value;
+    if (!text.trim()) return showChecks([], []);
+    const request = new AbortController();
+    checkRequest = request;
+    try {
+      const response = await fetch("/api/claims/check", {
+        method: "POST",
+        signal: request.signal,
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ task: taskId, text: text, gold_sentence_ids: chosenGold() }),
+      });
+      if (response.status === 429) return; // over the per-minute cap: keep the last result
+      const body = await response.json().catch(() => ({}));
+      if (request !== checkRequest || root.dataset.used) return;
+      if (response.ok) return showChecks(body.problems || [], body.warnings || []);
+      const error = body.error || { code: "error", message: "Your draft could not be checked." };
+      showChecks([{ code: error.code, message: error.message }], []);
+    } catch (error) {
+      if (error.name !== "AbortError") showChecks([], []);
+    }
+  }
 
   // --- errors ---------------------------------------------------------------------
   function clear(field) {
@@ -192,6 +270,8 @@
   }
 
   // --- saving ------------------------------------------------------------------------
+  let saving = false;
+
   async function save(event) {
     event.preventDefault();
     const text = textBox.value;
@@ -204,7 +284,14 @@
     if (gold.length < 1) local.push({ field: "gold_sentence_ids", code: "gold_count", message: "Tick 1 or 2 gold sentences." });
     if (local.length) return showProblems(local);
 
+    if (saving) return;
+    saving = true;
     submit.disabled = true;
+    submit.textContent = SAVING_LABEL;
+    submit.setAttribute("aria-busy", "true");
+    form.setAttribute("aria-busy", "true");
+    clearTimeout(checkTimer);
+    if (checkRequest) checkRequest.abort();
     try {
       const response = await fetch("/api/claims", {
         method: "POST",
@@ -215,16 +302,22 @@
       const body = await response.json().catch(() => ({}));
       if (response.status === 201) return saved(body, text);
       const error = body.error || { code: "error", message: "The claim could not be saved." };
+      showChecks([], []); // the save's own messages replace the draft's
       showProblems(error.details && error.details.length ? error.details : [{ field: "task", code: error.code, message: error.message }]);
     } catch (error) {
       showProblems([{ field: "task", code: "network", message: "The server could not be reached; try again." }]);
     } finally {
+      saving = false;
+      submit.textContent = SAVE_LABEL;
+      submit.removeAttribute("aria-busy");
+      form.removeAttribute("aria-busy");
       if (Date.now() < expiresAt && !root.dataset.used) submit.disabled = false;
     }
   }
 
   async function saved(body, text) {
     root.dataset.used = "1";
+    clearTimeout(checkTimer);
     form.hidden = true;
     document.querySelector(".write-article").hidden = true;
     const done = document.getElementById("write-done");
@@ -250,4 +343,8 @@
   if (root.dataset.used || Date.now() >= expiresAt) submit.disabled = true;
   refreshGold();
   tick();
+  // Text typed before this deferred script ran (or restored by the browser on back/forward)
+  // gets its hints and checks too.
+  if (textBox.value.trim()) draftChanged();
+  root.dataset.ready = "1";
 })();
