@@ -125,6 +125,16 @@ class RoundCreateApi(ApiView):
         pages = [{"id": c.page_id, "title": c.page.title} for c in round_.claims]
         return Response({"id": round_.pk, "pages": pages}, status=status.HTTP_201_CREATED)
 
+    @extend_schema(
+        parameters=[OpenApiParameter("open", str, enum=["1"], required=True, description="only open rounds (dealt or playing); required")],
+        responses={200: RoundStateSerializer(many=True)},
+        summary="Your open rounds, newest first, as each may be seen now (to resume or forfeit one)",
+    )
+    def get(self, request: Request) -> Response:
+        if request.query_params.get("open") not in ("1", "true"):
+            raise ServiceError("open_required", "Only open rounds are listed: ask for /api/rounds?open=1.")
+        return Response(services.rounds_open_for_player(player=request.user))
+
 
 class RoundDetailApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
@@ -222,3 +232,15 @@ class NotificationsApi(ApiView):
     def post(self, request: Request) -> Response:
         notifications_mark_read(player=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RoundForfeitApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={200: RoundStateSerializer},
+        summary="Give up an open round: it ends now without points (stored as a timeout); its claims stay dealt",
+    )
+    def post(self, request: Request, round_id: int) -> Response:
+        return Response(services.round_forfeit(round_id=round_id, player=request.user))
