@@ -214,6 +214,7 @@ def test_a_dropped_socket_shows_reconnecting_and_resumes_the_round(asgi_live_ser
     log_in(page, asgi_live_server, "dropper")
     page.get_by_role("button", name="Start a round").click()
     left = page.locator(".claim-card").nth(0)
+    expect(left.locator(".claim-text")).not_to_be_empty()
     expect(left.locator(".vote")).to_be_enabled()
     wait_for_routes(page, routes, 1)  # the route's callback reaches Python a little later
     routes[0].close(code=1012, reason="server restart")

@@ -28,6 +28,7 @@
 
   let current = null; // the session of the round on screen
   let dealing = false;
+  let acted = 0; // counts the player's deals and resumes: a late load-time answer yields to them
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
@@ -388,6 +389,7 @@
   // Show round ``id`` and open its one socket; ``state`` (from the open-round list) paints it
   // at once with the server's remaining time while the socket connects.
   function openRound(id, pages, state) {
+    acted += 1;
     closeSession(current);
     resetRound();
     const session = { id, pages, socket: null, closed: false, finished: false, retries: 0, timer: null,
@@ -402,6 +404,7 @@
   async function dealRound() {
     if (dealing) return;
     dealing = true;
+    acted += 1;
     nextButton.disabled = true;
     $("#start-button").disabled = true;
     closeSession(current);
@@ -494,9 +497,10 @@
   // On load, the newest round being played resumes (a reload loses nothing); rounds dealt and
   // never started are listed to play or give up.
   async function resumeOnLoad() {
+    const before = acted;
     let rounds;
     try { rounds = await api("GET", "/api/rounds?open=1"); } catch (error) { return; }
-    if (current) return; // the player already started one
+    if (acted !== before) return; // the player already started or resumed one
     const playing = rounds.find((round) => round.status === "playing");
     if (playing) {
       openRound(playing.id, playing.pages, playing);
