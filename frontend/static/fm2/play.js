@@ -207,7 +207,7 @@
     if (result) showVerdicts(result);
     showWriteLinks(session.pages);
     // The result, the likes and Next come into view, and the keyboard lands on the result.
-    roundBox.scrollIntoView({ block: "start" });
+    resultBox.scrollIntoView({ block: "nearest" });
     title.focus({ preventScroll: true });
     refreshPoints();
   }
