@@ -243,3 +243,23 @@ def test_open_rounds_can_be_given_up_from_the_page(asgi_live_server: str, page: 
     expect(page.locator("#result-title")).to_have_text("You gave up this round.")
     expect(page.locator(".claim-card .verdict").first).to_be_visible()
     assert Round.objects.filter(player=voter, state=Round.State.TIMED_OUT).count() == 2
+
+
+def test_a_clue_error_shows_in_the_card_that_asked(asgi_live_server: str, page: Page) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    author = UserFactory(username="short-author")
+    short = make_claim(PageFactory(title="Short page"), label="REFUTES", author=author, n_clues=0)
+    make_claim(short.page, label="SUPPORTS", author=author, n_clues=3)
+    voter = UserFactory(username="clue-buyer")
+    log_in(page, asgi_live_server, "clue-buyer")
+    page.get_by_role("button", name="Start a round").click()
+    expect(page.locator(".claim-card").nth(0).locator(".claim-text")).not_to_be_empty()
+    round_ = Round.objects.get(player=voter)
+    card = page.locator(".claim-card").nth(round_.false_index)  # the claim with one clue only
+    card.get_by_role("button", name=re.compile("Get a clue")).click()
+    expect(card.locator(".clues li")).to_have_count(1)
+    card.get_by_role("button", name=re.compile("Get a clue")).click()
+    expect(card.locator(".card-error")).to_have_text("Every clue of this claim is already revealed.")
+    expect(card.locator(".card-error")).to_be_in_viewport()
+    expect(card.get_by_role("button", name=re.compile("Get a clue"))).to_be_hidden()
+    expect(page.locator("#round-error")).to_be_hidden()

@@ -555,6 +555,9 @@
     });
   });
   window.addEventListener("pagehide", () => closeSession(current));
+  // Back to a page kept in the back-forward cache: its socket was closed on leaving, so load it
+  // afresh (the open round resumes from the server).
+  window.addEventListener("pageshow", (event) => { if (event.persisted) window.location.reload(); });
 
   resumeOnLoad();
 })();
