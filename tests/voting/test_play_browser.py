@@ -263,3 +263,24 @@ def test_a_clue_error_shows_in_the_card_that_asked(asgi_live_server: str, page: 
     expect(card.locator(".card-error")).to_be_in_viewport()
     expect(card.get_by_role("button", name=re.compile("Get a clue"))).to_be_hidden()
     expect(page.locator("#round-error")).to_be_hidden()
+
+
+def test_a_timeout_stops_the_clock_and_shows_the_answer(asgi_live_server: str, page: Page, settings) -> None:
+    """A 12 s round (the server's setting): the quiet live region says "0:10 left." once, and
+    at the timeout the clock stops offering points and the answer and Next come into view."""
+    settings.FM2 = {**settings.FM2, "ROUND_SECONDS": 12}
+    page.set_viewport_size({"width": 390, "height": 844})
+    make_pairs(1)
+    UserFactory(username="slowcoach")
+    log_in(page, asgi_live_server, "slowcoach")
+    page.get_by_role("button", name="Start a round").click()
+    expect(page.locator("#clock-announce")).to_have_text("0:10 left.", timeout=8000)
+    expect(page.locator("#result-title")).to_have_text("Time is up.", timeout=15000)
+    expect(page.locator("#result-title")).to_be_in_viewport()
+    expect(page.get_by_role("button", name="Next round")).to_be_in_viewport()
+    expect(page.locator("#points")).to_be_hidden()
+    expect(page.locator("#remaining")).to_have_text("0:00")
+    expect(page.locator("#like-panel")).to_be_hidden()
+    expect(page.locator(".claim-card .verdict").first).to_be_visible()
+    expect(page.get_by_role("link", name="Write a claim about this page")).to_be_visible()
+    assert Round.objects.get(player__username="slowcoach").state == Round.State.TIMED_OUT
