@@ -278,6 +278,13 @@
       if (!mine()) return;
       session.retries = 0;
       $("#reconnecting").hidden = true;
+      // A frame lost with the old socket got no answer: the state frame tells what happened
+      // (a vote that landed shows its result), and the controls are usable again.
+      if (session.liking) $$(".like-button").forEach((button) => { button.disabled = false; button.removeAttribute("aria-pressed"); });
+      session.voting = false;
+      session.revealing = null;
+      session.reporting = null;
+      session.liking = false;
       if (roundError.textContent.startsWith("Not connected")) showError("");
       socket.send(JSON.stringify({ type: "start" }));
     });
