@@ -30,6 +30,7 @@ urlpatterns = [
     path("rounds/<int:round_id>/vote", voting.RoundVoteApi.as_view(), name="round-vote"),
     path("rounds/<int:round_id>/like", voting.RoundLikeApi.as_view(), name="round-like"),
     path("rounds/<int:round_id>/report", voting.RoundReportApi.as_view(), name="round-report"),
+    path("rounds/<int:round_id>/forfeit", voting.RoundForfeitApi.as_view(), name="round-forfeit"),
     path("leaderboard", voting.LeaderboardApi.as_view(), name="leaderboard"),
     path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
     path("me/notifications/read", voting.NotificationsReadApi.as_view(), name="notifications-read"),

@@ -145,6 +145,19 @@ class RoundCreateApi(ApiView):
         pages = [{"id": c.page_id, "title": c.page.title} for c in round_.claims]
         return Response({"id": round_.pk, "pages": pages}, status=status.HTTP_201_CREATED)
 
+    @extend_schema(
+        parameters=[OpenApiParameter("open", str, enum=["1"], required=True, description="only open rounds (dealt or playing); required")],
+        responses={200: RoundStateSerializer(many=True), **errors(e400="open_required: the query lacks open=1")},
+        summary="Your open rounds, newest first (to resume or give up one)",
+        description="The player's rounds that are dealt or playing, newest first, each as its state may be seen now: the "
+        "true remaining time from the server's clock and the clues already bought. Rounds past their deadline are "
+        "timed out first and not listed. Only `open=1` is served.",
+    )
+    def get(self, request: Request) -> Response:
+        if request.query_params.get("open") not in ("1", "true"):
+            raise ServiceError("open_required", "Only open rounds are listed: ask for /api/rounds?open=1.")
+        return Response(services.rounds_open_for_player(player=request.user))
+
 
 class RoundDetailApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
@@ -390,3 +403,21 @@ class NotificationsReadApi(ApiView):
         data = _data(MarkReadSerializer, request)
         marked = notifications_mark_read(player=request.user, ids=data.get("ids"), up_to=data.get("up_to"))
         return Response({"marked": marked, "unread": notifications_unread_count(player=request.user)})
+
+
+class RoundForfeitApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: RoundStateSerializer,
+            **errors(post=True, reads_body=False, e404="not_found: no such round of this player", e409="round_over: the round has already ended"),
+        },
+        summary="Give up an open round: it ends now without points",
+        description="Ends one of the player's open rounds (dealt or playing) now, with no points for anyone; it is "
+        "stored as a timeout that ended before its deadline, and its claims stay dealt to the player. Answers the "
+        "round's final state, with the answer.",
+    )
+    def post(self, request: Request, round_id: int) -> Response:
+        return Response(services.round_forfeit(round_id=round_id, player=request.user))

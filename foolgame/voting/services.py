@@ -577,3 +577,47 @@ def rounds_void_for_claim(*, claim_id: int) -> list[int]:
         events.round_changed_on_commit(round_)
         voided.append(round_.pk)
     return voided
+
+
+# --- open rounds: resume or forfeit -------------------------------------------------------
+
+
+def rounds_open_for_player(*, player: AbstractBaseUser) -> list[dict[str, Any]]:
+    """The player's open rounds (dealt or playing), newest first, each as ``round_state``
+    shows it (the true remaining time, the clues bought): the play page resumes the newest
+    one after a reload. Rounds over their deadline are timed out first (lazy expiry), and
+    stale unstarted ones withdrawn, so what is listed can still be played."""
+    rounds_expire_for_player(player=player)
+    rounds = (
+        Round.objects.filter(player=player, state__in=Round.OPEN_STATES)
+        .select_related("left_claim__page", "right_claim__page")
+        .defer(*_UNUSED_CLAIM_FIELDS)
+        .order_by("-created", "-id")
+    )
+    now = clock.now()
+    return [round_state(round_, now=now) for round_ in rounds]
+
+
+def round_forfeit(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
+    """Give up an open round: it ends at once with no points for anyone, stored as a timeout
+    (GAME.md: a timeout pays nobody and is kept as data) whose ``ended_at`` comes before its
+    deadline. Its claims stay dealt to the player (SeenClaim), so giving up never buys a
+    second look at a pair. A round dealt but not started gets its clock set to now, so it is
+    a started round that ended at once. Returns the round's state, answer included.
+
+    Locking: the round's row lock, as every service that changes a round."""
+    with transaction.atomic():
+        round_ = _get_round(round_id=round_id, player=player, lock=True)
+        now = clock.now()
+        if round_.state == Round.State.READY:
+            round_.started_at = round_.deadline = now
+            round_.state, round_.ended_at = Round.State.TIMED_OUT, now
+            round_.save(update_fields=["started_at", "deadline", "state", "ended_at"])
+            events.round_changed_on_commit(round_)
+        elif not _close_if_due(round_, now):
+            if round_.state != Round.State.PLAYING:
+                raise ServiceError("round_over", "This round is over.", status_code=409)
+            round_.state, round_.ended_at = Round.State.TIMED_OUT, now
+            round_.save(update_fields=["state", "ended_at"])
+            events.round_changed_on_commit(round_)
+        return round_state(round_, now=now)

@@ -1,6 +1,12 @@
 // The voting page. The server is the clock and the judge: this script only shows what the
 // round's WebSocket says (ticks, clues, the result) and sends the player's choices.
 // Claim and clue text is always inserted with textContent, never as HTML.
+//
+// One round, one socket. Each round the page shows is a "session" that owns its socket; every
+// handler first checks that its session is still the current one, so a frame, a close or a
+// late REST answer of round N never paints round N+1. Closing a round's socket on purpose
+// (Next, give up, leaving) marks the session closed first, so that close never reconnects;
+// an unexpected close reconnects with backoff and the server sends the round's true state.
 (function () {
   "use strict";
   const root = document.getElementById("play");
@@ -12,19 +18,21 @@
   const startPanel = $("#start-panel");
   const roundBox = $("#round");
   const resultBox = $("#result");
-  const errorBox = $("#play-error");
-  let socket = null;
-  let roundId = null;
-  let finished = false;
+  const startError = $("#play-error");
+  const roundError = $("#round-error");
+  const resultError = $("#result-error");
+  const nextButton = $("#next-button");
+  const forfeitButton = $("#forfeit-button");
+  const MILESTONES = [60, 30, 10];
+  const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
+
+  let current = null; // the session of the round on screen
+  let dealing = false;
+  let acted = 0; // counts the player's deals and resumes: a late load-time answer yields to them
 
   function csrfToken() {
     const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
     return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function showError(message) {
-    errorBox.textContent = message;
-    errorBox.hidden = !message;
   }
 
   async function api(method, url, body) {
@@ -34,16 +42,97 @@
       headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const data = response.status === 204 ? {} : await response.json();
-    if (!response.ok) throw new Error((data.error && data.error.message) || "Something went wrong.");
+    const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = new Error((data.error && data.error.message) || "Something went wrong. Try again.");
+      error.code = data.error && data.error.code;
+      throw error;
+    }
     return data;
   }
 
-  function setClock(remaining, points) {
+  // --- errors where the player is looking ------------------------------------------------
+
+  const errorBoxes = [startError, roundError, resultError, ...cards.map((card) => $(".card-error", card))];
+
+  function clearErrors() {
+    errorBoxes.forEach((box) => { box.textContent = ""; box.hidden = true; });
+  }
+
+  // ``box``: the error line next to the control the player used; without one, the line in the
+  // round's sticky status bar while playing, or the result panel's once the round is over.
+  function showError(message, box) {
+    clearErrors();
+    if (!message) return;
+    if (!box) {
+      if (!current) box = startError;
+      else box = current.finished ? resultError : roundError;
+    }
+    box.textContent = message;
+    box.hidden = false;
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  // --- the clock ----------------------------------------------------------------------------
+
+  function formatTime(seconds) {
+    return Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
+  }
+
+  // The visible clock changes every second; screen readers hear only the milestones.
+  function setClock(session, remaining, points) {
     const seconds = Math.max(0, Math.ceil(remaining));
-    $("#remaining").textContent = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
+    $("#remaining").textContent = formatTime(seconds);
     $("#points").textContent = String(points);
     root.classList.toggle("hurry", seconds <= 30);
+    const crossed = MILESTONES.filter((m) => seconds <= m);
+    const milestone = crossed.length ? Math.min(...crossed) : undefined;
+    if (milestone !== undefined && milestone < session.announced) {
+      session.announced = milestone;
+      // Announce milestones only as the clock crosses them, not all at once on a resume.
+      if (session.clockSeen) $("#clock-announce").textContent = formatTime(seconds) + " left.";
+    }
+    session.clockSeen = true;
+  }
+
+  function stopClock(label, remaining) {
+    root.classList.remove("hurry");
+    roundBox.classList.add("stopped");
+    $("#remaining-label").textContent = label;
+    if (remaining !== null && remaining !== undefined) $("#remaining").textContent = formatTime(Math.max(0, Math.ceil(remaining)));
+  }
+
+  // --- painting a round ---------------------------------------------------------------------
+
+  function resetRound() {
+    clearErrors();
+    roundBox.classList.remove("over", "stopped");
+    root.classList.remove("hurry");
+    resultBox.hidden = true;
+    $("#remaining-label").textContent = "Time left";
+    $("#remaining").textContent = "--";
+    $("#points").textContent = "--";
+    $("#clock-announce").textContent = "";
+    $("#reconnecting").hidden = true;
+    forfeitButton.hidden = false;
+    forfeitButton.disabled = false;
+    cards.forEach((card) => {
+      $(".claim-page", card).textContent = "";
+      $(".claim-text", card).textContent = "";
+      $(".clues", card).replaceChildren();
+      $(".verdict", card).replaceChildren();
+      $(".verdict", card).hidden = true;
+      $(".reveal", card).hidden = false;
+      $(".report", card).open = false;
+      $(".report", card).hidden = false;
+      $(".report-note", card).value = "";
+      $(".report-done", card).hidden = true;
+    });
+    setPlaying(false);
+    $$(".like-button").forEach((button) => { button.disabled = false; button.removeAttribute("aria-pressed"); });
+    $("#like-done").hidden = true;
+    $("#write-links").replaceChildren();
+    nextButton.disabled = false;
   }
 
   function setPlaying(playing) {
@@ -62,7 +151,10 @@
     $(".clues", cards[index]).appendChild(item);
   }
 
-  function showState(state) {
+  function showState(session, state) {
+    if (state.id !== session.id) return;
+    session.pages = state.pages || session.pages;
+    if (!state.claims) return; // dealt, not started: the start frame brings the claims
     startPanel.hidden = true;
     roundBox.hidden = false;
     state.claims.forEach((claim, index) => {
@@ -74,64 +166,87 @@
       $(".reveal", cards[index]).hidden = left === 0;
     });
     if (state.status === "playing") {
-      setClock(state.remaining, state.points);
-      setPlaying(true);
+      if (session.finished) return;
+      setClock(session, state.remaining, state.points);
+      setPlaying(session.voting === false);
     } else {
-      showOutcome(state.status, state.status === "voided" ? { message: state.message } : state.result || null);
+      showOutcome(session, state.status, state.status === "voided" ? { message: state.message } : state.result || null);
     }
   }
 
-  function showOutcome(status, result) {
-    if (finished) return;
-    finished = true;
+  function showOutcome(session, status, result) {
+    if (session.finished) return;
+    session.finished = true;
     setPlaying(false);
+    forfeitButton.hidden = true;
     roundBox.classList.add("over");
     resultBox.hidden = false;
     const title = $("#result-title");
     const detail = $("#result-detail");
+    $("#like-panel").hidden = status !== "voted" || !result;
     if (status === "voted" && result) {
       title.textContent = result.correct ? "You found the fib!" : "Fooled!";
       detail.textContent = result.correct
         ? "You earned " + result.points + " points."
         : "That claim was true. No points this time.";
-      $("#like-panel").hidden = false;
+      stopClock("Time left at your vote", result.remaining);
     } else if (status === "voided") {
       title.textContent = "Round voided.";
       detail.textContent = (result && result.message) || "A moderator changed a claim of this round; nobody earns points. Start a new round.";
-      $("#like-panel").hidden = true;
+      stopClock("Round over", 0);
       result = null;
     } else if (status === "timeout") {
-      title.textContent = "Time is up.";
+      title.textContent = session.forfeited ? "You gave up this round." : "Time is up.";
       detail.textContent = "Nobody earns points for this round.";
-      $("#like-panel").hidden = true;
+      stopClock(session.forfeited ? "Round over" : "Time is up", 0);
     } else {
       title.textContent = "Round ended by your report.";
       detail.textContent = "Thanks: moderators will look at it.";
-      $("#like-panel").hidden = true;
+      stopClock("Round over", null);
     }
-    if (result) {
-      cards.forEach((card, index) => {
-        const verdict = $(".verdict", card);
-        verdict.replaceChildren();
-        const label = document.createElement("p");
-        label.className = index === result.false_claim ? "label-false" : "label-true";
-        label.textContent = index === result.false_claim ? "False" : "True";
-        verdict.appendChild(label);
-        const heading = document.createElement("p");
-        heading.className = "muted";
-        heading.textContent = "Gold evidence:";
-        verdict.appendChild(heading);
-        const list = document.createElement("ul");
-        result.gold[index].forEach((sentence) => {
-          const item = document.createElement("li");
-          item.textContent = sentence.text;
-          list.appendChild(item);
-        });
-        verdict.appendChild(list);
-        verdict.hidden = false;
-      });
-    }
+    if (result) showVerdicts(result);
+    showWriteLinks(session.pages);
+    // The result, the likes and Next come into view, and the keyboard lands on the result.
+    resultBox.scrollIntoView({ block: "nearest" });
+    title.focus({ preventScroll: true });
     refreshPoints();
+  }
+
+  function showVerdicts(result) {
+    cards.forEach((card, index) => {
+      const verdict = $(".verdict", card);
+      verdict.replaceChildren();
+      const label = document.createElement("p");
+      label.className = index === result.false_claim ? "label-false" : "label-true";
+      label.textContent = index === result.false_claim ? "False" : "True";
+      verdict.appendChild(label);
+      const heading = document.createElement("p");
+      heading.className = "muted";
+      heading.textContent = "Gold evidence:";
+      verdict.appendChild(heading);
+      const list = document.createElement("ul");
+      (result.gold ? result.gold[index] : []).forEach((sentence) => {
+        const item = document.createElement("li");
+        item.textContent = sentence.text;
+        list.appendChild(item);
+      });
+      verdict.appendChild(list);
+      verdict.hidden = false;
+    });
+  }
+
+  function showWriteLinks(pages) {
+    const box = $("#write-links");
+    box.replaceChildren();
+    const seen = new Set();
+    const unique = (pages || []).filter((page) => !seen.has(page.id) && seen.add(page.id));
+    unique.forEach((page) => {
+      const link = document.createElement("a");
+      link.className = "write-link";
+      link.href = "/write/?page=" + encodeURIComponent(page.id);
+      link.textContent = unique.length === 1 ? "Write a claim about this page" : "Write a claim about “" + page.title + "”";
+      box.appendChild(link);
+    });
   }
 
   async function refreshPoints() {
@@ -141,85 +256,315 @@
     } catch (error) { /* the page still works without the total */ }
   }
 
-  function send(frame) {
-    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+  // --- the round's socket -------------------------------------------------------------------
+
+  function send(session, frame, errorBox) {
+    if (session !== current || session.closed) return false;
+    if (!session.socket || session.socket.readyState !== WebSocket.OPEN) {
+      showError("Not connected to the server: reconnecting, try again in a moment.", errorBox);
+      return false;
+    }
+    session.socket.send(JSON.stringify(frame));
+    return true;
   }
 
-  // Before the vote the server pads clues_left to one number for both claims (the lengths
-  // would tell the false claim), so a claim's list may run out first: no_more_clues then
-  // hides that claim's button.
-  let lastReveal = null;
-
-  function connect() {
+  function connect(session) {
+    if (session.closed) return;
     const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + window.location.host + "/ws/rounds/" + roundId + "/");
-    socket.addEventListener("open", () => send({ type: "start" }));
+    const socket = new WebSocket(scheme + window.location.host + "/ws/rounds/" + session.id + "/");
+    session.socket = socket;
+    const mine = () => session === current && !session.closed && session.socket === socket;
+    socket.addEventListener("open", () => {
+      if (!mine()) return;
+      session.retries = 0;
+      $("#reconnecting").hidden = true;
+      // A frame lost with the old socket got no answer: the state frame tells what happened
+      // (a vote that landed shows its result), and the controls are usable again.
+      if (session.liking) $$(".like-button").forEach((button) => { button.disabled = false; button.removeAttribute("aria-pressed"); });
+      session.voting = false;
+      session.revealing = null;
+      session.reporting = null;
+      session.liking = false;
+      if (roundError.textContent.startsWith("Not connected")) showError("");
+      socket.send(JSON.stringify({ type: "start" }));
+    });
     socket.addEventListener("message", (event) => {
-      const frame = JSON.parse(event.data);
-      switch (frame.type) {
-        case "state": showState(frame); break;
-        case "tick": setClock(frame.remaining, frame.points); break;
-        case "clue":
-          addClue(frame.claim, frame.clue);
-          $(".reveal", cards[frame.claim]).hidden = frame.clues_left === 0;
-          setClock(frame.remaining, frame.points);
-          break;
-        case "result": showOutcome("voted", frame); break;
-        case "timeout":
-          setClock(0, 0);
-          api("GET", "/api/rounds/" + roundId).then((state) => showOutcome("timeout", state.result)).catch(() => showOutcome("timeout", null));
-          break;
-        case "ok":
-          if (frame.for === "like") { $$(".like").forEach((b) => { b.disabled = true; }); $("#like-done").hidden = false; }
-          if (frame.for === "report") api("GET", "/api/rounds/" + roundId).then((state) => showOutcome(state.status, state.result));
-          break;
-        case "void":
-          setClock(0, 0);
-          showOutcome("voided", { message: frame.message });
-          break;
-        case "error":
-          if (frame.code === "no_more_clues" && lastReveal !== null) $(".reveal", cards[lastReveal]).hidden = true;
-          showError(frame.message);
-          break;
-      }
+      if (!mine()) return;
+      let frame;
+      try { frame = JSON.parse(event.data); } catch (error) { return; }
+      handleFrame(session, frame);
     });
     socket.addEventListener("close", (event) => {
-      // A dropped connection (server restart, network): reconnect and resynchronise; the
-      // server sends the true remaining time and the clues already bought.
-      if (!finished && event.code < 4000) setTimeout(connect, 1000);
+      if (!mine()) return; // closed on purpose, or replaced: never reconnect
+      session.socket = null;
+      if (event.code >= 4000) { // refused by the server (not yours, no such round, too many sockets)
+        $("#reconnecting").hidden = true;
+        if (!session.refusal) showError("The server closed this round's connection.");
+        return;
+      }
+      $("#reconnecting").hidden = false;
+      let delay = BACKOFF_MS[Math.min(session.retries, BACKOFF_MS.length - 1)];
+      if (event.code === 1013) delay = Math.max(delay, 2000); // a service is down: give it a moment
+      session.retries += 1;
+      session.timer = setTimeout(() => connect(session), delay + Math.random() * 250);
     });
   }
 
-  async function startRound() {
-    showError("");
-    finished = false;
-    roundBox.classList.remove("over");
-    resultBox.hidden = true;
-    cards.forEach((card) => { $(".verdict", card).hidden = true; $(".clues", card).replaceChildren(); });
-    $$(".like").forEach((b) => { b.disabled = false; });
-    $("#like-done").hidden = true;
-    try {
-      const created = await api("POST", "/api/rounds", { category: $("#category").value });
-      roundId = created.id;
-      if (socket) socket.close();
-      connect();
-    } catch (error) {
-      showError(error.message);
-      startPanel.hidden = false;
+  function closeSession(session) {
+    if (!session) return;
+    session.closed = true;
+    clearTimeout(session.timer);
+    if (session.socket) session.socket.close(1000);
+    session.socket = null;
+  }
+
+  function handleFrame(session, frame) {
+    switch (frame.type) {
+      case "state": showState(session, frame); break;
+      case "tick":
+        if (!session.finished) setClock(session, frame.remaining, frame.points);
+        break;
+      case "clue": {
+        session.revealing = null;
+        addClue(frame.claim, frame.clue);
+        $(".reveal", cards[frame.claim]).hidden = frame.clues_left === 0;
+        if (!session.finished) setClock(session, frame.remaining, frame.points);
+        break;
+      }
+      case "result":
+        session.voting = false;
+        showOutcome(session, "voted", frame);
+        break;
+      case "timeout":
+        setClock(session, 0, 0);
+        api("GET", "/api/rounds/" + session.id)
+          .then((state) => { if (session === current) showOutcome(session, "timeout", state.result); })
+          .catch(() => { if (session === current) showOutcome(session, "timeout", null); });
+        break;
+      case "ok":
+        if (frame.for === "like") {
+          session.liking = false;
+          $$(".like-button").forEach((button) => { button.disabled = true; });
+          $("#like-done").hidden = false;
+        }
+        if (frame.for === "report") {
+          const card = cards[session.reporting];
+          if (card) {
+            $(".report", card).open = false;
+            $(".report", card).hidden = true;
+            $(".report-done", card).hidden = false;
+          }
+          session.reporting = null;
+          if (!session.finished) {
+            api("GET", "/api/rounds/" + session.id).then((state) => {
+              if (session === current) showOutcome(session, state.status, state.result);
+            });
+          }
+        }
+        break;
+      case "void":
+        showOutcome(session, "voided", { message: frame.message });
+        break;
+      case "error": {
+        if (["not_authenticated", "not_your_round", "not_found", "too_many_sockets"].includes(frame.code)) session.refusal = frame.code;
+        let box = null;
+        if (session.voting !== null && session.voting !== false) box = $(".card-error", cards[session.voting]);
+        else if (session.revealing !== null && session.revealing !== undefined) box = $(".card-error", cards[session.revealing]);
+        else if (session.reporting !== null && session.reporting !== undefined) box = $(".card-error", cards[session.reporting]);
+        else if (session.liking) box = resultError;
+        if (frame.code === "no_more_clues" && session.revealing !== null && session.revealing !== undefined) {
+          $(".reveal", cards[session.revealing]).hidden = true;
+        }
+        if (session.liking && frame.code === "already_liked") {
+          $$(".like-button").forEach((button) => { button.disabled = true; });
+        } else if (session.liking) {
+          $$(".like-button").forEach((button) => { button.disabled = false; });
+        }
+        session.voting = false;
+        session.revealing = null;
+        session.reporting = null;
+        session.liking = false;
+        if (!session.finished && !session.refusal) setPlaying(true);
+        showError(frame.message, box);
+        break;
+      }
     }
   }
 
-  $("#start-button").addEventListener("click", startRound);
-  $("#next-button").addEventListener("click", () => { resultBox.hidden = true; roundBox.hidden = true; startRound(); });
+  // --- opening, dealing, resuming, giving up ------------------------------------------------
+
+  // Show round ``id`` and open its one socket; ``state`` (from the open-round list) paints it
+  // at once with the server's remaining time while the socket connects.
+  function openRound(id, pages, state) {
+    acted += 1;
+    closeSession(current);
+    resetRound();
+    const session = { id, pages, socket: null, closed: false, finished: false, retries: 0, timer: null,
+      announced: Infinity, clockSeen: false, voting: false, revealing: null, reporting: null, liking: false, refusal: null };
+    current = session;
+    roundBox.hidden = true;
+    if (state) showState(session, state);
+    connect(session);
+    return session;
+  }
+
+  async function dealRound() {
+    if (dealing) return;
+    dealing = true;
+    acted += 1;
+    nextButton.disabled = true;
+    $("#start-button").disabled = true;
+    closeSession(current);
+    current = null;
+    try {
+      // An open round of this player (another tab, a lost reload) comes before a new deal.
+      const open = await api("GET", "/api/rounds?open=1").catch(() => []);
+      const playing = open.find((round) => round.status === "playing");
+      if (playing) {
+        openRound(playing.id, playing.pages, playing);
+        return;
+      }
+      const created = await api("POST", "/api/rounds", { category: $("#category").value });
+      openRound(created.id, created.pages, null);
+    } catch (error) {
+      roundBox.hidden = true;
+      startPanel.hidden = false;
+      showError(error.message, startError);
+      if (error.code === "too_many_open_rounds") listOpenRounds();
+    } finally {
+      dealing = false;
+      nextButton.disabled = false;
+      $("#start-button").disabled = false;
+    }
+  }
+
+  async function forfeit(id) {
+    try {
+      return await api("POST", "/api/rounds/" + id + "/forfeit");
+    } catch (error) {
+      if (error.code === "round_over") return null; // it ended meanwhile: nothing to give up
+      throw error;
+    }
+  }
+
+  async function forfeitCurrent() {
+    const session = current;
+    if (!session || session.finished) return;
+    forfeitButton.disabled = true;
+    try {
+      const state = await forfeit(session.id);
+      if (session !== current) return;
+      session.forfeited = true;
+      showOutcome(session, "timeout", state ? state.result : null);
+    } catch (error) {
+      forfeitButton.disabled = false;
+      if (session === current) showError(error.message, roundError);
+    }
+  }
+
+  // The start panel lists open rounds the page is not playing, to resume or give up.
+  async function listOpenRounds(rounds) {
+    if (!rounds) {
+      try { rounds = await api("GET", "/api/rounds?open=1"); } catch (error) { return; }
+    }
+    const list = $("#open-round-list");
+    list.replaceChildren();
+    rounds.forEach((round) => {
+      const item = document.createElement("li");
+      const what = document.createElement("span");
+      const titles = Array.from(new Set(round.pages.map((page) => page.title))).join(" / ");
+      what.textContent = titles + (round.status === "playing" ? " (" + formatTime(Math.max(0, Math.ceil(round.remaining))) + " left)" : " (not started)");
+      const resume = document.createElement("button");
+      resume.type = "button";
+      resume.className = "button button-secondary";
+      resume.textContent = round.status === "playing" ? "Resume" : "Play";
+      resume.addEventListener("click", () => { $("#open-rounds").hidden = true; openRound(round.id, round.pages, round.status === "playing" ? round : null); });
+      const giveUp = document.createElement("button");
+      giveUp.type = "button";
+      giveUp.className = "link-button";
+      giveUp.textContent = "Give up";
+      giveUp.addEventListener("click", async () => {
+        giveUp.disabled = true;
+        try {
+          await forfeit(round.id);
+          item.remove();
+          if (!list.children.length) $("#open-rounds").hidden = true;
+          showError("", startError);
+        } catch (error) {
+          giveUp.disabled = false;
+          showError(error.message, startError);
+        }
+      });
+      item.append(what, " ", resume, " ", giveUp);
+      list.appendChild(item);
+    });
+    $("#open-rounds").hidden = rounds.length === 0;
+  }
+
+  // On load, the newest round being played resumes (a reload loses nothing); rounds dealt and
+  // never started are listed to play or give up.
+  async function resumeOnLoad() {
+    const before = acted;
+    let rounds;
+    try { rounds = await api("GET", "/api/rounds?open=1"); } catch (error) { return; }
+    if (acted !== before) return; // the player already started or resumed one
+    const playing = rounds.find((round) => round.status === "playing");
+    if (playing) {
+      openRound(playing.id, playing.pages, playing);
+      return;
+    }
+    listOpenRounds(rounds);
+  }
+
+  // --- controls -----------------------------------------------------------------------------
+
+  $("#start-button").addEventListener("click", () => { $("#open-rounds").hidden = true; dealRound(); });
+  nextButton.addEventListener("click", dealRound);
+  forfeitButton.addEventListener("click", forfeitCurrent);
   cards.forEach((card, index) => {
-    $(".reveal", card).addEventListener("click", () => { showError(""); lastReveal = index; send({ type: "reveal", claim: index }); });
-    $(".vote", card).addEventListener("click", () => { showError(""); send({ type: "vote", false_claim: index }); });
+    const errorBox = $(".card-error", card);
+    $(".reveal", card).addEventListener("click", () => {
+      const session = current;
+      if (!session || session.finished || session.revealing !== null) return;
+      clearErrors();
+      if (send(session, { type: "reveal", claim: index }, errorBox)) session.revealing = index;
+    });
+    $(".vote", card).addEventListener("click", () => {
+      const session = current;
+      if (!session || session.finished || session.voting !== false) return;
+      clearErrors();
+      if (send(session, { type: "vote", false_claim: index }, errorBox)) {
+        session.voting = index;
+        setPlaying(false);
+      }
+    });
     $(".report-send", card).addEventListener("click", () => {
-      send({ type: "report", claim: index, reason: $(".report-reason", card).value, note: $(".report-note", card).value });
-      $(".report", card).open = false;
+      const session = current;
+      if (!session || session.reporting !== null) return;
+      clearErrors();
+      const frame = { type: "report", claim: index, reason: $(".report-reason", card).value, note: $(".report-note", card).value };
+      if (send(session, frame, errorBox)) session.reporting = index;
     });
   });
-  $$(".like").forEach((button) => {
-    button.addEventListener("click", () => send({ type: "like", claim: button.dataset.claim === "" ? null : Number(button.dataset.claim) }));
+  // One click, one frame: the listener is on each button only, and the buttons are disabled
+  // while the frame is on its way.
+  $$(".like-button").forEach((button) => {
+    button.addEventListener("click", () => {
+      const session = current;
+      if (!session || !session.finished || session.liking) return;
+      clearErrors();
+      const claim = button.dataset.claim === "none" ? null : Number(button.dataset.claim);
+      if (send(session, { type: "like", claim }, resultError)) {
+        session.liking = true;
+        $$(".like-button").forEach((other) => { other.disabled = true; });
+        button.setAttribute("aria-pressed", "true");
+      }
+    });
   });
+  window.addEventListener("pagehide", () => closeSession(current));
+  // Back to a page kept in the back-forward cache: its socket was closed on leaving, so load it
+  // afresh (the open round resumes from the server).
+  window.addEventListener("pageshow", (event) => { if (event.persisted) window.location.reload(); });
+
+  resumeOnLoad();
 })();
