@@ -66,3 +66,12 @@ def author(db) -> Client:
 @pytest.fixture
 def rival(db) -> Client:
     return api_client("rival")
+
+
+@pytest.fixture
+def eiffel_live(transactional_db) -> Page:
+    """The Eiffel Tower page, committed, for tests that serve it to a browser."""
+    page = PageFactory(title="Eiffel Tower", category=CategoryFactory(name="Geography", slug="geography"))
+    for position, (header, text) in enumerate(EIFFEL):
+        Sentence.objects.create(page=page, position=position, section_header=header, text=text)
+    return page

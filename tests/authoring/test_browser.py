@@ -11,18 +11,9 @@ from foolgame.authoring.models import WriteTask
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Page as Article
 from foolgame.pages.models import Sentence
-from tests.authoring.conftest import EIFFEL, GOOD_CLAIM, TOO_EASY_CLAIM
-from tests.factories import CategoryFactory, PageFactory
+from tests.authoring.conftest import GOOD_CLAIM, TOO_EASY_CLAIM
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eiffel_live(transactional_db) -> Article:
-    page = PageFactory(title="Eiffel Tower", category=CategoryFactory(name="Geography", slug="geography"))
-    for position, (header, text) in enumerate(EIFFEL):
-        Sentence.objects.create(page=page, position=position, section_header=header, text=text)
-    return page
 
 
 def test_a_new_player_writes_a_claim_is_refused_as_too_easy_rewrites_and_earns_100(live_server, page: Page, eiffel_live: Article) -> None:

@@ -12,18 +12,10 @@ from foolgame.authoring.models import WriteTask
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Page as Article
 from foolgame.pages.models import Sentence
-from tests.authoring.conftest import EIFFEL, GOOD_CLAIM
+from tests.authoring.conftest import GOOD_CLAIM
 from tests.factories import CategoryFactory, PageFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def eiffel_live(transactional_db) -> Article:
-    page = PageFactory(title="Eiffel Tower", category=CategoryFactory(name="Geography", slug="geography"))
-    for position, (header, text) in enumerate(EIFFEL):
-        Sentence.objects.create(page=page, position=position, section_header=header, text=text)
-    return page
 
 
 def log_in(page: Page, base_url: str, username: str = "writer") -> None:
