@@ -74,7 +74,9 @@ def main() -> None:
     parser.add_argument("--mean-skill", type=float, default=1.7)
     parser.add_argument("--sd-skill", type=float, default=1.0)
     parser.add_argument("--sd-difficulty", type=float, default=1.0)
-    parser.add_argument("--no-glicko", action="store_true", help="skip the (slower) Glicko-2 replay")
+    parser.add_argument(
+        "--no-glicko", action="store_true", help="skip the (slower) Glicko-2 replay"
+    )
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -123,8 +125,8 @@ def main() -> None:
                                 for i in range(args.players)])
             print(f"   Glicko-2 {stats.spearmanr(g_diff, true_difficulty)[0]:.3f}", end="")
         print()
-        print(f"  Spearman players Rasch {stats.spearmanr(r_skill[voted], true_skill[voted])[0]:.3f}",
-              end="")
+        players_rho = stats.spearmanr(r_skill[voted], true_skill[voted])[0]
+        print(f"  Spearman players Rasch {players_rho:.3f}", end="")
         if glicko is not None:
             print(f"   Glicko-2 {stats.spearmanr(g_skill[voted], true_skill[voted])[0]:.3f} "
                   f"(replay {glicko_seconds:.1f} s)", end="")

@@ -343,7 +343,9 @@ class RaschFit:
             - _mean(e.value for e in self.claims.values())
         )
 
-    def solve_probability(self, voter: Hashable, true_claim: Hashable, false_claim: Hashable) -> float:
+    def solve_probability(
+        self, voter: Hashable, true_claim: Hashable, false_claim: Hashable
+    ) -> float:
         """The fitted chance that ``voter`` marks the false claim of this pair."""
         eta = (
             self.intercept
@@ -400,10 +402,13 @@ def fit_rasch(
         _, skill, difficulty = unpack(x)
         eta = linear(x)
         loss = float(np.sum(np.logaddexp(0.0, eta) - y * eta))
-        penalty = 0.5 * (skill_precision * skill @ skill + difficulty_precision * difficulty @ difficulty)
+        penalty = 0.5 * (
+            skill_precision * skill @ skill + difficulty_precision * difficulty @ difficulty
+        )
         residual = special.expit(eta) - y
         d_claims = -(
-            np.bincount(true_claim, residual, n_claims) + np.bincount(false_claim, residual, n_claims)
+            np.bincount(true_claim, residual, n_claims)
+            + np.bincount(false_claim, residual, n_claims)
         )
         gradient = np.concatenate(
             (

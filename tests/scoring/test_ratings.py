@@ -63,7 +63,8 @@ def test_a_period_without_games_only_widens_the_deviation(
 
 
 @pytest.mark.parametrize(
-    ("logit", "rating"), [(0.0, 1500.0), (1.0, 1500 + GLICKO_SCALE), (-2.0, 1500 - 2 * GLICKO_SCALE)]
+    ("logit", "rating"),
+    [(0.0, 1500.0), (1.0, 1500 + GLICKO_SCALE), (-2.0, 1500 - 2 * GLICKO_SCALE)],
 )
 def test_logits_map_to_the_1500_scale(logit: float, rating: float) -> None:
     assert to_rating_scale(logit) == pytest.approx(rating)
