@@ -1,0 +1,159 @@
+"""Simulate votes from known abilities and difficulties, fit the ratings, compare the flags.
+
+Every player has a true skill and every claim a true difficulty (logits); a vote on a pair
+is correct with probability ``expit(skill - d_true - d_false)``, the model of
+scoring/ratings.py. Each claim gets exactly N votes (N rounds pairing the TRUE claims with a
+shuffle of the FALSE ones), each vote by a random player.
+
+A claim is **truly too hard** when the average player, next to an average partner claim,
+would be right less than half the time: ``d > mean skill`` (the partner's mean difficulty
+is 0). That is what scoring/filters.py's too-hard flag (smoothed correct-vote rate under
+0.5) estimates from counts alone.
+
+Printed for each N: Spearman correlation of fitted vs true (claims and players) for the
+Rasch batch fit, Glicko-2 replayed vote by vote, and the Beta-smoothed score; then
+precision and recall of each too-hard flag against the truly too-hard claims.
+
+Usage: python bench/bench_ratings_sim.py [--players 2000] [--claims 20000]
+       [--votes 5,10,20] [--seed 0] [--mean-skill 1.7] [--no-glicko]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import time
+
+import numpy as np
+from scipy import special, stats
+
+from scoring.filters import fit_beta_binomial_prior, is_too_hard as beta_too_hard, smoothed_rate
+from scoring.ratings import Z_90, RoundVote, fit_rasch, glicko2_replay, is_too_hard
+
+
+def simulate(
+    rng: np.random.Generator,
+    true_skill: np.ndarray,
+    true_difficulty: np.ndarray,
+    votes_per_claim: int,
+) -> tuple[list[RoundVote], np.ndarray]:
+    """The votes in a random casting order, and each claim's count of correct votes."""
+    n_claims = true_difficulty.size
+    true_ids = np.arange(0, n_claims, 2)  # even claims are TRUE, odd ones FALSE
+    false_ids = np.arange(1, n_claims, 2)
+    votes: list[RoundVote] = []
+    correct_votes = np.zeros(n_claims, dtype=int)
+    for _ in range(votes_per_claim):
+        partners = rng.permutation(false_ids)
+        voters = rng.integers(0, true_skill.size, size=true_ids.size)
+        eta = true_skill[voters] - true_difficulty[true_ids] - true_difficulty[partners]
+        correct = rng.random(true_ids.size) < special.expit(eta)
+        correct_votes[true_ids[correct]] += 1
+        correct_votes[partners[correct]] += 1
+        votes.extend(
+            RoundVote(int(v), int(t), int(f), bool(c))
+            for v, t, f, c in zip(voters, true_ids, partners, correct)
+        )
+    order = rng.permutation(len(votes))  # the order the votes were cast in
+    return [votes[i] for i in order], correct_votes
+
+
+def precision_recall(flagged: np.ndarray, truth: np.ndarray) -> str:
+    hits = int(np.sum(flagged & truth))
+    precision = hits / flagged.sum() if flagged.any() else float("nan")
+    recall = hits / truth.sum() if truth.any() else float("nan")
+    return f"flagged {int(flagged.sum()):5d}  precision {precision:.3f}  recall {recall:.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--players", type=int, default=2000)
+    parser.add_argument("--claims", type=int, default=20000)
+    parser.add_argument("--votes", default="5,10,20", help="votes per claim, comma-separated")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mean-skill", type=float, default=1.7)
+    parser.add_argument("--sd-skill", type=float, default=1.0)
+    parser.add_argument("--sd-difficulty", type=float, default=1.0)
+    parser.add_argument(
+        "--no-glicko", action="store_true", help="skip the (slower) Glicko-2 replay"
+    )
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    n_claims = args.claims - args.claims % 2
+    true_skill = rng.normal(args.mean_skill, args.sd_skill, args.players)
+    true_difficulty = rng.normal(0.0, args.sd_difficulty, n_claims)
+    truly_hard = true_difficulty > true_skill.mean()
+    print(
+        f"{args.players} players (skill N({args.mean_skill}, {args.sd_skill})), {n_claims} claims "
+        f"(difficulty N(0, {args.sd_difficulty})), seed {args.seed}; truly too hard: "
+        f"{int(truly_hard.sum())} claims ({truly_hard.mean():.1%})"
+    )
+    beta_flag = functools.lru_cache(maxsize=None)(
+        lambda c, v, a, b: bool(beta_too_hard(c, v, a=a, b=b))
+    )
+
+    for n in (int(x) for x in args.votes.split(",")):
+        started = time.perf_counter()
+        votes, correct = simulate(rng, true_skill, true_difficulty, n)
+        accuracy = np.mean([v.correct for v in votes])
+        print(f"\n== {n} votes per claim: {len(votes)} votes, accuracy {accuracy:.3f}")
+
+        tic = time.perf_counter()
+        rasch = fit_rasch(votes)
+        rasch_seconds = time.perf_counter() - tic
+        r_diff = np.array([rasch.claims[i].value for i in range(n_claims)])
+        r_se = np.array([rasch.claims[i].se for i in range(n_claims)])
+        r_skill = np.array([rasch.players[i].value if i in rasch.players else np.nan
+                            for i in range(args.players)])
+        voted = ~np.isnan(r_skill)
+        r_even = rasch.break_even_difficulty()
+        print(f"Rasch fit {rasch_seconds:.1f} s, converged {rasch.converged}, "
+              f"intercept {rasch.intercept:.2f}, break-even {r_even:.2f} "
+              f"(true {true_skill.mean():.2f})")
+        print(f"  Spearman claims  Rasch {stats.spearmanr(r_diff, true_difficulty)[0]:.3f}", end="")
+        beta_score = np.array([smoothed_rate(int(correct[i]), n) for i in range(n_claims)])
+        print(f"   Beta score {stats.spearmanr(-beta_score, true_difficulty)[0]:.3f}", end="")
+        glicko = None
+        if not args.no_glicko:
+            tic = time.perf_counter()
+            glicko = glicko2_replay(votes)
+            glicko_seconds = time.perf_counter() - tic
+            g_diff = np.array([glicko.claims[i].mu for i in range(n_claims)])
+            g_se = np.array([glicko.claims[i].phi for i in range(n_claims)])
+            g_skill = np.array([glicko.players[i].mu if i in glicko.players else np.nan
+                                for i in range(args.players)])
+            print(f"   Glicko-2 {stats.spearmanr(g_diff, true_difficulty)[0]:.3f}", end="")
+        print()
+        players_rho = stats.spearmanr(r_skill[voted], true_skill[voted])[0]
+        print(f"  Spearman players Rasch {players_rho:.3f}", end="")
+        if glicko is not None:
+            print(f"   Glicko-2 {stats.spearmanr(g_skill[voted], true_skill[voted])[0]:.3f} "
+                  f"(replay {glicko_seconds:.1f} s)", end="")
+        print()
+
+        prior = fit_beta_binomial_prior(zip(correct.tolist(), [n] * n_claims))
+        rows = [
+            ("Beta 4/1 prior (filters.py)",
+             np.array([beta_flag(int(c), n, 4.0, 1.0) for c in correct])),
+            (f"Beta fitted prior {prior.a:.1f}/{prior.b:.1f}",
+             np.array([beta_flag(int(c), n, prior.a, prior.b) for c in correct])),
+        ]
+        for z, name in ((0.0, "estimate"), (Z_90, "90% lower end")):
+            rows.append((f"Rasch, {name}", np.array([
+                bool(is_too_hard(d, s, break_even=r_even, z=z)) for d, s in zip(r_diff, r_se)
+            ])))
+        if glicko is not None:
+            g_even = glicko.break_even_difficulty()
+            for z, name in ((0.0, "estimate"), (Z_90, "90% lower end")):
+                rows.append((f"Glicko-2, {name}", np.array([
+                    bool(is_too_hard(d, s, break_even=g_even, z=z)) for d, s in zip(g_diff, g_se)
+                ])))
+        print(f"  too hard vs truly too hard ({int(truly_hard.sum())} claims):")
+        for name, flagged in rows:
+            print(f"    {name:32s} {precision_recall(flagged, truly_hard)}")
+        print(f"  ({time.perf_counter() - started:.1f} s for this vote count)")
+
+
+if __name__ == "__main__":
+    main()
