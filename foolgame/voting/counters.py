@@ -1,0 +1,44 @@
+"""Per-claim vote counters kept on the claim row, so that dealing never aggregates history.
+
+``Claim.game_votes`` is the number of voted rounds that dealt the claim: the count that
+``claims_for_player`` used to aggregate over the dealt rows at every deal. The vote adds to
+it in its own transaction (``claim_votes_count``); the migration that made the column
+filled it from the history (``claim_counters_backfill``), and the same function rebuilds it
+whenever it is in doubt. Nothing else changes a voted round, so nothing else touches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Count, F, Model, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+
+VOTED = "voted"  # Round.State.VOTED, spelled out so the migration can use this with its historical models
+
+
+def claim_votes_count(*, claim_ids: Iterable[int]) -> None:
+    """One more vote for each claim. Call inside the vote's transaction; the rows are
+    updated in id order, so two votes sharing claims lock them in the same order."""
+    from foolgame.claims.models import Claim
+
+    for claim_id in sorted(set(claim_ids)):
+        Claim.objects.filter(pk=claim_id).update(game_votes=F("game_votes") + 1)
+
+
+def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_model: type[Model] | None = None) -> int:
+    """Set every claim's ``game_votes`` to the count of voted rounds that dealt it, in one
+    UPDATE. The migration passes its historical models; returns the rows updated."""
+    if claim_model is None or seen_model is None:
+        from foolgame.claims.models import Claim
+        from foolgame.voting.models import SeenClaim
+
+        claim_model, seen_model = claim_model or Claim, seen_model or SeenClaim
+    voted = (
+        seen_model._default_manager.filter(claim_id=OuterRef("pk"), round__state=VOTED)
+        .order_by()
+        .values("claim_id")
+        .annotate(n=Count("round_id", distinct=True))
+        .values("n")
+    )
+    return claim_model._default_manager.update(game_votes=Coalesce(Subquery(voted), Value(0)))
