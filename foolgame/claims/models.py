@@ -60,8 +60,8 @@ class Claim(models.Model):
         ordering = ["-created", "-id"]
         indexes = [
             models.Index(fields=["page", "status", "label"]),
-            # The dealer walks claims least-voted first, ties rotated by id.
-            models.Index(fields=["deal_votes", "id"], name="claim_deal_votes_id"),
+            # The dealer walks active claims least-voted first, ties rotated by id.
+            models.Index(fields=["status", "deal_votes", "id"], name="claim_status_deal_votes"),
         ]
         constraints = [
             models.CheckConstraint(

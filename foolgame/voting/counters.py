@@ -17,9 +17,18 @@ from django.db.models.functions import Coalesce
 VOTED = "voted"  # Round.State.VOTED, spelled out so the migration can use this with its historical models
 
 
+def claim_votes_lock(*, claim_ids: Iterable[int]) -> None:
+    """Lock the claim rows a vote will count on (``select_for_update``, in id order), before
+    the round's lock: a moderator's action locks its claim before the rounds it voids, so
+    every writer takes claims first and no two wait on each other in opposite orders."""
+    from foolgame.claims.models import Claim
+
+    list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=set(claim_ids)).order_by("pk").values_list("pk", flat=True))
+
+
 def claim_votes_count(*, claim_ids: Iterable[int]) -> None:
-    """One more vote for each claim. Call inside the vote's transaction; the rows are
-    updated in id order, so two votes sharing claims lock them in the same order."""
+    """One more vote for each claim. Call inside the vote's transaction, after
+    ``claim_votes_lock``; the rows are updated in id order."""
     from foolgame.claims.models import Claim
 
     for claim_id in sorted(set(claim_ids)):

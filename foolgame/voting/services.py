@@ -28,7 +28,7 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import clock, events, notifications
-from foolgame.voting.counters import claim_votes_count
+from foolgame.voting.counters import claim_votes_count, claim_votes_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.selectors import claims_for_player
 from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
@@ -156,7 +156,8 @@ def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | 
         return None
     anchors = sorted(window, key=lambda c: (c.votes, c.tiebreak))
     on_pages: dict[int, _Candidate] = {c.id: c for c in window}
-    page_rows = pool.filter(page_id__in={c.page_id for c in window}).order_by("deal_votes", "id").values_list(*_DEAL_FIELDS)
+    # Unordered, so that the read goes through the page index; the least-voted is picked here.
+    page_rows = pool.filter(page_id__in={c.page_id for c in window}).order_by().values_list(*_DEAL_FIELDS)
     for c in _candidates(page_rows[:DEAL_PAGE_ROWS]):
         on_pages.setdefault(c.id, c)
     by_page: dict[tuple[int, str], list[_Candidate]] = {}
@@ -168,11 +169,10 @@ def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | 
             return anchor, _least_voted(partners)
     tried: set[tuple[int, str]] = set()
     for anchor in anchors:
-        key = (anchor.category_id, _other_label(anchor.label))
-        if anchor.category_id is None or key in tried:
+        if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
             continue
-        tried.add(key)  # type: ignore[arg-type]
-        rows = pool.filter(page__category_id=anchor.category_id, label=key[1]).order_by("deal_votes", "id").values_list(*_DEAL_FIELDS)
+        tried.add((anchor.category_id, _other_label(anchor.label)))
+        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id").values_list(*_DEAL_FIELDS)
         partners = _candidates(rows[:DEAL_CATEGORY_ROWS])
         if partners:
             return anchor, _least_voted(partners)
@@ -470,10 +470,15 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
 
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
-    the vote and its ledger rows are written in one transaction."""
+    the vote, its ledger rows and the claims' vote counters are written in one transaction.
+
+    Locking: the round's two claim rows (in id order), then the round's row. Moderation
+    locks a claim before the rounds it voids, so taking the claims first keeps one order."""
     _check_index(false_claim, field="false_claim")
     try:
         with transaction.atomic():
+            claim_ids = Round.objects.filter(pk=round_id).values_list("left_claim_id", "right_claim_id").first()
+            claim_votes_lock(claim_ids=claim_ids or ())
             round_ = _get_round(round_id=round_id, player=player, lock=True)
             now = clock.now()
             remaining = _check_playing(round_, now)

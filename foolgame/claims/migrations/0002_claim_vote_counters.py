@@ -26,6 +26,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='claim',
-            index=models.Index(fields=['deal_votes', 'id'], name='claim_deal_votes_id'),
+            index=models.Index(fields=['status', 'deal_votes', 'id'], name='claim_status_deal_votes'),
         ),
     ]
