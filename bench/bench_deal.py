@@ -2,7 +2,8 @@
 
 For each size N, a throwaway database (SQLite in a temporary folder, or a PostgreSQL
 database made beside --database-url and dropped after) gets N claims on N/10 pages in 8
-categories (labels alternate, so every page has both), 2,000 players, and 3 x N voted
+categories (labels alternate, so every page has both; each with its quality row, 1% out of play),
+2,000 players, and 3 x N voted
 rounds with their votes and dealt rows, written with bulk_create. Then ``round_create`` is
 timed for --deals fresh players (no history) and --deals players with history (about
 3 x N x 2 / 2,000 claims dealt each). Printed per size and group: p50, p99 and max in ms.
@@ -41,6 +42,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.contrib.auth import get_user_model
 from foolgame.claims.models import Claim
+from foolgame.moderation.models import ClaimQuality
 from foolgame.pages.models import Category, Page
 from foolgame.voting.models import Round, SeenClaim, Vote
 from foolgame.voting import services
@@ -77,6 +79,10 @@ with transaction.atomic():
                               for i, r in enumerate(rounds)], batch_size=5000)
     SeenClaim.objects.bulk_create([SeenClaim(player_id=r.player_id, claim_id=c, round=r)
                                    for r in rounds for c in (r.left_claim_id, r.right_claim_id)], batch_size=5000)
+    # Every claim has its quality row, as after the hourly refresh; 1% are out of play.
+    ClaimQuality.objects.bulk_create([ClaimQuality(claim=c, score=0.8, interval_low=0.5, interval_high=0.9, prior_a=4, prior_b=1,
+                                                   hidden_until_review=i % 100 == 7, out_of_play=i % 100 == 7)
+                                      for i, c in enumerate(claims)], batch_size=5000)
 # Counters kept on the claim rows (issue 14) are filled as the migration fills them.
 try:
     from foolgame.voting.counters import claim_counters_backfill
