@@ -172,8 +172,8 @@ def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | 
         if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
             continue
         tried.add((anchor.category_id, _other_label(anchor.label)))
-        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id").values_list(*_DEAL_FIELDS)
-        partners = _candidates(rows[:DEAL_CATEGORY_ROWS])
+        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id")
+        partners = _candidates(rows.values_list(*_DEAL_FIELDS)[:DEAL_CATEGORY_ROWS])
         if partners:
             return anchor, _least_voted(partners)
     if len(window) < DEAL_WINDOW:
