@@ -14,6 +14,26 @@ No target is asserted here; issue 14's is p99 <= 20 ms at 100k, flat within 2x f
     python bench/bench_deal.py --database-url postgres://fm2:fm2@127.0.0.1:5433/fm2
 
 Each size runs in its own process (settings are read once per process).
+
+Figures on the 2-core bench machine (ms, 40 deals a group unless said; p50 / p99):
+
+    before (aggregate over the pool; no quality rows yet in the bench; the 100k runs shared
+    the machine with another bench)
+                        fresh             history
+    sqlite      1k      11.1 / 17.8       11.1 / 13.8
+    sqlite     20k     280   / 451       292   / 481
+    sqlite    100k    4381   / 8140     2776   / 4828
+    postgresql  1k      13.4 / 17.0       13.0 / 26.2
+    postgresql 20k     165   / 342       171   / 346
+    postgresql 100k   2227   / 5034     1932   / 4788
+
+    after (vote counter, bounded window)
+    sqlite      1k       6.3 / 8.6         6.2 / 13.1
+    sqlite     20k       5.7 / 8.1         6.0 / 15.6
+    sqlite    100k       6.3 / 17.2        6.2 / 15.5    (100 deals: 6.5 / 16.0, 6.4 / 7.4)
+    postgresql  1k      13.5 / 17.5       14.0 / 15.8
+    postgresql 20k      13.9 / 21.0       13.2 / 14.8
+    postgresql 100k     13.0 / 43.1       13.5 / 16.0    (100 deals: 12.4 / 15.9, 12.7 / 14.4)
 """
 
 from __future__ import annotations
