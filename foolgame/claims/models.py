@@ -48,9 +48,21 @@ class Claim(models.Model):
         null=True, blank=True, help_text="The release's retrieved_evidence in its own order, for a faithful export."
     )
 
+    # Votes cast on the claim in this game (voted rounds that dealt it), counted by the vote
+    # in its own transaction, so that dealing reads a column instead of aggregating the
+    # history; ``deal_votes`` adds the release's votes and is what the dealer orders by.
+    game_votes = models.PositiveIntegerField(default=0, editable=False)
+    deal_votes = models.GeneratedField(
+        expression=models.F("release_total_votes") + models.F("game_votes"), output_field=models.IntegerField(), db_persist=True
+    )
+
     class Meta:
         ordering = ["-created", "-id"]
-        indexes = [models.Index(fields=["page", "status", "label"])]
+        indexes = [
+            models.Index(fields=["page", "status", "label"]),
+            # The dealer walks active claims least-voted first, ties rotated by id.
+            models.Index(fields=["status", "deal_votes", "id"], name="claim_status_deal_votes"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(release_correct_votes__lte=models.F("release_total_votes")),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, Q, QuerySet, Sum, Window
+from django.db.models import F, Q, QuerySet, Sum, Window
 from django.db.models.functions import Rank
 
 from foolgame.claims.models import Claim
@@ -20,7 +20,8 @@ def claims_playable() -> QuerySet[Claim]:
 
 
 def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) -> QuerySet[Claim]:
-    """Claims this player may be dealt, with their vote count (release plus the game's own).
+    """Claims this player may be dealt; their vote count (release plus the game's own) is
+    the stored ``deal_votes`` column.
 
     Never the player's own claims, never one already dealt to them (voted on, timed out,
     reported or held in an open round).
@@ -28,9 +29,7 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) 
     claims = claims_playable().exclude(author=player).exclude(dealt__player=player)
     if category:
         claims = claims.filter(Q(page__category__slug=category) | Q(page__category__name__iexact=category))
-    return claims.annotate(
-        votes=F("release_total_votes") + Count("dealt", filter=Q(dealt__round__state=Round.State.VOTED), distinct=True)
-    )
+    return claims
 
 
 def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:

@@ -28,6 +28,7 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import clock, events, notifications
+from foolgame.voting.counters import claim_votes_count, claim_votes_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.selectors import claims_for_player
 from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
@@ -81,8 +82,9 @@ class _Candidate:
 
 
 def _pick_pair(candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | None:
-    """The least-voted claim that has a partner of the other label on its page, else in its
-    category; its partner is the least-voted such claim. Ties break at random."""
+    """Over a whole pool: the least-voted claim that has a partner of the other label on its
+    page, else in its category; its partner is the least-voted such claim. Ties break at
+    random. The dealer's last resort (see ``_deal_pair``)."""
     ordered = sorted(candidates, key=lambda c: (c.votes, c.tiebreak))
     by_page: dict[tuple[int, str], list[_Candidate]] = {}
     by_category: dict[tuple[int, str], list[_Candidate]] = {}
@@ -92,15 +94,91 @@ def _pick_pair(candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | 
             by_category.setdefault((c.category_id, c.label), []).append(c)
     best: tuple[tuple[int, int, float], tuple[_Candidate, _Candidate]] | None = None
     for anchor in ordered:
-        other = Claim.Label.REFUTES if anchor.label == Claim.Label.SUPPORTS else Claim.Label.SUPPORTS
-        same_page = by_page.get((anchor.page_id, other))
+        same_page = by_page.get((anchor.page_id, _other_label(anchor.label)))
         if same_page:
             return anchor, same_page[0]
         if best is None and anchor.category_id is not None:
-            same_category = by_category.get((anchor.category_id, other))
+            same_category = by_category.get((anchor.category_id, _other_label(anchor.label)))
             if same_category:
                 best = ((1, anchor.votes, anchor.tiebreak), (anchor, same_category[0]))
     return best[1] if best else None
+
+
+# How many of the least-voted claims open to a player are tried as the first claim of a
+# pair; how many claims of their pages are read to find a partner; how many of a category's
+# least-voted claims of one label a partner is drawn from (the least-voted of them).
+DEAL_WINDOW = 32
+DEAL_PAGE_ROWS = 500
+DEAL_CATEGORY_ROWS = 8
+
+_DEAL_FIELDS = ("id", "page_id", "page__category_id", "label", "deal_votes")
+
+
+def _other_label(label: str) -> str:
+    return Claim.Label.REFUTES if label == Claim.Label.SUPPORTS else Claim.Label.SUPPORTS
+
+
+def _candidates(rows: Any) -> list[_Candidate]:
+    return [_Candidate(*row, tiebreak=random.random()) for row in rows]
+
+
+def _least_voted(candidates: list[_Candidate]) -> _Candidate:
+    return min(candidates, key=lambda c: (c.votes, c.tiebreak))
+
+
+def _deal_window(pool: models.QuerySet[Claim]) -> list[_Candidate]:
+    """The ``DEAL_WINDOW`` least-voted claims of the pool, read along the (deal_votes, id)
+    index: the claims at the lowest vote count are entered at a random id and read round
+    from there, so that ties rotate among players; when that level holds fewer, the next
+    levels follow in (votes, id) order. Bounded reads: a LIMIT on an index walk each."""
+    floor = pool.order_by("deal_votes", "id").values_list("deal_votes", flat=True).first()
+    if floor is None:
+        return []
+    top = Claim.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    pivot = random.randint(0, top)
+    rows = list(pool.filter(deal_votes=floor, id__gte=pivot).order_by("id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW])
+    if len(rows) < DEAL_WINDOW:
+        rows += pool.filter(deal_votes=floor, id__lt=pivot).order_by("id").values_list(*_DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
+    if len(rows) < DEAL_WINDOW:
+        rows += pool.filter(deal_votes__gt=floor).order_by("deal_votes", "id").values_list(*_DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
+    return _candidates(rows)
+
+
+def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | None:
+    """A fair pair from the pool without reading the pool (the policy is in the README,
+    "Voting rounds"): the first claim is taken from the least-voted window, least-voted
+    first (ties at random); its partner, of the other label, from its page (the least-voted
+    there), else from its category (the least-voted there, ties among the first few at
+    random). Only when no claim of a full window has a partner even in its category is the
+    whole pool read, with ``_pick_pair``: a player with almost nothing left to play."""
+    window = _deal_window(pool)
+    if not window:
+        return None
+    anchors = sorted(window, key=lambda c: (c.votes, c.tiebreak))
+    on_pages: dict[int, _Candidate] = {c.id: c for c in window}
+    # Unordered, so that the read goes through the page index; the least-voted is picked here.
+    page_rows = pool.filter(page_id__in={c.page_id for c in window}).order_by().values_list(*_DEAL_FIELDS)
+    for c in _candidates(page_rows[:DEAL_PAGE_ROWS]):
+        on_pages.setdefault(c.id, c)
+    by_page: dict[tuple[int, str], list[_Candidate]] = {}
+    for c in on_pages.values():
+        by_page.setdefault((c.page_id, c.label), []).append(c)
+    for anchor in anchors:
+        partners = by_page.get((anchor.page_id, _other_label(anchor.label)))
+        if partners:
+            return anchor, _least_voted(partners)
+    tried: set[tuple[int, str]] = set()
+    for anchor in anchors:
+        if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
+            continue
+        tried.add((anchor.category_id, _other_label(anchor.label)))
+        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id")
+        partners = _candidates(rows.values_list(*_DEAL_FIELDS)[:DEAL_CATEGORY_ROWS])
+        if partners:
+            return anchor, _least_voted(partners)
+    if len(window) < DEAL_WINDOW:
+        return None  # the window was the whole pool: every claim was tried
+    return _pick_pair(_candidates(pool.values_list(*_DEAL_FIELDS)))
 
 
 def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
@@ -116,9 +194,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
             raise ServiceError(
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
-        rows = claims_for_player(player=player, category=category).values_list("id", "page_id", "page__category_id", "label", "votes")
-        candidates = [_Candidate(*row, tiebreak=random.random()) for row in rows]
-        pair = _pick_pair(candidates)
+        pair = _deal_pair(claims_for_player(player=player, category=category))
         if pair is None:
             raise ServiceError(
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
@@ -394,10 +470,15 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
 
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
-    the vote and its ledger rows are written in one transaction."""
+    the vote, its ledger rows and the claims' vote counters are written in one transaction.
+
+    Locking: the round's two claim rows (in id order), then the round's row. Moderation
+    locks a claim before the rounds it voids, so taking the claims first keeps one order."""
     _check_index(false_claim, field="false_claim")
     try:
         with transaction.atomic():
+            claim_ids = Round.objects.filter(pk=round_id).values_list("left_claim_id", "right_claim_id").first()
+            claim_votes_lock(claim_ids=claim_ids or ())
             round_ = _get_round(round_id=round_id, player=player, lock=True)
             now = clock.now()
             remaining = _check_playing(round_, now)
@@ -426,6 +507,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
+                claim_votes_count(claim_ids=[round_.left_claim_id, round_.right_claim_id])
                 events.round_changed_on_commit(round_)
                 events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
                 return _result_payload(round_, vote)

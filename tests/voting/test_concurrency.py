@@ -83,3 +83,38 @@ def test_concurrent_reports_cannot_beat_the_reports_rate_limit(db, settings) -> 
     outcomes = race(8, report)
     assert outcomes == Counter({"ok": 3, "report_rate_limited": 5})
     assert Report.objects.filter(reporter=voter).count() == 3
+
+
+def test_votes_racing_a_moderation_action_on_their_claim_neither_deadlock_nor_miscount(db) -> None:
+    """A vote locks its claims before its round, as moderation does before voiding rounds:
+    no deadlock, and the counters equal the voted rounds whichever came first."""
+    from foolgame.claims.models import Claim
+    from foolgame.moderation.services import claim_moderate, moderator_set, quality_refresh
+
+    author, page = UserFactory(), PageFactory()
+    true_claim = make_claim(page, label="SUPPORTS", author=author)
+    false_claim = make_claim(page, label="REFUTES", author=author)
+    # The claims' quality rows exist, as after their first refresh: creating one waits on the
+    # claim row (its foreign key), a separate matter from the order votes take their locks in.
+    quality_refresh(claim_ids=[true_claim.pk, false_claim.pk])
+    moderator = UserFactory()
+    moderator_set(username=moderator.username)
+    rounds = []
+    for _ in range(8):
+        player = UserFactory()
+        round_ = services.round_create(player=player)
+        services.round_start(round_id=round_.pk, player=player)
+        rounds.append((player, round_))
+    jobs = iter([lambda p=p, r=r: services.vote_cast(round_id=r.pk, player=p, false_claim=r.false_index) for p, r in rounds]
+                + [lambda: claim_moderate(moderator=moderator, claim_id=true_claim.pk, action="relabel", reason="race", label="REFUTES")])
+    take = threading.Lock()
+
+    def next_job() -> object:
+        with take:
+            job = next(jobs)
+        return job()
+
+    outcomes = race(9, next_job)
+    voted = Round.objects.filter(state=Round.State.VOTED).count()
+    assert outcomes["ok"] == voted + 1 and outcomes["ok"] + outcomes["round_over"] == 9
+    assert set(Claim.objects.values_list("game_votes", flat=True)) == {voted}

@@ -1,0 +1,170 @@
+"""Benchmark: how long dealing a round (``round_create``) takes as the corpus and history grow.
+
+For each size N, a throwaway database (SQLite in a temporary folder, or a PostgreSQL
+database made beside --database-url and dropped after) gets N claims on N/10 pages in 8
+categories (labels alternate, so every page has both; each claim has its quality row, 1%
+out of play), 2,000 players, and 3 x N voted rounds with their votes and dealt rows,
+written with bulk_create. Then ``round_create`` is timed for --deals fresh players (no
+history) and --deals players with history (about 3 x N x 2 / 2,000 claims dealt each).
+Printed per size and group: p50, p99 and max in ms (with 40 deals, p99 is the max).
+No target is asserted here; issue 14's is p99 <= 20 ms at 100k, flat within 2x from 1k.
+
+    python bench/bench_deal.py                       # SQLite, 1k, 20k and 100k claims
+    python bench/bench_deal.py --sizes 1000,20000 --deals 50
+    python bench/bench_deal.py --database-url postgres://fm2:fm2@127.0.0.1:5433/fm2
+
+Each size runs in its own process (settings are read once per process).
+
+Figures on the 2-core bench machine (ms, 40 deals a group unless said; p50 / p99):
+
+    before (aggregate over the pool; no quality rows yet in the bench; the 100k runs shared
+    the machine with another bench)
+                        fresh             history
+    sqlite      1k      11.1 / 17.8       11.1 / 13.8
+    sqlite     20k     280   / 451       292   / 481
+    sqlite    100k    4381   / 8140     2776   / 4828
+    postgresql  1k      13.4 / 17.0       13.0 / 26.2
+    postgresql 20k     165   / 342       171   / 346
+    postgresql 100k   2227   / 5034     1932   / 4788
+
+    after (vote counter, bounded window)
+    sqlite      1k       6.3 / 8.6         6.2 / 13.1
+    sqlite     20k       5.7 / 8.1         6.0 / 15.6
+    sqlite    100k       6.3 / 17.2        6.2 / 15.5    (100 deals: 6.5 / 16.0, 6.4 / 7.4)
+    postgresql  1k      13.5 / 17.5       14.0 / 15.8
+    postgresql 20k      13.9 / 21.0       13.2 / 14.8
+    postgresql 100k     13.0 / 43.1       13.5 / 16.0    (100 deals: 12.4 / 15.9, 12.7 / 14.4)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from bench_rounds_ws import fresh_database  # noqa: E402
+
+RUN = r"""
+import json, os, random, statistics, sys, time
+from datetime import timedelta
+import django
+os.environ["DJANGO_SETTINGS_MODULE"] = "foolgame.settings"
+django.setup()
+from django.core.management import call_command
+from django.db import transaction
+from django.utils import timezone
+from django.contrib.auth import get_user_model
+from foolgame.claims.models import Claim
+from foolgame.moderation.models import ClaimQuality
+from foolgame.pages.models import Category, Page
+from foolgame.voting.models import Round, SeenClaim, Vote
+from foolgame.voting import services
+
+claims_n, deals = int(sys.argv[1]), int(sys.argv[2])
+call_command("migrate", verbosity=0)
+rng = random.Random(0)
+User = get_user_model()
+began = time.perf_counter()
+with transaction.atomic():
+    users = User.objects.bulk_create([User(username=f"bench{i}") for i in range(2000)], batch_size=5000)
+    categories = Category.objects.bulk_create(
+        [Category(name=n, slug=n.lower().replace(" ", "-")) for n in
+         ["History", "Popular Culture", "Sports", "Literature", "Music", "Geography", "Science", "Technology"]])
+    pages = Page.objects.bulk_create(
+        [Page(title=f"Bench page {i}", category=categories[i % 8], source="text") for i in range(claims_n // 10)], batch_size=5000)
+    claims = Claim.objects.bulk_create(
+        [Claim(page=pages[i // 10], text=f"Bench claim {i}", label="SUPPORTS" if i % 2 else "REFUTES", author=users[i % 2000])
+         for i in range(claims_n)], batch_size=5000)
+    start = timezone.now() - timedelta(days=1)
+    seen, pairs = set(), []
+    while len(pairs) < 3 * claims_n:
+        player = users[len(pairs) % 2000]
+        page = rng.randrange(claims_n // 10)
+        a, b = page * 10 + 2 * rng.randrange(5), page * 10 + 2 * rng.randrange(5) + 1
+        if (player.pk, a) in seen or (player.pk, b) in seen or claims[a].author_id == player.pk or claims[b].author_id == player.pk:
+            continue
+        seen.update({(player.pk, a), (player.pk, b)})
+        pairs.append((player, claims[a], claims[b]))
+    rounds = Round.objects.bulk_create(
+        [Round(player=p, left_claim=f, right_claim=t, state="voted", false_claim_index=0, started_at=start,
+               deadline=start + timedelta(seconds=180), ended_at=start + timedelta(seconds=60)) for p, f, t in pairs], batch_size=5000)
+    Vote.objects.bulk_create([Vote(round=r, false_claim_index=0, correct=bool(i % 5), points=60, remaining=60.0, created=start)
+                              for i, r in enumerate(rounds)], batch_size=5000)
+    SeenClaim.objects.bulk_create([SeenClaim(player_id=r.player_id, claim_id=c, round=r)
+                                   for r in rounds for c in (r.left_claim_id, r.right_claim_id)], batch_size=5000)
+    # Every claim has its quality row, as after the hourly refresh; 1% are out of play.
+    ClaimQuality.objects.bulk_create([ClaimQuality(claim=c, score=0.8, interval_low=0.5, interval_high=0.9, prior_a=4, prior_b=1,
+                                                   hidden_until_review=i % 100 == 7, out_of_play=i % 100 == 7)
+                                      for i, c in enumerate(claims)], batch_size=5000)
+# Counters kept on the claim rows (issue 14) are filled as the migration fills them.
+try:
+    from foolgame.voting.counters import claim_counters_backfill
+except ImportError:
+    pass
+else:
+    claim_counters_backfill()
+built = time.perf_counter() - began
+from django.db import connection
+if connection.vendor == "postgresql":
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+def timed(players):
+    out = []
+    for player in players:
+        t = time.perf_counter()
+        services.round_create(player=player)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+fresh = timed(User.objects.bulk_create([User(username=f"fresh{i}") for i in range(deals)]))
+veterans = timed(rng.sample(users, deals))
+def figures(ms):
+    ms = sorted(ms)
+    return {"p50": statistics.median(ms), "p99": ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))], "max": ms[-1]}
+print(json.dumps({"built_s": built, "rounds": Round.objects.count(), "fresh": figures(fresh), "history": figures(veterans),
+                  "seen_per_veteran": SeenClaim.objects.filter(player=users[0]).count()}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,20000,100000", help="claims per database, comma-separated")
+    parser.add_argument("--deals", type=int, default=40, help="deals timed per group (fresh players, players with history)")
+    parser.add_argument("--database-url", default=None, help="PostgreSQL to run on (a throwaway database is made beside it); default SQLite")
+    args = parser.parse_args()
+    engine = "postgresql" if args.database_url else "sqlite"
+    for n in [int(x) for x in args.sizes.split(",")]:
+        with tempfile.TemporaryDirectory(prefix="fm2-bench-deal-") as tmp:
+            url, drop = fresh_database(args.database_url, f"fm2_bench_deal_{n}")
+            env = {**os.environ, "FM2_DATA_DIR": tmp, "PYTHONPATH": str(REPO), "CONN_MAX_AGE": "0"}
+            env.pop("DATABASE_URL", None)
+            env.pop("REDIS_URL", None)
+            if url:
+                env["DATABASE_URL"] = url
+            try:
+                began = time.perf_counter()
+                done = subprocess.run([sys.executable, "-c", RUN, str(n), str(args.deals)], cwd=REPO, env=env,
+                                      capture_output=True, text=True)
+                if done.returncode != 0:
+                    sys.exit(done.stderr[-3000:])
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+            finally:
+                drop()  # type: ignore[operator]
+            print(f"{engine} {n:>7} claims, {result['rounds']:>7} voted rounds (built in {result['built_s']:.0f} s, "
+                  f"run {time.perf_counter() - began:.0f} s; {result['seen_per_veteran']} claims dealt to a veteran)")
+            for group in ("fresh", "history"):
+                f = result[group]
+                print(f"    {group:<8} {args.deals} deals: p50 {f['p50']:8.1f} ms  p99 {f['p99']:8.1f} ms  max {f['max']:8.1f} ms")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""Per-claim vote counters kept on the claim row, so that dealing never aggregates history.
+
+``Claim.game_votes`` is the number of voted rounds that dealt the claim: the count that
+``claims_for_player`` used to aggregate over the dealt rows at every deal. The vote adds to
+it in its own transaction (``claim_votes_count``); the migration that made the column
+filled it from the history (``claim_counters_backfill``), and the same function rebuilds it
+whenever it is in doubt. Nothing else changes a voted round, so nothing else touches it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db.models import Count, F, Model
+
+VOTED = "voted"  # Round.State.VOTED, spelled out so the migration can use this with its historical models
+
+
+def claim_votes_lock(*, claim_ids: Iterable[int]) -> None:
+    """Lock the claim rows a vote will count on (``select_for_update``, in id order), before
+    the round's lock: a moderator's action locks its claim before the rounds it voids, so
+    every writer takes claims first and no two wait on each other in opposite orders."""
+    from foolgame.claims.models import Claim
+
+    list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=set(claim_ids)).order_by("pk").values_list("pk", flat=True))
+
+
+def claim_votes_count(*, claim_ids: Iterable[int]) -> None:
+    """One more vote for each claim. Call inside the vote's transaction, after
+    ``claim_votes_lock``; the rows are updated in id order."""
+    from foolgame.claims.models import Claim
+
+    for claim_id in sorted(set(claim_ids)):
+        Claim.objects.filter(pk=claim_id).update(game_votes=F("game_votes") + 1)
+
+
+def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_model: type[Model] | None = None, chunk: int = 1000) -> int:
+    """Set every claim's ``game_votes`` to the count of voted rounds that dealt it. One
+    grouped read of the voted dealt rows, then one UPDATE per (count, chunk of ids): no
+    correlated subquery per claim, so it runs in seconds on 100,000 claims. The migration
+    passes its historical models; returns the claims with at least one vote."""
+    if claim_model is None or seen_model is None:
+        from foolgame.claims.models import Claim
+        from foolgame.voting.models import SeenClaim
+
+        claim_model, seen_model = claim_model or Claim, seen_model or SeenClaim
+    counts = (
+        seen_model._default_manager.filter(round__state=VOTED)
+        .order_by()
+        .values("claim_id")
+        .annotate(n=Count("round_id", distinct=True))
+        .values_list("claim_id", "n")
+    )
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for claim_id, n in counts.iterator(chunk_size=10000):
+        by_count[n].append(claim_id)
+    claims = claim_model._default_manager
+    claims.exclude(game_votes=0).update(game_votes=0)
+    for n, ids in by_count.items():
+        for start in range(0, len(ids), chunk):
+            claims.filter(pk__in=ids[start : start + chunk]).update(game_votes=n)
+    return sum(len(ids) for ids in by_count.values())

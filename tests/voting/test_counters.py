@@ -1,0 +1,124 @@
+"""The per-claim vote counter the dealer orders by: counted by the vote, in its transaction,
+equal at all times to the aggregate over the dealt rows that it replaces."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from foolgame.api.errors import ServiceError
+from foolgame.claims.models import Claim
+from foolgame.voting import services
+from foolgame.voting.counters import claim_counters_backfill
+from foolgame.voting.models import Round, SeenClaim
+from tests.factories import ClaimFactory, PageFactory, UserFactory
+
+
+def aggregated() -> dict[int, int]:
+    """The count ``claims_for_player`` used to compute at every deal."""
+    rows = Claim.objects.annotate(n=Count("dealt", filter=Q(dealt__round__state=Round.State.VOTED), distinct=True))
+    return dict(rows.values_list("id", "n"))
+
+
+def counted() -> dict[int, int]:
+    return dict(Claim.objects.values_list("id", "game_votes"))
+
+
+def pairs(n: int, author) -> list[Claim]:
+    claims = []
+    for _ in range(n):
+        page = PageFactory()
+        claims += [ClaimFactory(page=page, label="SUPPORTS", author=author), ClaimFactory(page=page, label="REFUTES", author=author)]
+    return claims
+
+
+@pytest.mark.django_db
+def test_votes_count_both_claims_and_other_endings_count_nothing(fake_clock) -> None:
+    author = UserFactory()
+    claims = pairs(4, author)
+    outcomes = ["correct", "wrong", "timeout", "report", "void", "forfeit", "correct", "wrong"]
+    for i, outcome in enumerate(outcomes):
+        player = UserFactory()
+        round_ = services.round_create(player=player)
+        if outcome == "forfeit":
+            services.round_forfeit(round_id=round_.pk, player=player)
+            continue
+        services.round_start(round_id=round_.pk, player=player)
+        if outcome in ("correct", "wrong"):
+            guess = round_.false_index if outcome == "correct" else 1 - round_.false_index
+            services.vote_cast(round_id=round_.pk, player=player, false_claim=guess)
+        elif outcome == "timeout":
+            fake_clock.advance(181)
+            with pytest.raises(ServiceError):
+                services.vote_cast(round_id=round_.pk, player=player, false_claim=0)
+            fake_clock.advance(-181)
+        elif outcome == "report":
+            services.round_report(round_id=round_.pk, player=player, claim=0, reason="spam")
+        else:
+            services.rounds_void_for_claim(claim_id=round_.left_claim_id)
+            assert Round.objects.get(pk=round_.pk).state == Round.State.VOIDED
+    assert counted() == aggregated()
+    assert sum(counted().values()) == 2 * outcomes.count("correct") + 2 * outcomes.count("wrong")
+    # A second vote on a voted round is refused and counts nothing.
+    voted = Round.objects.filter(state=Round.State.VOTED).first()
+    with pytest.raises(ServiceError):
+        services.vote_cast(round_id=voted.pk, player=voted.player, false_claim=0)
+    assert counted() == aggregated()
+    assert {c.pk: c.deal_votes for c in Claim.objects.all()} == {pk: n for pk, n in counted().items()}
+
+
+@pytest.mark.django_db
+def test_the_deal_orders_by_release_votes_plus_game_votes(fake_clock) -> None:
+    author = UserFactory()
+    page = PageFactory()
+    played = {ClaimFactory(page=page, label=label, author=author).pk for label in ("SUPPORTS", "REFUTES")}
+    for _ in range(2):
+        player = UserFactory()
+        round_ = services.round_create(player=player)
+        services.round_start(round_id=round_.pk, player=player)
+        services.vote_cast(round_id=round_.pk, player=player, false_claim=0)
+    assert set(Claim.objects.filter(pk__in=played).values_list("game_votes", "deal_votes")) == {(2, 2)}
+    other = PageFactory()
+    fresh = {ClaimFactory(page=other, label=label, author=author, release_total_votes=1).pk for label in ("SUPPORTS", "REFUTES")}
+    for _ in range(3):
+        round_ = services.round_create(player=UserFactory())
+        assert {round_.left_claim_id, round_.right_claim_id} == fresh
+
+
+def played_history() -> None:
+    """Rounds in every state written directly, as the history was before the counter."""
+    author, now = UserFactory(), timezone.now()
+    claims = pairs(5, author)
+    players = [UserFactory() for _ in range(6)]
+    states = ["voted", "timeout", "reported", "voided", "voted", "voted"]
+    for p, (player, state) in enumerate(zip(players, states)):
+        for i in range(0, len(claims), 2):
+            if (i + p) % 3 == 0:
+                continue
+            round_ = Round.objects.create(player=player, left_claim=claims[i], right_claim=claims[i + 1], state=state,
+                                          started_at=now, deadline=now)
+            SeenClaim.objects.bulk_create([SeenClaim(player=player, claim=claims[j], round=round_) for j in (i, i + 1)])
+    Claim.objects.update(game_votes=7)  # wrong on purpose
+
+
+@pytest.mark.django_db
+def test_backfill_gives_the_counts_of_the_aggregate() -> None:
+    played_history()
+    claim_counters_backfill()
+    assert counted() == aggregated()
+    assert 0 < sum(counted().values()) < 2 * Round.objects.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_fills_the_counter_from_the_history() -> None:
+    played_history()
+    executor = MigrationExecutor(connection)
+    executor.migrate([("voting", "0002_round_answer_voided_report_weight")])
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert counted() == aggregated()
+    assert 0 < sum(counted().values())

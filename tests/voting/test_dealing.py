@@ -1,0 +1,145 @@
+"""The dealer that reads no pool (issue 14): bounded reads along the vote counter's index,
+today's rules kept. Pools here are larger than ``DEAL_WINDOW`` where it matters, so a
+dealer that filtered after its LIMIT, or only looked at its window, would fail."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from foolgame.api.errors import ServiceError
+from foolgame.claims.models import Claim
+from foolgame.moderation.models import ClaimQuality
+from foolgame.voting import services
+from foolgame.voting.models import Round, SeenClaim
+from tests.factories import CategoryFactory, ClaimFactory, PageFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def pair_on(page, author, *, votes: int = 0) -> tuple[Claim, Claim]:
+    """A true and a false claim on one page, each with ``votes`` release votes."""
+    return tuple(  # type: ignore[return-value]
+        ClaimFactory(page=page, label=label, author=author, release_total_votes=votes) for label in ("SUPPORTS", "REFUTES")
+    )
+
+
+def dealt(round_: Round) -> set[int]:
+    return {round_.left_claim_id, round_.right_claim_id}
+
+
+def test_deal_never_gives_own_seen_removed_or_hidden_claims_even_when_they_are_the_least_voted() -> None:
+    voter, author, other = UserFactory(), UserFactory(), UserFactory()
+    forbidden: set[int] = set()
+    now = timezone.now()
+    n = services.DEAL_WINDOW + 4  # of each kind: more than a window of unvoted claims to skip
+    for i in range(n):
+        forbidden.update(c.pk for c in pair_on(PageFactory(), voter))  # the voter's own
+        seen = pair_on(PageFactory(), author)
+        round_ = Round.objects.create(player=voter, left_claim=seen[0], right_claim=seen[1], state="voted", started_at=now, deadline=now)
+        SeenClaim.objects.bulk_create([SeenClaim(player=voter, claim=c, round=round_) for c in seen])
+        forbidden.update(c.pk for c in seen)
+        removed = pair_on(PageFactory(), author)
+        Claim.objects.filter(pk__in=[c.pk for c in removed]).update(status=Claim.Status.REMOVED)
+        forbidden.update(c.pk for c in removed)
+        hidden = pair_on(PageFactory(), author)
+        for claim in hidden:
+            ClaimQuality.objects.create(claim=claim, score=0.5, interval_low=0, interval_high=1, prior_a=4, prior_b=1,
+                                        hidden_until_review=True, out_of_play=True)
+        forbidden.update(c.pk for c in hidden)
+    playable = {c.pk for c in pair_on(PageFactory(), other, votes=40)} | {c.pk for c in pair_on(PageFactory(), other, votes=50)}
+    first, second = services.round_create(player=voter), services.round_create(player=voter)
+    assert dealt(first) | dealt(second) == playable
+    assert not (dealt(first) | dealt(second)) & forbidden
+    with pytest.raises(ServiceError) as error:
+        services.round_create(player=voter)
+    assert (error.value.code, error.value.status_code) == ("no_pair_available", 404)
+
+
+def test_deal_gives_the_least_voted_pair_first_whatever_the_pool_size() -> None:
+    author = UserFactory()
+    for votes in range(1, services.DEAL_WINDOW + 10):
+        pair_on(PageFactory(), author, votes=votes)
+    least = {c.pk for c in pair_on(PageFactory(), author, votes=0)}
+    for _ in range(10):
+        assert dealt(services.round_create(player=UserFactory())) == least
+
+
+def test_deal_rotates_among_equally_voted_claims_and_never_takes_a_well_voted_one() -> None:
+    random.seed(14)
+    author = UserFactory()
+    fresh = [pair_on(PageFactory(), author, votes=0) for _ in range(services.DEAL_WINDOW * 2)]
+    worn = {c.pk for _ in range(20) for c in pair_on(PageFactory(), author, votes=3)}
+    rounds = [services.round_create(player=UserFactory()) for _ in range(40)]
+    assert not any(dealt(r) & worn for r in rounds)
+    pairs = Counter(frozenset(dealt(r)) for r in rounds)
+    assert set(pairs) <= {frozenset(c.pk for c in pair) for pair in fresh}
+    assert len(pairs) >= 15  # 64 tied pairs, 40 deals: a dealer that always starts at one end gives 1
+
+
+def test_deal_prefers_a_partner_on_the_same_page_over_a_less_voted_one_in_the_category() -> None:
+    author = UserFactory()
+    category = CategoryFactory()
+    home, away = PageFactory(category=category), PageFactory(category=category)
+    anchor = ClaimFactory(page=home, label="SUPPORTS", author=author, release_total_votes=0)
+    partner = ClaimFactory(page=home, label="REFUTES", author=author, release_total_votes=30)
+    ClaimFactory(page=away, label="REFUTES", author=author, release_total_votes=1)
+    for _ in range(services.DEAL_WINDOW + 2):  # a full window of true claims voted more than the anchor
+        ClaimFactory(page=PageFactory(category=category), label="SUPPORTS", author=author, release_total_votes=2)
+    for _ in range(5):
+        assert dealt(services.round_create(player=UserFactory())) == {anchor.pk, partner.pk}
+
+
+def test_deal_falls_back_to_the_least_voted_partner_in_the_category() -> None:
+    author = UserFactory()
+    category = CategoryFactory()
+    lonely = ClaimFactory(page=PageFactory(category=category), label="SUPPORTS", author=author, release_total_votes=0)
+    least = ClaimFactory(page=PageFactory(category=category), label="REFUTES", author=author, release_total_votes=4)
+    ClaimFactory(page=PageFactory(category=category), label="REFUTES", author=author, release_total_votes=9)
+    elsewhere = CategoryFactory()
+    ClaimFactory(page=PageFactory(category=elsewhere), label="REFUTES", author=author, release_total_votes=0)
+    assert dealt(services.round_create(player=UserFactory())) == {lonely.pk, least.pk}
+
+
+def test_deal_finds_the_one_pair_left_beyond_a_window_of_claims_without_partners() -> None:
+    """No pair in reach of the least-voted window (true claims whose category has no false
+    one): the pair further down must still be dealt, not "no pair available"."""
+    author = UserFactory()
+    barren = CategoryFactory()
+    for _ in range(services.DEAL_WINDOW + 3):
+        ClaimFactory(page=PageFactory(category=barren), label="SUPPORTS", author=author, release_total_votes=0)
+    pair = {c.pk for c in pair_on(PageFactory(category=CategoryFactory()), author, votes=90)}
+    assert dealt(services.round_create(player=UserFactory())) == pair
+
+
+def test_deal_honours_the_category_filter_beyond_the_window() -> None:
+    author = UserFactory()
+    for _ in range(services.DEAL_WINDOW + 3):
+        pair_on(PageFactory(category=CategoryFactory()), author, votes=0)
+    music = CategoryFactory(name="Music", slug="music")
+    wanted = {c.pk for c in pair_on(PageFactory(category=music), author, votes=12)}
+    assert dealt(services.round_create(player=UserFactory(), category="music")) == wanted
+
+
+def test_deal_reads_a_bounded_number_of_rows_however_large_the_pool() -> None:
+    author = UserFactory()
+
+    def deal_queries() -> list[str]:
+        with CaptureQueriesContext(connection) as queries:
+            services.round_create(player=UserFactory())
+        return [q["sql"] for q in queries.captured_queries]
+
+    for _ in range(services.DEAL_WINDOW * 2):
+        pair_on(PageFactory(), author)
+    small = deal_queries()
+    for _ in range(services.DEAL_WINDOW * 6):
+        pair_on(PageFactory(), author)
+    large = deal_queries()
+    assert len(large) == len(small)
+    reads = [q for q in large if q.startswith("SELECT") and '"claims_claim"."deal_votes"' in q]
+    assert reads and all(" LIMIT " in q for q in reads)
