@@ -28,6 +28,7 @@ from foolgame.evidence import selectors as evidence_selectors
 from foolgame.evidence import services as evidence
 from foolgame.pages.models import Category, Page, Sentence
 from foolgame.players.models import LedgerEntry
+from foolgame.throttle import throttle_bump
 
 # How far one label may lead in a pool before the other is assigned whenever it can be.
 BALANCE_BAND = 0.05
@@ -379,23 +380,12 @@ def _draft_check_throttle(*, player_id: int) -> None:
 
     The page asks after each pause in typing, a few times a minute; the cap only stops a
     script from using the check as a free oracle. Counted in the cache (Redis when set),
-    under the same key prefix as the login throttles.
+    with the login throttles' fixed windows (foolgame.throttle).
     """
     limit = _config("DRAFT_CHECKS_PER_MINUTE", 90)
-    window = 60
-    now = int(timezone.now().timestamp())
-    start = now - now % window
-    key = f"{settings.FM2_SIGNUP['THROTTLE_KEY_PREFIX']}:draft-check:{player_id}:{start}"
-    cache.add(key, 0, timeout=window + 5)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=window + 5)
-        count = 1
+    count, retry_after = throttle_bump("draft-check", (str(player_id),), 60)
     if count > limit:
-        raise ServiceError(
-            "check_throttled", "Too many draft checks; they resume in a moment.", status_code=429, retry_after=start + window - now
-        )
+        raise ServiceError("check_throttled", "Too many draft checks; they resume in a moment.", status_code=429, retry_after=retry_after)
 
 
 def claim_draft_check(

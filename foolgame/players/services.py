@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import time
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model, password_validation
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.validators import UnicodeUsernameValidator
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from foolgame.api.errors import ServiceError
+from foolgame.throttle import throttle_bump, throttle_count, throttle_reset
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
 TAKEN = ("username_taken", "That user name is taken.")
@@ -23,34 +21,7 @@ def _username_in_use(username: str) -> bool:
     return get_user_model().objects.filter(username__iexact=username).exists()
 
 
-# --- Throttling: fixed windows of cache counters -------------------------------------------
-
-
-def _counter_key(kind: str, parts: tuple[str, ...], window: int) -> tuple[str, int]:
-    now = time.time()
-    index = int(now // window)
-    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    retry_after = max(1, int((index + 1) * window - now))
-    return f"{settings.FM2_SIGNUP['THROTTLE_KEY_PREFIX']}:{kind}:{digest}:{index}", retry_after
-
-
-def _count(kind: str, parts: tuple[str, ...], window: int) -> tuple[int, int]:
-    key, retry_after = _counter_key(kind, parts, window)
-    return int(cache.get(key) or 0), retry_after
-
-
-def _bump(kind: str, parts: tuple[str, ...], window: int) -> None:
-    key, _ = _counter_key(kind, parts, window)
-    cache.add(key, 0, timeout=window + 5)
-    try:
-        cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=window + 5)
-
-
-def _reset(kind: str, parts: tuple[str, ...], window: int) -> None:
-    key, _ = _counter_key(kind, parts, window)
-    cache.delete(key)
+# --- Throttling: fixed windows of cache counters (foolgame.throttle) ------------------------
 
 
 def _throttled(message: str, retry_after: int, code: str) -> ServiceError:
@@ -68,15 +39,15 @@ def player_authenticate(*, request, username: str, password: str, ip: str | None
         ("login-user-ip", pair, limits["LOGIN_FAILURES_PER_USERNAME_IP"], limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"]),
         ("login-ip", (ip,), limits["LOGIN_FAILURES_PER_IP"], limits["LOGIN_IP_WINDOW_SECONDS"]),
     ):
-        failures, retry_after = _count(kind, parts, window)
+        failures, retry_after = throttle_count(kind, parts, window)
         if failures >= limit:
             raise _throttled("Too many failed logins; try again later.", retry_after, "login_throttled")
     user = authenticate(request, username=username, password=password)
     if user is None:
-        _bump("login-user-ip", pair, limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"])
-        _bump("login-ip", (ip,), limits["LOGIN_IP_WINDOW_SECONDS"])
+        throttle_bump("login-user-ip", pair, limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"])
+        throttle_bump("login-ip", (ip,), limits["LOGIN_IP_WINDOW_SECONDS"])
         raise ServiceError("invalid_credentials", "Wrong user name or password.", status_code=400)
-    _reset("login-user-ip", pair, limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"])
+    throttle_reset("login-user-ip", pair, limits["LOGIN_USERNAME_IP_WINDOW_SECONDS"])
     return user
 
 
@@ -100,7 +71,7 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
         raise ServiceError("weak_password", " ".join(error.messages)) from None
     limits = settings.FM2_SIGNUP
     if ip is not None:
-        signups, retry_after = _count("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
+        signups, retry_after = throttle_count("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
         if signups >= limits["SIGNUPS_PER_IP"]:
             raise _throttled("Too many accounts created from here; try again later.", retry_after, "signup_throttled")
     user.set_password(password)
@@ -110,5 +81,5 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
     except IntegrityError:  # a racing signup of the same name (any case): the unique index on lower(username)
         raise ServiceError(*TAKEN, status_code=409) from None
     if ip is not None:
-        _bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
+        throttle_bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
     return user

@@ -32,12 +32,16 @@ def _fresh_hint_cache() -> None:
     lexical_cache_clear()
 
 
-@pytest.fixture
-def eiffel(db) -> Page:
+def make_eiffel() -> Page:
     page = PageFactory(title="Eiffel Tower", category=CategoryFactory(name="Geography", slug="geography"))
     for position, (header, text) in enumerate(EIFFEL):
         Sentence.objects.create(page=page, position=position, section_header=header, text=text)
     return page
+
+
+@pytest.fixture
+def eiffel(db) -> Page:
+    return make_eiffel()
 
 
 def sentence_ids(page: Page) -> list[int]:
@@ -71,7 +75,4 @@ def rival(db) -> Client:
 @pytest.fixture
 def eiffel_live(transactional_db) -> Page:
     """The Eiffel Tower page, committed, for tests that serve it to a browser."""
-    page = PageFactory(title="Eiffel Tower", category=CategoryFactory(name="Geography", slug="geography"))
-    for position, (header, text) in enumerate(EIFFEL):
-        Sentence.objects.create(page=page, position=position, section_header=header, text=text)
-    return page
+    return make_eiffel()
