@@ -266,15 +266,17 @@ def test_a_clue_error_shows_in_the_card_that_asked(asgi_live_server: str, page: 
 
 
 def test_a_timeout_stops_the_clock_and_shows_the_answer(asgi_live_server: str, page: Page, settings) -> None:
-    """A 12 s round (the server's setting): the quiet live region says "0:10 left." once, and
-    at the timeout the clock stops offering points and the answer and Next come into view."""
-    settings.FM2 = {**settings.FM2, "ROUND_SECONDS": 12}
+    """A 16 s round (the server's setting): the quiet live region says "0:10 left." once, and
+    at the timeout the clock stops offering points and the answer and Next come into view.
+    (16 s, not less: on a loaded machine the first clock can reach the page seconds after
+    the start, and a clock first seen below 0:10 announces nothing, by design.)"""
+    settings.FM2 = {**settings.FM2, "ROUND_SECONDS": 16}
     page.set_viewport_size({"width": 390, "height": 844})
     make_pairs(1)
     UserFactory(username="slowcoach")
     log_in(page, asgi_live_server, "slowcoach")
     page.get_by_role("button", name="Start a round").click()
-    expect(page.locator("#clock-announce")).to_have_text("0:10 left.", timeout=8000)
+    expect(page.locator("#clock-announce")).to_have_text("0:10 left.", timeout=12000)
     expect(page.locator("#result-title")).to_have_text("Time is up.", timeout=15000)
     expect(page.locator("#result-title")).to_be_in_viewport()
     expect(page.get_by_role("button", name="Next round")).to_be_in_viewport()
