@@ -160,6 +160,7 @@ class ModerationQueueApi(ApiView):
             raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
         claims = selectors.moderation_queue(reason=reason, category=request.query_params.get("category") or None)
         results = [selectors.claim_review(c) for c in claims[:limit]]
+        services.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
         return Response({"count": claims.count(), "results": results})
 
 
@@ -230,5 +231,6 @@ class AuditLogApi(ApiView):
         claim = request.query_params.get("claim")
         if claim is not None and not claim.isdigit():
             raise ServiceError("invalid_claim", "claim must be a claim id.")
-        records = selectors.audit_records(claim_id=int(claim) if claim else None)[:200]
+        records = list(selectors.audit_records(claim_id=int(claim) if claim else None)[:200])
+        services.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
         return Response([selectors.audit_record_payload(r) for r in records])
