@@ -70,23 +70,18 @@ def redis_server(settings) -> Iterator[RedisServer]:
         channel_layers.backends.clear()
 
 
+STOPPED: list[events._Publisher] = []
+"""Stopped publishers stay referenced: their loop is left as it stood, never collected."""
+
+
 @pytest.fixture
 def publisher() -> Iterator[events._Publisher]:
     """A publisher of the test's own (not the process-wide one), stopped at the end."""
     publisher = events._Publisher()
     yield publisher
-
-    async def shut() -> None:
-        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        for task in others:
-            task.cancel()
-        await asyncio.gather(*others, return_exceptions=True)
-        await publisher.layer.close_pools()
-
-    asyncio.run_coroutine_threadsafe(shut(), publisher.loop).result(timeout=5)
     publisher.loop.call_soon_threadsafe(publisher.loop.stop)
     publisher.thread.join(timeout=5)
-    publisher.loop.close()
+    STOPPED.append(publisher)
 
 
 async def listening(layer: RedisChannelLayer, group: str) -> str:
