@@ -30,8 +30,8 @@ from django.db.models.functions import Collate
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.dataset.flags import claim_flags, id_lookup
 from foolgame.dataset.privacy import Fragments, Pseudonyms
-from foolgame.moderation.models import Sighting
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
+from foolgame.moderation.models import Sighting
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
@@ -89,9 +89,11 @@ player's on any leaderboard, so at least K players could own it (``privacy.Fragm
 RUN_CLAIMS = 2
 RUN_ROUNDS = 10
 """A pseudonym names at most this many of one author's claims, or of one voter's rounds:
-the largest runs with which the re-identification join (``tests/dataset/linkage.py``)
-pinned nobody in simulated games of 240 and 500 players (seeds 0-3); with 3 claims a run it
-named 1 player of 240, with 5, 2. Whole-person runs of busy players are what it matches."""
+the largest runs with which the re-identification join (``tests/dataset/linkage.py``) named
+nobody in a simulated 240-player game (seed 0; with 3 claims a run it named 1 player, with
+5, 2; 10 or 20 rounds made no difference there). What it matches is a whole person in one
+run: busy players in long runs, or a one-claim author whose claim is unlike any other
+(``bench/bench_reidentify.py``: 1 of 494 players in one of eight games)."""
 
 
 class ExportError(ValueError):
