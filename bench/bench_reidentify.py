@@ -83,7 +83,7 @@ def main() -> None:
         game = json.loads((work / "game.json").read_text())
         pseudonyms = Pseudonyms(salt_from_file(salt))
         mine = {
-            name: {pseudonyms(int(pk))} | {pseudonyms.named(f"{role}:{pk}:{run}") for role in ("author", "voter") for run in range(400)}
+            name: {pseudonyms.named(f"user:{pk}")} | {pseudonyms.named(f"{role}:{pk}:{run}") for role in ("author", "voter") for run in range(400)}
             for pk, name in game["usernames"].items()
         }
         print(f"players {len(mine)} ({len({r['username'] for r in game['boards']['total']})} on the leaderboards), "

@@ -1,7 +1,8 @@
 """Pseudonyms for the people in an export: salted hashes, the salt never written out.
 
 Across exports the pseudonyms change, since every export draws a new salt, unless the same
-salt file is given on purpose (to follow players from one release to the next). Without the
+salt file is given on purpose (a later export then names the runs it still cuts the same
+way alike; the caps below may cut them differently as the leaderboards move). Without the
 salt a pseudonym cannot be tied to an account by itself; but what a pseudonym did can be,
 by summing it and comparing with the public leaderboards (issue 17: with one pseudonym per
 person, that join named every player of a simulated 240-player game). So the export names
@@ -40,22 +41,13 @@ def salt_from_file(path: Path) -> bytes:
 
 
 class Pseudonyms:
-    """``pseudonyms(user_id)`` -> ``"p" + 16 hex digits`` (HMAC-SHA256 under the salt)."""
+    """``pseudonyms.named(key)`` -> ``"p" + 16 hex digits`` (HMAC-SHA256 of the key under the salt)."""
 
     def __init__(self, salt: bytes) -> None:
         self._salt = salt
-        self._cache: dict[int, str] = {}
-
-    def __call__(self, user_id: int) -> str:
-        pseudonym = self._cache.get(user_id)
-        if pseudonym is None:
-            pseudonym = self.named(f"user:{user_id}")
-            if len(self._cache) < 100_000:  # bounded: memory must not grow with the players
-                self._cache[user_id] = pseudonym
-        return pseudonym
 
     def named(self, key: str) -> str:
-        """The pseudonym of any key (a person, or a run of one: see :class:`Fragments`)."""
+        """The pseudonym of a key: a run of one person's records (see :class:`Fragments`)."""
         return "p" + hmac.new(self._salt, key.encode(), hashlib.sha256).hexdigest()[:16]
 
 

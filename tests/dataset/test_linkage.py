@@ -17,7 +17,7 @@ SALT = b"a fixed salt for the tests, 32 bytes"
 def owns(game, pseudonyms: Pseudonyms, *, runs: int = 400):
     """The truth, from the salt: every pseudonym a player can have (whole, or any run)."""
     mine = {
-        name: {pseudonyms(pk)} | {pseudonyms.named(f"{role}:{pk}:{run}") for role in ("author", "voter") for run in range(runs)}
+        name: {pseudonyms.named(f"user:{pk}")} | {pseudonyms.named(f"{role}:{pk}:{run}") for role in ("author", "voter") for run in range(runs)}
         for pk, name in game.usernames.items()
     }
     return lambda name, pseudonym: pseudonym in mine[name]
@@ -31,7 +31,7 @@ def test_the_leaderboard_join_names_nobody_in_an_export_of_a_240_player_game(tmp
     truth = owns(game, Pseudonyms(SALT))
     # The control: with the exact points and one pseudonym per person (main's export), the
     # same join names almost everyone on the leaderboards.
-    write_exact_export(tmp_path / "exact", Pseudonyms(SALT))
+    write_exact_export(tmp_path / "exact", lambda pk: Pseudonyms(SALT).named(f"user:{pk}"))  # main's pseudonyms
     exact = reidentify(boards, tmp_path / "exact")
     assert len(identified(exact, truth)) >= 0.9 * exact.players
     dataset_export(out_dir=tmp_path / "out", options=ExportOptions(), salt=SALT)
