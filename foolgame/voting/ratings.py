@@ -78,7 +78,8 @@ class Difficulty:
 
 def ratings_break_even() -> float | None:
     """The claim difficulty (logits) at which the average rated player, next to an average
-    rated partner, is right half the time; None before the first vote."""
+    rated partner, is right half the time; None before the first vote. Two averages over
+    the rating tables: read it once for a page of claims."""
     players = PlayerRating.objects.aggregate(mean=Avg("rating"))["mean"]
     claims = Claim.objects.filter(rating__isnull=False).aggregate(mean=Avg("rating"))["mean"]
     if players is None or claims is None:

@@ -325,3 +325,41 @@ def test_concurrent_votes_of_one_player_each_count_once_in_their_rating() -> Non
     # The three updates ran one after the other, in some order: one of the orders' replays.
     outcomes = [glicko2_replay(order).players[voter.pk] for order in itertools.permutations(votes)]
     assert any(player_rating(voter) == pytest.approx(o) for o in outcomes)
+
+
+# --- where players see it -------------------------------------------------------------------
+
+
+def test_the_skill_leaderboard_ranks_by_the_conservative_rating_among_players_with_enough_votes(settings) -> None:
+    from django.test import Client
+
+    settings.FM2_RATINGS = {**settings.FM2_RATINGS, "SKILL_MIN_VOTES": 10}
+    for name, rating, deviation, votes in [
+        ("steady", 1750.0, 50.0, 200),  # floor 1650
+        ("lucky", 1900.0, 200.0, 12),  # floor 1500: higher rating, less sure
+        ("twin", 1700.0, 25.0, 80),  # floor 1650: shares the rank
+        ("newbie", 2300.0, 100.0, 9),  # too few votes
+        ("fm2-release", 2500.0, 10.0, 500),  # a system player
+    ]:
+        PlayerRating.objects.create(player=UserFactory(username=name), rating=rating, deviation=deviation, votes=votes)
+    board = Client().get("/api/leaderboard?kind=skill").json()
+    assert board == [
+        {"rank": 1, "username": "steady", "skill": 1650, "rating": 1750, "deviation": 50, "votes": 200},
+        {"rank": 1, "username": "twin", "skill": 1650, "rating": 1700, "deviation": 25, "votes": 80},
+        {"rank": 3, "username": "lucky", "skill": 1500, "rating": 1900, "deviation": 200, "votes": 12},
+    ]
+    page = Client().get("/leaderboard/?kind=skill").content.decode()
+    assert "1750 ± 50" in page and "newbie" not in page and 'aria-current="page">Skill' in page
+
+
+def test_a_player_sees_their_skill_once_they_have_voted(game) -> None:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(game.voter)
+    assert client.get("/api/me").json()["skill"] is None
+    play(game.voter, correct=True)
+    skill = client.get("/api/me").json()["skill"]
+    row = PlayerRating.objects.get(player=game.voter)
+    assert skill == {"skill": round(row.rating - 2 * row.deviation), "rating": round(row.rating), "deviation": round(row.deviation), "votes": 1}
+    assert skill["rating"] > 1500
