@@ -52,6 +52,8 @@ CLAIM_FIELDS = (
     "correct_votes",
     "total_likes",
     "smoothed_correctness",
+    "difficulty",
+    "difficulty_deviation",
     "flags",
     "author",
     "created",
@@ -336,6 +338,7 @@ def _write_claims(
     fields = (
         "id", "text", "label", "page_id", "author_id", "created", "status", "external_id", "clues",
         "release_retrieved", "release_total_votes", "release_correct_votes", "release_total_likes",
+        "rating", "rating_deviation",
     )
     claims = _claims_queryset(options)
     # Release claims first in the release's order, then the game's own in id order: those
@@ -380,6 +383,8 @@ def _write_claims(
                     "correct_votes": correct_votes,
                     "total_likes": row["release_total_likes"] + likes[claim_id],
                     "smoothed_correctness": round(smoothed_correctness(correct_votes, total_votes), 4),
+                    "difficulty": round(row["rating"]) if row["rating"] is not None else None,
+                    "difficulty_deviation": round(row["rating_deviation"]) if row["rating"] is not None else None,
                     "flags": flags[claim_id],
                     "author": pseudonyms(row["author_id"]),
                     "created": _iso(row["created"]),

@@ -44,7 +44,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         reason = None
     category = request.GET.get("category") or None
     claims = selectors.moderation_queue(reason=reason, category=category)
-    items = [selectors.claim_review(c) for c in claims[:QUEUE_PAGE_SIZE]]
+    items = selectors.claim_reviews(claims[:QUEUE_PAGE_SIZE])
     for item in items:
         for report in item["reports"]:
             report["reason_label"] = reason_label(report["reason"])

@@ -15,6 +15,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.players.selectors import player_points
+from foolgame.voting.ratings import player_skill
 from foolgame.players.services import player_authenticate, player_create
 
 
@@ -31,11 +32,19 @@ class PointsSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
+class SkillSerializer(serializers.Serializer):
+    skill = serializers.IntegerField(help_text="rating - 2 x deviation: the skill leaderboard's order")
+    rating = serializers.IntegerField(help_text="Glicko-2 rating from the player's votes (1500 scale)")
+    deviation = serializers.IntegerField(help_text="its uncertainty")
+    votes = serializers.IntegerField(help_text="rated votes")
+
+
 class PlayerSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
     is_moderator = serializers.BooleanField()
     points = PointsSerializer()
+    skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
 
 
 def player_payload(user) -> dict:
@@ -44,6 +53,7 @@ def player_payload(user) -> dict:
         "username": user.get_username(),
         "is_moderator": user.groups.filter(name="moderators").exists(),
         "points": player_points(player=user),
+        "skill": player_skill(player_id=user.pk),
     }
 
 
@@ -138,9 +148,10 @@ class MeApi(ApiView):
 
     @extend_schema(
         responses={200: PlayerSerializer, **errors()},
-        summary="The current player and their points by kind",
-        description="The logged-in player: id, user name, whether they moderate, and their points by kind "
-        "(write, verify, fool, like) with the total.",
+        summary="The current player, their points by kind and their skill",
+        description="The logged-in player: id, user name, whether they moderate, their points by kind "
+        "(write, verify, fool, like) with the total, and their skill rating (null before their first vote; "
+        "see `GET /api/leaderboard?kind=skill`).",
     )
     def get(self, request: Request) -> Response:
         return Response(player_payload(request.user))
