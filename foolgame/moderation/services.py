@@ -5,7 +5,8 @@ plus the game's own votes), its reports and its review state, so recomputing it 
 idempotent: the per-vote task and the periodic full refresh may both run, in any order and
 any number of times. Locking rule: every write of a quality row happens in a transaction
 that holds that row's lock (``select_for_update``, claim ids in ascending order), and reads
-the review fields under it; moderator actions lock the claim, then its quality row. So a
+the review fields under it; every writer (refresh, moderator action, vote) locks the claims
+first, then their quality rows. So a
 refresh can never write back a review state older than a moderator's action.
 
 Actions. ``check_claim_action`` validates the request and takes the locks;
@@ -275,11 +276,14 @@ def quality_refresh(*, claim_ids: Sequence[int], prior: tuple[float, float] | No
     Called on commit after every vote (both claims of the round) and every report, and in
     chunks by :func:`quality_refresh_all`. Returns how many rows were written."""
     ids = sorted({int(pk) for pk in claim_ids})
-    ids = list(Claim.objects.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
-    if not ids:
-        return 0
     prior = prior or prior_current()
     with transaction.atomic():
+        # The claims first, in id order, as a moderator's action and a vote take them: a
+        # refresh that inserted a missing quality row while a moderator held its claim (and
+        # was about to insert the same row) deadlocked.
+        ids = list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+        if not ids:
+            return 0
         rows = _lock_rows(ids)
         _refresh_locked(rows, prior)
     return len(ids)
