@@ -271,6 +271,13 @@ def quality_refresh(*, claim_ids: Sequence[int], prior: tuple[float, float] | No
     return len(ids)
 
 
+def quality_refresh_chunked(*, claim_ids: Sequence[int]) -> int:
+    """:func:`quality_refresh` over many claims, one chunk at a time under one prior (an
+    import's new claims). Returns how many claims were refreshed."""
+    prior = prior_current()
+    return sum(quality_refresh(claim_ids=chunk, prior=prior) for chunk in _chunks(sorted(claim_ids), REFRESH_CHUNK))
+
+
 @dataclass(frozen=True)
 class RefreshSummary:
     claims: int
