@@ -13,12 +13,7 @@ from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_job_run
 from tests.factories import PASSWORD, UserFactory
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(autouse=True)
-def exports_dir(settings, tmp_path):
-    settings.EXPORTS_DIR = tmp_path / "exports"
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("exports_dir")]
 
 
 def log_in(page: Page, base_url: str, username: str, next_path: str) -> None:

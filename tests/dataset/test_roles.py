@@ -9,24 +9,13 @@ from django.apps import apps
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from foolgame.dataset.models import Export
 from foolgame.dataset.services import is_researcher
+from tests.dataset.conftest import client_for
 from tests.factories import UserFactory
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def exports_dir(settings, tmp_path):
-    settings.EXPORTS_DIR = tmp_path / "exports"
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("exports_dir")]
 
 
 def group_permissions(name: str) -> set[str]:
@@ -96,13 +85,10 @@ def test_export_list_shows_every_export_newest_first_with_its_files(world, djang
 
 @pytest.mark.parametrize("who", ["anonymous", "player", "moderator"])
 def test_export_list_refuses_non_researchers_with_a_clear_message(who: str) -> None:
-    client = APIClient()
-    if who != "anonymous":
-        user = UserFactory(username=who)
-        if who == "moderator":
-            call_command("createmoderator", who, stdout=None)
-        client.force_authenticate(user)
-    response = client.get(reverse("exports"))
+    user = None if who == "anonymous" else UserFactory(username=who)
+    if who == "moderator":
+        call_command("createmoderator", who, stdout=None)
+    response = client_for(user).get(reverse("exports"))
     assert response.status_code == 403
     if who != "anonymous":
         assert response.json()["error"]["message"] == "Only researchers (staff or the researchers group) may export the dataset."

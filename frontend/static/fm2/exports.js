@@ -13,17 +13,7 @@
   const POLL_MS = 1000;
   let timer = null;
 
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { csrfToken, el } = window.fm2;
 
   function sizeText(bytes) {
     if (bytes < 1024) return bytes + " B";
