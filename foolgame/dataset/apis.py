@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
-from foolgame.dataset.exporter import FORMATS
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.models import Export
 from foolgame.dataset.selectors import export_list
 from foolgame.dataset.services import export_file_path, export_request, is_researcher
@@ -37,6 +37,10 @@ class ExportRequestSerializer(serializers.Serializer):
     exclusive_test_authors = serializers.ListField(
         child=serializers.CharField(max_length=150), required=False, default=list, max_length=10_000,
         help_text="usernames whose claims go to test only",
+    )
+    baseline_max_claims = serializers.IntegerField(
+        required=False, default=BASELINE_MAX_CLAIMS, min_value=10, max_value=1_000_000,
+        help_text="the claim-only baseline learns from at most this many train claims (memory grows about 10 MB per 1000)",
     )
 
 

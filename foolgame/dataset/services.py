@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from foolgame.api.errors import ServiceError
 from foolgame.dataset import reports
-from foolgame.dataset.exporter import FORMATS, ExportError, ExportOptions, Progress, write_records
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
 from foolgame.dataset.splits import parse_proportions
@@ -122,6 +122,7 @@ def export_options_from(data: dict[str, Any]) -> ExportOptions:
         exclusive_test_authors=frozenset(data.get("exclusive_test_authors") or ()),
         include_removed=bool(data.get("include_removed", False)),
         formats=tuple(data.get("formats") or FORMATS),
+        baseline_max_claims=int(data.get("baseline_max_claims", BASELINE_MAX_CLAIMS)),
     )
 
 
@@ -133,6 +134,7 @@ def export_request(
     formats: Sequence[str] = FORMATS,
     include_removed: bool = False,
     exclusive_test_authors: Sequence[str] = (),
+    baseline_max_claims: int = BASELINE_MAX_CLAIMS,
 ) -> Export:
     """Queue an export for a researcher; the job starts once this transaction commits."""
     if not is_researcher(user):
@@ -143,6 +145,7 @@ def export_request(
         "formats": list(formats),
         "include_removed": include_removed,
         "exclusive_test_authors": sorted(set(exclusive_test_authors)),
+        "baseline_max_claims": baseline_max_claims,
     }
     try:
         export_options_from(options)

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.dataset.apis import EXPORTS_LISTED, export_payload
-from foolgame.dataset.exporter import FORMATS
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.selectors import export_list
 from foolgame.dataset.services import is_researcher
 from foolgame.players.roles import role_page
@@ -23,5 +23,6 @@ def exports(request: HttpRequest) -> HttpResponse:
     context = {
         "initial": {"exports": [export_payload(request, e) for e in listed[:EXPORTS_LISTED]], "count": listed.count()},
         "formats": FORMATS,
+        "baseline_max_claims": BASELINE_MAX_CLAIMS,
     }
     return render(request, "dataset/exports.html", context)

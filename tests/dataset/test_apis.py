@@ -80,7 +80,7 @@ def test_pending_export_reports_no_files_and_a_second_run_does_nothing(world, re
 
 @pytest.mark.parametrize(
     ("body", "code"),
-    [({"splits": "1,2"}, "invalid_options"), ({"formats": ["parquet"]}, "invalid"), ({"seed": "x"}, "invalid")],
+    [({"splits": "1,2"}, "invalid_options"), ({"formats": ["parquet"]}, "invalid"), ({"seed": "x"}, "invalid"), ({"baseline_max_claims": 5}, "invalid")],
 )
 def test_bad_requests_are_refused_and_write_nothing(world, researcher, body: dict, code: str) -> None:
     response = client_for(researcher).post(reverse("exports"), body, format="json")

@@ -10,7 +10,8 @@ from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
 from foolgame.dataset.models import Export
-from foolgame.dataset.services import export_job_run
+from foolgame.dataset.exporter import ExportOptions
+from foolgame.dataset.services import export_job_run, export_options_from
 from tests.factories import PASSWORD, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("exports_dir")]
@@ -34,6 +35,7 @@ def test_researcher_exports_from_the_browser_and_downloads_the_files(world, live
     page.get_by_label("Seed").fill("7")
     page.get_by_label("Splits (train,dev,test)").fill("0.5,0.25,0.25")
     page.get_by_label("csv").uncheck()
+    page.get_by_label("Baseline training claims at most").fill("500")
     page.get_by_role("button", name="Start export").click()
     expect(page.locator("#export-status")).to_have_text(re.compile(r"Export \d+ started\."))
     export = Export.objects.get()
@@ -42,7 +44,7 @@ def test_researcher_exports_from_the_browser_and_downloads_the_files(world, live
     expect(card.locator(".export-state")).to_have_text("Done", timeout=60_000)
     expect(card).to_contain_text("Asked for by rita")
     expect(card).to_contain_text("seed 7 · splits 0.5,0.25,0.25 · jsonl")
-    assert export.options["formats"] == ["jsonl"] and export.options["seed"] == 7
+    assert export_options_from(export.options) == ExportOptions(seed=7, splits=(0.5, 0.25, 0.25), formats=("jsonl",), baseline_max_claims=500)
 
     with page.expect_download() as caught:
         card.get_by_role("link", name="stats.json").click()

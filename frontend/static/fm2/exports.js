@@ -99,6 +99,7 @@
       formats: Array.from(form.querySelectorAll("input[name=formats]:checked")).map((box) => box.value),
       include_removed: form.include_removed.checked,
       exclusive_test_authors: form.exclusive_test_authors.value.split("\n").map((name) => name.trim()).filter(Boolean),
+      baseline_max_claims: Number(form.baseline_max_claims.value || 0),
     };
     button.disabled = true;
     status.className = "export-status";
