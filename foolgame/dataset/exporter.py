@@ -40,6 +40,7 @@ Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as the export moves on."""
 
 FORMATS = ("jsonl", "csv")
+BASELINE_MAX_CLAIMS = 8_000
 CLAIM_FIELDS = (
     "id",
     "text",
@@ -95,7 +96,7 @@ class ExportOptions:
     include_removed: bool = False
     formats: tuple[str, ...] = FORMATS
     chunk_size: int = 2000
-    baseline_max_claims: int = 8_000
+    baseline_max_claims: int = BASELINE_MAX_CLAIMS
     """The claim-only classifier learns from at most this many claims (memory bound)."""
 
 

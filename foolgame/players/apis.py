@@ -14,6 +14,8 @@ from rest_framework.response import Response
 from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
+from foolgame.dataset.services import is_researcher
+from foolgame.moderation.services import is_moderator
 from foolgame.players.selectors import player_points
 from foolgame.voting.ratings import player_skill
 from foolgame.players.services import player_authenticate, player_create
@@ -42,7 +44,8 @@ class SkillSerializer(serializers.Serializer):
 class PlayerSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
-    is_moderator = serializers.BooleanField()
+    is_moderator = serializers.BooleanField(help_text="may work the moderation queue (the moderators group, or a superuser)")
+    is_researcher = serializers.BooleanField(help_text="may export the dataset (the researchers group, staff, or a superuser)")
     points = PointsSerializer()
     skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
 
@@ -51,7 +54,8 @@ def player_payload(user) -> dict:
     return {
         "id": user.pk,
         "username": user.get_username(),
-        "is_moderator": user.groups.filter(name="moderators").exists(),
+        "is_moderator": is_moderator(user),
+        "is_researcher": is_researcher(user),
         "points": player_points(player=user),
         "skill": player_skill(player_id=user.pk),
     }
