@@ -4,8 +4,11 @@ For each size N, a throwaway database (SQLite in a temporary folder, or a Postgr
 database made beside --database-url and dropped after) gets N claims on N/10 pages in 8
 categories (labels alternate, so every page has both; each claim has its quality row, 1%
 out of play), 2,000 players, and 3 x N voted rounds with their votes and dealt rows,
-written with bulk_create. Then ``round_create`` is timed for --deals fresh players (no
-history) and --deals players with history (about 3 x N x 2 / 2,000 claims dealt each).
+written with bulk_create. Then every rating is refitted (``ratings_refit``, Rasch, as
+``refit_ratings`` does; its time is printed) and ``round_create`` is timed for --deals fresh
+players (no history), --deals players with history (about 3 x N x 2 / 2,000 claims dealt
+each) on the least-voted deal, and --deals other players with history on the level deal
+(``FM2_DEAL_LEVEL_SHARE`` 1: the claims nearest their rating).
 Printed per size and group: p50, p99 and max in ms (with 40 deals, p99 is the max).
 No target is asserted here; issue 14's is p99 <= 20 ms at 100k, flat within 2x from 1k.
 
@@ -111,6 +114,16 @@ except ImportError:
 else:
     claim_counters_backfill()
 built = time.perf_counter() - began
+# Ratings (issue 14): a Rasch refit over every vote, as the refit_ratings command runs it.
+refit_s = None
+try:
+    from foolgame.voting.ratings import ratings_refit
+except ImportError:
+    pass
+else:
+    t = time.perf_counter()
+    ratings_refit(method="rasch")
+    refit_s = time.perf_counter() - t
 from django.db import connection
 if connection.vendor == "postgresql":
     with connection.cursor() as cursor:
@@ -124,13 +137,22 @@ def timed(players):
         out.append((time.perf_counter() - t) * 1000)
     return out
 
+from django.conf import settings
+levels = getattr(settings, "FM2_RATINGS", None)
+sample = rng.sample(users, 2 * deals)
+if levels is not None:
+    levels["DEAL_LEVEL_SHARE"] = 0.0  # fresh and history: the least-voted deal
 fresh = timed(User.objects.bulk_create([User(username=f"fresh{i}") for i in range(deals)]))
-veterans = timed(rng.sample(users, deals))
+veterans = timed(sample[:deals])
+level = None
+if levels is not None:
+    levels["DEAL_LEVEL_SHARE"] = 1.0  # every deal of a rated player looks near their level
+    level = timed(sample[deals:])
 def figures(ms):
     ms = sorted(ms)
     return {"p50": statistics.median(ms), "p99": ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))], "max": ms[-1]}
-print(json.dumps({"built_s": built, "rounds": Round.objects.count(), "fresh": figures(fresh), "history": figures(veterans),
-                  "seen_per_veteran": SeenClaim.objects.filter(player=users[0]).count()}))
+print(json.dumps({"built_s": built, "refit_s": refit_s, "rounds": Round.objects.count(), "fresh": figures(fresh), "history": figures(veterans),
+                  "level": figures(level) if level else None, "seen_per_veteran": SeenClaim.objects.filter(player=users[0]).count()}))
 """
 
 
@@ -158,10 +180,13 @@ def main() -> None:
                 result = json.loads(done.stdout.strip().splitlines()[-1])
             finally:
                 drop()  # type: ignore[operator]
-            print(f"{engine} {n:>7} claims, {result['rounds']:>7} voted rounds (built in {result['built_s']:.0f} s, "
+            refit = f", rasch refit {result['refit_s']:.1f} s" if result.get("refit_s") is not None else ""
+            print(f"{engine} {n:>7} claims, {result['rounds']:>7} voted rounds (built in {result['built_s']:.0f} s{refit}, "
                   f"run {time.perf_counter() - began:.0f} s; {result['seen_per_veteran']} claims dealt to a veteran)")
-            for group in ("fresh", "history"):
-                f = result[group]
+            for group in ("fresh", "history", "level"):
+                f = result.get(group)
+                if f is None:
+                    continue
                 print(f"    {group:<8} {args.deals} deals: p50 {f['p50']:8.1f} ms  p99 {f['p99']:8.1f} ms  max {f['max']:8.1f} ms")
             sys.stdout.flush()
 

@@ -12,7 +12,9 @@ is 0). That is what scoring/filters.py's too-hard flag (smoothed correct-vote ra
 
 Printed for each N: Spearman correlation of fitted vs true (claims and players) for the
 Rasch batch fit, Glicko-2 replayed vote by vote, and the Beta-smoothed score; then
-precision and recall of each too-hard flag against the truly too-hard claims.
+precision and recall of each too-hard flag against the truly too-hard claims, and of each
+rating's hardest claims in the number the Beta 4/1 filter flags (the rankings compared as
+flags, each threshold aside).
 
 Usage: python bench/bench_ratings_sim.py [--players 2000] [--claims 20000]
        [--votes 5,10,20] [--seed 0] [--mean-skill 1.7] [--no-glicko]
@@ -56,6 +58,14 @@ def simulate(
         )
     order = rng.permutation(len(votes))  # the order the votes were cast in
     return [votes[i] for i in order], correct_votes
+
+
+def top_k(difficulty: np.ndarray, k: int) -> np.ndarray:
+    """Flag the ``k`` claims of highest fitted difficulty."""
+    flagged = np.zeros(difficulty.size, dtype=bool)
+    if k:
+        flagged[np.argsort(-difficulty, kind="stable")[:k]] = True
+    return flagged
 
 
 def precision_recall(flagged: np.ndarray, truth: np.ndarray) -> str:
@@ -149,6 +159,13 @@ def main() -> None:
                 rows.append((f"Glicko-2, {name}", np.array([
                     bool(is_too_hard(d, s, break_even=g_even, z=z)) for d, s in zip(g_diff, g_se)
                 ])))
+        # The same flag budget: each rating's k hardest claims, k = what the Beta 4/1 filter
+        # flags. At equal counts precision and recall both follow the hits, so this compares
+        # the rankings as flags, apart from where each rule puts its threshold.
+        k = int(rows[0][1].sum())
+        rows.append((f"Rasch, top {k} (Beta 4/1's count)", top_k(r_diff, k)))
+        if glicko is not None:
+            rows.append((f"Glicko-2, top {k} (Beta 4/1's count)", top_k(g_diff, k)))
         print(f"  too hard vs truly too hard ({int(truly_hard.sum())} claims):")
         for name, flagged in rows:
             print(f"    {name:32s} {precision_recall(flagged, truly_hard)}")

@@ -407,6 +407,26 @@ FM2_MODERATION = {
     "REPORT_HIDE_THRESHOLD": 3,
 }
 
+# --- Skill and difficulty ratings (scoring.ratings, foolgame.voting.ratings; issue 14) --------
+FM2_RATINGS = {
+    # Glicko-2's system constant: how fast a rating's volatility may change (0.3 to 1.2).
+    "TAU": 0.5,
+    # The share of deals that look for claims near the player's level; the rest deal the
+    # least-voted claims, so that every claim keeps getting votes. 0 turns levels off.
+    "DEAL_LEVEL_SHARE": env.float("FM2_DEAL_LEVEL_SHARE", default=0.5),
+    # The chance of a correct vote a level deal aims at: each claim of the pair is looked
+    # for near half of (player's rating - logit of this), scoring.ratings.pair_target.
+    "DEAL_SOLVE_CHANCE": env.float("FM2_DEAL_SOLVE_CHANCE", default=0.6),
+    # A player's level counts once they have this many rated votes (newcomers get the
+    # least-voted deal: their rating says nothing yet).
+    "DEAL_LEVEL_MIN_VOTES": 5,
+    # The skill leaderboard lists players with at least this many rated votes.
+    "SKILL_MIN_VOTES": env.int("FM2_SKILL_MIN_VOTES", default=10),
+    # The moderation queue marks a claim too hard by its rating when the lower end of this
+    # interval (in standard deviations; 1.645 is 90% two-sided) is above break-even.
+    "TOO_HARD_Z": 1.645,
+}
+
 FM2_DEMO_FIXTURE = BASE_DIR / "fixtures" / "fm2-dev-sample.jsonl"
 FM2_DEMO_CATEGORIES = BASE_DIR / "fixtures" / "categories"
 
@@ -483,17 +503,21 @@ FM2_SIGNUP = {
 }
 
 # --- Production hardening -------------------------------------------------------------------
+# Every setting here is read from the variable of the same name (README, Configuration), with
+# the production value as its default. The web role sits behind a TLS-terminating proxy that
+# sets X-Forwarded-Proto on every request, overwriting any a client sent (README, Running in
+# production); set SECURE_PROXY_SSL_HEADER empty when no proxy does.
 if PRODUCTION:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_PROXY_SSL_HEADER = tuple(env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"])) or None
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SECURE_REFERRER_POLICY = "same-origin"
-    X_FRAME_OPTIONS = "DENY"
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+    SECURE_CONTENT_TYPE_NOSNIFF = env.bool("SECURE_CONTENT_TYPE_NOSNIFF", default=True)
+    SECURE_REFERRER_POLICY = env.str("SECURE_REFERRER_POLICY", default="same-origin")
+    X_FRAME_OPTIONS = env.str("X_FRAME_OPTIONS", default="DENY")
 
 LOGGING = {
     "version": 1,

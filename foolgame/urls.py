@@ -6,6 +6,7 @@ urlpatterns = [
     path("api/", include("foolgame.api.urls")),
     path("accounts/", include("foolgame.players.urls")),
     path("moderation/", include("foolgame.moderation.urls")),
+    path("research/", include("foolgame.dataset.urls")),
     path("write/", include("foolgame.authoring.urls")),
     path("", include("foolgame.voting.urls")),
     path("", include("foolgame.pages.urls")),

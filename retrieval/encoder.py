@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import queue
 import sys
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -243,27 +245,70 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, *, quantize: bool
     if target.exists():
         return target
 
-    if not fused_path.exists():
-        if not raw_path.exists():
-            _export_raw(model_dir, raw_path)
-        _fuse(model_dir, raw_path, fused_path)
-
-    if quantize:
-        import onnx
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        tmp = int8_path.with_suffix(f".{os.getpid()}.tmp")
-        quantize_dynamic(
-            str(fused_path),
-            str(tmp),
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            reduce_range=True,
-            op_types_to_quantize=["MatMul", "Attention"],
-            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-        )
-        os.replace(tmp, int8_path)
+    with onnxruntime_quiet():
+        if not fused_path.exists():
+            if not raw_path.exists():
+                _export_raw(model_dir, raw_path)
+            _fuse(model_dir, raw_path, fused_path)
+        if quantize:
+            _quantize(fused_path, int8_path)
     return target
+
+
+class _LibraryChatter(logging.Filter):
+    """Drops records under ERROR logged from a library's own files. By file, not by logger
+    name: ONNX Runtime's quantizer logs on the root logger itself, and its optimiser's
+    modules name their loggers ``fusion_base``, ``onnx_model``, ... (imported as top-level
+    modules), so no logger level reaches them all."""
+
+    def __init__(self, directory: str) -> None:
+        super().__init__()
+        self.directory = directory
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or not record.pathname.startswith(self.directory)
+
+
+@contextmanager
+def onnxruntime_quiet() -> Iterator[None]:
+    """Silence the one-off ONNX export's progress talk: the optimiser's "Fused Gelu: 6", the
+    quantizer's hundreds of "Quantization parameters for tensor ... not specified" and its
+    advice to pre-process, transformers' weight-loading bar. Errors still show."""
+    import onnxruntime
+
+    chatter = _LibraryChatter(os.path.dirname(onnxruntime.__file__))
+    # The root logger's filter sees what is logged on it; its handlers', what propagates to it.
+    filtered = [logging.getLogger(), *logging.getLogger().handlers]
+    for node in filtered:
+        node.addFilter(chatter)
+    from transformers.utils import logging as transformers_logging
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        for node in filtered:
+            node.removeFilter(chatter)
+        if bars:
+            transformers_logging.enable_progress_bar()
+
+
+def _quantize(fused_path: Path, int8_path: Path) -> None:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = int8_path.with_suffix(f".{os.getpid()}.tmp")
+    quantize_dynamic(
+        str(fused_path),
+        str(tmp),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        reduce_range=True,
+        op_types_to_quantize=["MatMul", "Attention"],
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+    os.replace(tmp, int8_path)
 
 
 def _export_raw(model_dir: Path, raw_path: Path) -> None:

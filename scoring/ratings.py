@@ -69,6 +69,8 @@ __all__ = [
     "glicko2_replay",
     "fit_rasch",
     "is_too_hard",
+    "pair_target",
+    "conservative",
 ]
 
 GLICKO_SCALE = 173.7178
@@ -343,6 +345,21 @@ class RaschFit:
             - _mean(e.value for e in self.claims.values())
         )
 
+    def as_glicko2(self, *, volatility: float = DEFAULT_VOLATILITY) -> Glicko2Ratings:
+        """The fit as Glicko-2 ratings to go on from, vote by vote: a player at ``intercept
+        + skill``, a claim at its difficulty, each with its standard error as deviation
+        (capped at a newcomer's). Glicko-2's expected score is then the fit's
+        ``solve_probability`` (up to the deviations' ``g`` factor)."""
+
+        def rating(mu: float, se: float) -> Rating:
+            phi = min(max(se, 1e-6), DEFAULT_DEVIATION / GLICKO_SCALE)
+            return Rating.from_internal(mu, phi, volatility)
+
+        return Glicko2Ratings(
+            {k: rating(self.intercept + e.value, e.se) for k, e in self.players.items()},
+            {k: rating(e.value, e.se) for k, e in self.claims.items()},
+        )
+
     def solve_probability(
         self, voter: Hashable, true_claim: Hashable, false_claim: Hashable
     ) -> float:
@@ -487,3 +504,24 @@ def is_too_hard(
         f"break-even {to_rating_scale(break_even):.0f})",
     )
 
+
+
+def pair_target(player: Rating, solve_chance: float) -> float:
+    """The claim difficulty (1500 scale) at which ``player`` marks the false claim of a pair
+    of two such claims with probability ``solve_chance``: each claim carries half of the
+    pair's ``mu_player - logit(solve_chance)``. The dealer reads the claims nearest it.
+
+    The deviations' ``g`` factor is left out: it only flattens the curve toward 1/2, and the
+    target is a place to start looking, not a prediction.
+    """
+    _check(player)
+    if not 0.0 < solve_chance < 1.0:
+        raise ValueError(f"solve_chance must be strictly between 0 and 1, got {solve_chance}")
+    return to_rating_scale((player.mu - float(special.logit(solve_chance))) / 2.0)
+
+
+def conservative(rating: Rating, k: float = 2.0) -> float:
+    """``rating - k * deviation``: a rating the player is very likely above, so a newcomer
+    lucky in three votes does not top a skill table over a player sure after three hundred."""
+    _check(rating)
+    return rating.rating - k * rating.deviation

@@ -52,3 +52,21 @@ def test_the_installed_versions_satisfy_the_bounds() -> None:
         if not requirement.specifier.contains(Version(installed).base_version, prereleases=True):
             outside.append(f"{requirement} (installed {installed})")
     assert outside == []
+
+
+def test_the_package_builds_without_setuptools_deprecation_warnings(tmp_path) -> None:
+    """``make run`` installs the project; its metadata must not warn (the licence was once a
+    TOML table, deprecated since setuptools 77)."""
+    import shutil
+    import subprocess
+    import sys
+
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, tmp_path / name)
+    (tmp_path / "out").mkdir()
+    code = "import setuptools.build_meta as b; print(b.prepare_metadata_for_build_wheel('out'))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "Deprecat" not in result.stderr, result.stderr
+    metadata = next((tmp_path / "out").glob("*.dist-info")) / "METADATA"
+    assert "License-Expression: Apache-2.0" in metadata.read_text(encoding="utf-8")

@@ -50,3 +50,42 @@ def test_channel_layer_read_timeout_outlasts_the_blocking_receive() -> None:
     from channels_redis.core import RedisChannelLayer
 
     assert settings.CHANNEL_REDIS_SOCKET_TIMEOUT > RedisChannelLayer.brpop_timeout
+
+
+def _production_settings() -> list[str]:
+    """The names the ``if PRODUCTION:`` hardening block of settings.py assigns."""
+    import ast
+
+    tree = ast.parse((REPO / "foolgame" / "settings.py").read_text(encoding="utf-8"))
+    blocks = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "PRODUCTION"]
+    names = [n.targets[0].id for block in blocks for n in block.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)]
+    return [name for name in names if name != "SECRET_KEY"]  # a secret: required, never defaulted
+
+
+def test_every_production_security_setting_is_a_documented_variable() -> None:
+    source = (REPO / "foolgame" / "settings.py").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    names = _production_settings()
+    assert {"SECURE_PROXY_SSL_HEADER", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "SECURE_HSTS_SECONDS"} <= set(names)
+    not_variables = [n for n in names if f'env.str("{n}"' not in source and f'env.bool("{n}"' not in source
+                     and f'env.int("{n}"' not in source and f'env.list("{n}"' not in source]
+    assert not_variables == []
+    table_rows = [line.split(" | ")[0] for line in readme.splitlines() if line.startswith("| `")]  # each row's variables
+    undocumented = [n for n in names if not any(f"`{n}`" in row for row in table_rows)]
+    assert undocumented == []
+
+
+def test_production_settings_follow_their_variables(tmp_path: Path) -> None:
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='foolgame.settings'; django.setup();"
+        "from django.conf import settings as s;"
+        "print(s.SECURE_PROXY_SSL_HEADER, s.SECURE_HSTS_PRELOAD, s.X_FRAME_OPTIONS, s.SESSION_COOKIE_SECURE)"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "FM2_DATA_DIR": str(tmp_path), "DJANGO_ENV": "production", "SECRET_KEY": "x" * 60}
+
+    def run(extra: dict[str, str]) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, env={**env, **extra})
+
+    assert run({}).stdout.split() == ["('HTTP_X_FORWARDED_PROTO',", "'https')", "True", "DENY", "True"]
+    changed = run({"SECURE_PROXY_SSL_HEADER": "", "SECURE_HSTS_PRELOAD": "false", "X_FRAME_OPTIONS": "SAMEORIGIN"})
+    assert changed.stdout.split() == ["None", "False", "SAMEORIGIN", "True"], changed.stderr

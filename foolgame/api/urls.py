@@ -40,7 +40,7 @@ urlpatterns = [
     path("moderation/queue", moderation.ModerationQueueApi.as_view(), name="moderation-queue"),
     path("moderation/claims/<int:claim_id>/actions", moderation.ClaimActionApi.as_view(), name="moderation-claim-actions"),
     path("moderation/audit", moderation.AuditLogApi.as_view(), name="moderation-audit"),
-    path("exports", dataset.ExportCreateApi.as_view(), name="exports"),
+    path("exports", dataset.ExportListCreateApi.as_view(), name="exports"),
     path("exports/<int:export_id>", dataset.ExportDetailApi.as_view(), name="export-detail"),
     path("exports/<int:export_id>/files/<str:name>", dataset.ExportFileApi.as_view(), name="export-file"),
 ]

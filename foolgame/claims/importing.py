@@ -156,13 +156,19 @@ def _clue(sentence: Sentence) -> dict:
 
 @transaction.atomic
 def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
-    """Store parsed rows; returns how many claims were new. Existing claim ids are left as they are."""
+    """Store parsed rows; returns how many claims were new. Existing claim ids are left as they are.
+
+    The new claims' quality flags are computed in the same transaction, from the release's
+    vote counts: the moderation queue lists the release's too-hard claims as soon as the
+    import commits, without waiting for the hourly refresh."""
+    from foolgame.moderation.services import quality_refresh_chunked  # moderation imports claims
+
     author = release_author()
+    created_ids: list[int] = []
     by_page: dict[str, list[Fm2Row]] = {}
     for row in rows:
         by_page.setdefault(row.page_title, []).append(row)
     known_ids = set(Claim.objects.filter(external_id__in=[r.id for r in rows]).values_list("external_id", flat=True))
-    created = 0
     for title, page_rows in by_page.items():
         category_name = next((r.category for r in page_rows if r.category.upper() != NO_CATEGORY), None)
         page, _ = page_get_or_create(title=title, source=Page.Source.FM2, category=category_for_name(category_name))
@@ -194,8 +200,9 @@ def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
             ClaimGold.objects.bulk_create(
                 ClaimGold(claim=claim, sentence=s, position=i) for i, s in enumerate(dict.fromkeys(gold))
             )
-            created += 1
-    return created
+            created_ids.append(claim.pk)
+    quality_refresh_chunked(claim_ids=created_ids)
+    return len(created_ids)
 
 
 def database_totals() -> str:

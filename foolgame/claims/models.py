@@ -56,10 +56,19 @@ class Claim(models.Model):
         expression=models.F("release_total_votes") + models.F("game_votes"), output_field=models.IntegerField(), db_persist=True
     )
 
+    # The claim's difficulty on the 1500 scale (scoring.ratings: Glicko-2 per vote, from the
+    # last refit_ratings), with its deviation and volatility. NULL until the game's first vote
+    # on it: the release's votes have no voters to rate against.
+    rating = models.FloatField(null=True, blank=True, editable=False)
+    rating_deviation = models.FloatField(default=350.0, editable=False)
+    rating_volatility = models.FloatField(default=0.06, editable=False)
+
     class Meta:
         ordering = ["-created", "-id"]
         indexes = [
             models.Index(fields=["page", "status", "label"]),
+            # The dealer reads the claims nearest a player's level along it.
+            models.Index(fields=["status", "rating", "id"], name="claim_status_rating"),
             # The dealer walks active claims least-voted first, ties rotated by id.
             models.Index(fields=["status", "deal_votes", "id"], name="claim_status_deal_votes"),
         ]

@@ -16,8 +16,9 @@ from rest_framework.views import APIView
 from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
-from foolgame.dataset.exporter import FORMATS
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.models import Export
+from foolgame.dataset.selectors import export_list
 from foolgame.dataset.services import export_file_path, export_request, is_researcher
 
 
@@ -37,6 +38,10 @@ class ExportRequestSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=150), required=False, default=list, max_length=10_000,
         help_text="usernames whose claims go to test only",
     )
+    baseline_max_claims = serializers.IntegerField(
+        required=False, default=BASELINE_MAX_CLAIMS, min_value=10, max_value=1_000_000,
+        help_text="the claim-only baseline learns from at most this many train claims (memory grows about 10 MB per 1000)",
+    )
 
 
 class ExportCreatedSerializer(serializers.Serializer):
@@ -54,7 +59,8 @@ class ExportStatusSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Export.Status.values)
     stage = serializers.CharField(help_text="plan, claims, votes, stats, artifacts, card or done")
     progress = serializers.FloatField(help_text="0 to 1")
-    options = serializers.DictField()
+    options = serializers.DictField(help_text="the request's seed, splits, formats, include_removed, exclusive_test_authors")
+    requested_by = serializers.CharField(allow_null=True, help_text="the researcher who asked for it")
     created = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -65,8 +71,58 @@ class ExportStatusSerializer(serializers.Serializer):
     heartbeat_at = serializers.DateTimeField(allow_null=True, help_text="last sign of life of the running job")
 
 
-class ExportCreateApi(ApiView):
+class ExportListSerializer(serializers.Serializer):
+    exports = ExportStatusSerializer(many=True, help_text="newest first")
+    count = serializers.IntegerField(help_text="every export ever requested (the list holds the latest ones)")
+
+
+FORBIDDEN = "permission_denied: logged in, but neither staff nor in the researchers group"
+EXPORTS_LISTED = 50
+
+
+def export_payload(request: Request, export: Export) -> dict:
+    """An export as researchers see it: status, progress, heartbeat and, once done, its files
+    with absolute download URLs."""
+    files = [
+        {**f, "url": request.build_absolute_uri(reverse("export-file", args=[export.pk, f["name"]]))}
+        for f in (export.files if export.status == Export.Status.DONE else [])
+    ]
+    return ExportStatusSerializer(
+        {
+            "id": export.pk,
+            "status": export.status,
+            "stage": export.stage,
+            "progress": export.progress,
+            "options": export.options,
+            "requested_by": export.requested_by.get_username() if export.requested_by else None,
+            "created": export.created,
+            "started_at": export.started_at,
+            "finished_at": export.finished_at,
+            "error": export.error,
+            "files": files,
+            "attempts": export.attempts,
+            "max_attempts": settings.FM2_JOBS["EXPORT_MAX_ATTEMPTS"],
+            "heartbeat_at": export.heartbeat_at,
+        }
+    ).data
+
+
+class ExportListCreateApi(ApiView):
     permission_classes = [IsResearcher]
+
+    @extend_schema(
+        operation_id="exports_list",
+        responses={200: ExportListSerializer, **errors(e403=FORBIDDEN)},
+        summary="The latest exports, newest first (researchers only)",
+        description=f"Researchers only. The {EXPORTS_LISTED} latest exports, whoever asked for them, each as "
+        "`GET /api/exports/<id>` gives it (status, stage, progress and, once done, the files with their download "
+        "URLs), and the count of all exports. The researcher's page `/research/` shows this list.",
+    )
+    def get(self, request: Request) -> Response:
+        exports = export_list()
+        return Response(
+            {"exports": [export_payload(request, e) for e in exports[:EXPORTS_LISTED]], "count": exports.count()}
+        )
 
     @extend_schema(
         request=ExportRequestSerializer,
@@ -78,7 +134,7 @@ class ExportCreateApi(ApiView):
                     "invalid: the body is not a JSON object, or a field has the wrong type (details names it)",
                     "invalid_options: splits is not three numbers for train,dev,test, or they are negative or all 0",
                 ],
-                e403="permission_denied: logged in, but neither staff nor in the researchers group",
+                e403=FORBIDDEN,
             ),
         },
         summary="Start a dataset export in the background (researchers only)",
@@ -98,36 +154,13 @@ class ExportDetailApi(ApiView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
-        responses={200: ExportStatusSerializer, **errors(e403="permission_denied: logged in, but neither staff nor in the researchers group", e404="not_found: no export has this id")},
+        responses={200: ExportStatusSerializer, **errors(e403=FORBIDDEN, e404="not_found: no export has this id")},
         summary="An export's progress and, once done, its files",
         description="Researchers only. The export's status, stage and progress (0 to 1), its heartbeat and attempts; "
         "once done, each file with its size and download URL.",
     )
     def get(self, request: Request, export_id: int) -> Response:
-        export = get_object_or_404(Export, pk=export_id)
-        files = [
-            {**f, "url": request.build_absolute_uri(reverse("export-file", args=[export.pk, f["name"]]))}
-            for f in (export.files if export.status == Export.Status.DONE else [])
-        ]
-        return Response(
-            ExportStatusSerializer(
-                {
-                    "id": export.pk,
-                    "status": export.status,
-                    "stage": export.stage,
-                    "progress": export.progress,
-                    "options": export.options,
-                    "created": export.created,
-                    "started_at": export.started_at,
-                    "finished_at": export.finished_at,
-                    "error": export.error,
-                    "files": files,
-                    "attempts": export.attempts,
-                    "max_attempts": settings.FM2_JOBS["EXPORT_MAX_ATTEMPTS"],
-                    "heartbeat_at": export.heartbeat_at,
-                }
-            ).data
-        )
+        return Response(export_payload(request, get_object_or_404(Export.objects.select_related("requested_by"), pk=export_id)))
 
 
 class ExportFileApi(ApiView):
@@ -136,7 +169,7 @@ class ExportFileApi(ApiView):
     @extend_schema(
         responses={
             (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="the file"),
-            **errors(e403="permission_denied: logged in, but neither staff nor in the researchers group", e404="not_found: no such export, the export is not done, or it has no file of this name"),
+            **errors(e403=FORBIDDEN, e404="not_found: no such export, the export is not done, or it has no file of this name"),
         },
         summary="Download one file of a finished export",
         description="Researchers only. One file of a finished export, as an attachment.",

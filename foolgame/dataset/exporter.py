@@ -42,6 +42,7 @@ Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as the export moves on."""
 
 FORMATS = ("jsonl", "csv")
+BASELINE_MAX_CLAIMS = 8_000
 CLAIM_FIELDS = (
     "id",
     "text",
@@ -54,6 +55,8 @@ CLAIM_FIELDS = (
     "correct_votes",
     "total_likes",
     "smoothed_correctness",
+    "difficulty",
+    "difficulty_deviation",
     "flags",
     "author",
     "created",
@@ -109,7 +112,7 @@ class ExportOptions:
     include_removed: bool = False
     formats: tuple[str, ...] = FORMATS
     chunk_size: int = 2000
-    baseline_max_claims: int = 8_000
+    baseline_max_claims: int = BASELINE_MAX_CLAIMS
     """The claim-only classifier learns from at most this many claims (memory bound)."""
 
 
@@ -401,6 +404,7 @@ def _write_claims(
     fields = (
         "id", "text", "label", "page_id", "author_id", "created", "status", "external_id", "clues",
         "release_retrieved", "release_total_votes", "release_correct_votes", "release_total_likes",
+        "rating", "rating_deviation",
     )
     claims = _claims_queryset(options)
     # Release claims first in the release's order, then the game's own in id order: those
@@ -453,6 +457,8 @@ def _write_claims(
                     "correct_votes": correct_votes,
                     "total_likes": row["release_total_likes"] + likes[claim_id],
                     "smoothed_correctness": round(smoothed_correctness(correct_votes, total_votes), 4),
+                    "difficulty": round(row["rating"]) if row["rating"] is not None else None,
+                    "difficulty_deviation": round(row["rating_deviation"]) if row["rating"] is not None else None,
                     "flags": flags[claim_id],
                     "author": authors(row["author_id"], shown),
                     "created": _day(row["created"]),

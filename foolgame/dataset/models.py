@@ -35,6 +35,7 @@ class Export(models.Model):
 
     class Meta:
         ordering = ["-created", "-id"]
+        permissions = [("export_dataset", "Can export the dataset and download its files")]
 
     def __str__(self) -> str:
         return f"export {self.pk} ({self.status})"

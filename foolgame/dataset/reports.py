@@ -347,7 +347,9 @@ claim_features = Features({
     "gold_evidence": evidence, "retrieved_evidence": evidence,
     "wikipedia_page": Value("string"), "category": Value("string"),
     "total_votes": Value("int64"), "correct_votes": Value("int64"), "total_likes": Value("int64"),
-    "smoothed_correctness": Value("float64"), "flags": [Value("string")], "author": Value("string"),
+    "smoothed_correctness": Value("float64"),
+    "difficulty": Value("int64"), "difficulty_deviation": Value("int64"),
+    "flags": [Value("string")], "author": Value("string"),
     "created": Value("string"), "mean_clues_revealed": Value("float64"),
 })
 vote_features = Features({
@@ -426,6 +428,7 @@ otherwise be typed differently from split to split:
 | `total_votes`, `correct_votes` | votes on the claim in the original game (release claims) plus the game's own; a vote is correct when the voter found the false claim of the pair |
 | `total_likes` | likes, the same way |
 | `smoothed_correctness` | `(correct_votes + 4) / (total_votes + 5)`: the share of correct votes under a Beta(4, 1) prior; low values mark claims that fool players |
+| `difficulty`, `difficulty_deviation` | the claim's difficulty rating from the game's own votes and its uncertainty (one standard deviation), on the chess-like 1500 scale: each vote is a game the voter wins by finding the false claim, and both claims of the pair are rated (Glicko-2 per vote, refitted in batch by a Rasch model), so unlike `smoothed_correctness` it accounts for who voted; 1500 is a newcomer's, higher fools more voters; null for a claim without a vote in this game (the release's votes have no voters to rate against) |
 | `flags` | moderation and player signals, e.g. `removed`, `reported:wrong_label`, `too_hard` |
 | `author` | the pseudonym of a run of at most 2 of one author's claims (see Privacy) |
 | `created` | the UTC day the claim was written (for release claims: imported), `YYYY-MM-DD` |

@@ -16,21 +16,23 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from foolgame.api.errors import ServiceError
 from foolgame.dataset import reports
-from foolgame.dataset.exporter import FORMATS, ExportError, ExportOptions, Progress, write_records
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
 from foolgame.dataset.splits import parse_proportions
+from foolgame.players.services import player_role_set, role_group_ensure
 
 logger = logging.getLogger(__name__)
 
 RESEARCHERS_GROUP = "researchers"
+RESEARCHER_PERMISSION = ("dataset", "export_dataset")
 # Share of the job's progress bar each stage takes (the claims dominate).
 STAGE_SPAN = {"plan": (0.0, 0.02), "claims": (0.02, 0.6), "votes": (0.6, 0.75), "stats": (0.75, 0.8), "artifacts": (0.8, 0.98), "card": (0.98, 1.0)}
 
@@ -43,11 +45,23 @@ class ExportResult:
     artifacts: dict[str, Any]
 
 
+def researchers_group_ensure() -> Group:
+    """The ``researchers`` group with the export permission (migration 0003 makes it; this
+    makes it again after a flushed test database, like the moderators group)."""
+    return role_group_ensure(name=RESEARCHERS_GROUP, permissions=[RESEARCHER_PERMISSION])
+
+
+def researcher_set(*, username: str, researcher: bool = True) -> AbstractBaseUser:
+    """Add a player to the researchers group (or take them out of it)."""
+    return player_role_set(username=username, group=researchers_group_ensure(), member=researcher)
+
+
 def is_researcher(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Staff, or members of the ``researchers`` group."""
-    if not user.is_authenticated:
+    """Who may export: holders of ``dataset.export_dataset`` (the ``researchers`` group grants
+    it, superusers hold every permission), and staff."""
+    if not user.is_authenticated or not user.is_active:
         return False
-    return bool(user.is_staff or user.groups.filter(name=RESEARCHERS_GROUP).exists())
+    return bool(user.is_staff or user.has_perm("dataset.export_dataset"))
 
 
 def dataset_export(
@@ -109,6 +123,7 @@ def export_options_from(data: dict[str, Any]) -> ExportOptions:
         exclusive_test_authors=frozenset(data.get("exclusive_test_authors") or ()),
         include_removed=bool(data.get("include_removed", False)),
         formats=tuple(data.get("formats") or FORMATS),
+        baseline_max_claims=int(data.get("baseline_max_claims", BASELINE_MAX_CLAIMS)),
     )
 
 
@@ -120,6 +135,7 @@ def export_request(
     formats: Sequence[str] = FORMATS,
     include_removed: bool = False,
     exclusive_test_authors: Sequence[str] = (),
+    baseline_max_claims: int = BASELINE_MAX_CLAIMS,
 ) -> Export:
     """Queue an export for a researcher; the job starts once this transaction commits."""
     if not is_researcher(user):
@@ -130,6 +146,7 @@ def export_request(
         "formats": list(formats),
         "include_removed": include_removed,
         "exclusive_test_authors": sorted(set(exclusive_test_authors)),
+        "baseline_max_claims": baseline_max_claims,
     }
     try:
         export_options_from(options)
@@ -313,4 +330,6 @@ __all__ = [
     "export_jobs_reap",
     "export_request",
     "is_researcher",
+    "researcher_set",
+    "researchers_group_ensure",
 ]

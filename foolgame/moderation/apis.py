@@ -69,6 +69,13 @@ class _SentenceSerializer(serializers.Serializer):
     section_header = serializers.CharField(allow_blank=True)
 
 
+class _DifficultySerializer(serializers.Serializer):
+    rating = serializers.IntegerField(help_text="difficulty on the 1500 scale: the higher, the more voters it fools")
+    deviation = serializers.IntegerField(help_text="its uncertainty (one standard deviation, same scale)")
+    too_hard = serializers.BooleanField(help_text="the lower end of its 90% interval is above the break-even difficulty")
+    reason = serializers.CharField(allow_blank=True)
+
+
 class ClaimReviewSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     text = serializers.CharField()
@@ -83,6 +90,9 @@ class ClaimReviewSerializer(serializers.Serializer):
     score = serializers.FloatField(allow_null=True, help_text="smoothed correct-vote rate (posterior mean)")
     interval = serializers.ListField(child=serializers.FloatField(), allow_null=True, help_text="90% credible interval")
     threshold = serializers.FloatField()
+    difficulty = _DifficultySerializer(
+        allow_null=True, help_text="the claim's difficulty rating from the game's votes (1500 scale); null before its first vote here"
+    )
     prior = _PriorSerializer(allow_null=True)
     flags = _FlagsSerializer()
     report_count = serializers.IntegerField()
@@ -159,7 +169,7 @@ class ModerationQueueApi(ApiView):
         if not 1 <= limit <= QUEUE_LIMIT_MAX:
             raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
         claims = selectors.moderation_queue(reason=reason, category=request.query_params.get("category") or None)
-        results = [selectors.claim_review(c) for c in claims[:limit]]
+        results = selectors.claim_reviews(claims[:limit])
         services.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
         return Response({"count": claims.count(), "results": results})
 
@@ -209,7 +219,7 @@ class ClaimActionApi(ApiView):
             label=data.get("label"),
             gold_sentence_ids=data.get("gold_sentence_ids"),
         )
-        body = selectors.claim_review(selectors.claim_for_review(claim_id=claim_id))
+        body = selectors.claim_reviews([selectors.claim_for_review(claim_id=claim_id)])[0]
         body["audit"] = selectors.audit_record_payload(record)
         return Response(body)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord, ClaimQuality
 from foolgame.voting.models import Report
+from foolgame.voting.ratings import claim_difficulty, ratings_break_even
 
 REASONS = ("reports", "too_hard", "too_easy")
 
@@ -58,9 +60,11 @@ def _why(quality: ClaimQuality | None) -> list[str]:
     return why
 
 
-def claim_review(claim: Claim) -> dict[str, Any]:
+def claim_review(claim: Claim, *, break_even: float | None = None) -> dict[str, Any]:
     """A claim as the queue shows it: why it is there, its votes, its smoothed rate and
-    interval, its reports (those since the last review are ``open``), gold and clues."""
+    interval, its difficulty rating and deviation (foolgame.voting.ratings; with the
+    ratings' ``break_even``, from ``claim_reviews``, whether they call it too hard), its
+    reports (those since the last review are ``open``), gold and clues."""
     quality: ClaimQuality | None = getattr(claim, "quality", None)
     reviewed_until = quality.reviewed_report_id if quality else 0
     reports = [
@@ -102,6 +106,7 @@ def claim_review(claim: Claim) -> dict[str, Any]:
         "score": round(quality.score, 4) if quality else None,
         "interval": [round(quality.interval_low, 4), round(quality.interval_high, 4)] if quality else None,
         "threshold": settings.FM2_MODERATION["TOO_HARD_THRESHOLD"],
+        "difficulty": difficulty.payload() if (difficulty := claim_difficulty(claim, break_even=break_even)) else None,
         "prior": {"a": round(quality.prior_a, 4), "b": round(quality.prior_b, 4)} if quality else None,
         "flags": {
             "too_hard": bool(quality and quality.too_hard),
@@ -122,6 +127,12 @@ def claim_review(claim: Claim) -> dict[str, Any]:
             for c in claim.clues
         ],
     }
+
+
+def claim_reviews(claims: Iterable[Claim]) -> list[dict[str, Any]]:
+    """``claim_review`` for a page of claims, reading the ratings' break-even once."""
+    break_even = ratings_break_even()
+    return [claim_review(claim, break_even=break_even) for claim in claims]
 
 
 def audit_record_payload(record: AuditRecord) -> dict[str, Any]:

@@ -5,7 +5,8 @@ plus the game's own votes), its reports and its review state, so recomputing it 
 idempotent: the per-vote task and the periodic full refresh may both run, in any order and
 any number of times. Locking rule: every write of a quality row happens in a transaction
 that holds that row's lock (``select_for_update``, claim ids in ascending order), and reads
-the review fields under it; moderator actions lock the claim, then its quality row. So a
+the review fields under it; every writer (refresh, moderator action, vote) locks the claims
+first, then their quality rows. So a
 refresh can never write back a review state older than a moderator's action.
 
 Actions. ``check_claim_action`` validates the request and takes the locks;
@@ -22,8 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Group, Permission
+from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -32,6 +32,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit, Sighting
 from foolgame.pages.models import Sentence
+from foolgame.players.services import player_role_set, role_group_ensure
 from foolgame.voting.models import Report, Vote
 from foolgame.voting.notifications import notification_for_moderation
 from scoring import filters
@@ -62,12 +63,7 @@ def _config() -> dict[str, Any]:
 
 def moderators_group_ensure() -> Group:
     """The ``moderators`` group with its permissions (created when missing; run after migrate)."""
-    group, _ = Group.objects.get_or_create(name=MODERATORS_GROUP)
-    wanted = Q()
-    for app_label, codename in MODERATOR_PERMISSIONS:
-        wanted |= Q(content_type__app_label=app_label, codename=codename)
-    group.permissions.add(*Permission.objects.filter(wanted))
-    return group
+    return role_group_ensure(name=MODERATORS_GROUP, permissions=MODERATOR_PERMISSIONS)
 
 
 def is_moderator(user: Any) -> bool:
@@ -80,16 +76,7 @@ def is_moderator(user: Any) -> bool:
 
 def moderator_set(*, username: str, moderator: bool = True) -> AbstractBaseUser:
     """Add a player to the moderators group (or take them out of it)."""
-    try:
-        user = get_user_model().objects.get(username=username)
-    except get_user_model().DoesNotExist:
-        raise ServiceError("user_not_found", f"No player is called {username!r}.", status_code=404) from None
-    group = moderators_group_ensure()
-    if moderator:
-        user.groups.add(group)
-    else:
-        user.groups.remove(group)
-    return user
+    return player_role_set(username=username, group=moderators_group_ensure(), member=moderator)
 
 
 # --- the prior ----------------------------------------------------------------------------
@@ -275,14 +262,24 @@ def quality_refresh(*, claim_ids: Sequence[int], prior: tuple[float, float] | No
     Called on commit after every vote (both claims of the round) and every report, and in
     chunks by :func:`quality_refresh_all`. Returns how many rows were written."""
     ids = sorted({int(pk) for pk in claim_ids})
-    ids = list(Claim.objects.filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
-    if not ids:
-        return 0
     prior = prior or prior_current()
     with transaction.atomic():
+        # The claims first, in id order, as a moderator's action and a vote take them: a
+        # refresh that inserted a missing quality row while a moderator held its claim (and
+        # was about to insert the same row) deadlocked.
+        ids = list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+        if not ids:
+            return 0
         rows = _lock_rows(ids)
         _refresh_locked(rows, prior)
     return len(ids)
+
+
+def quality_refresh_chunked(*, claim_ids: Sequence[int]) -> int:
+    """:func:`quality_refresh` over many claims, one chunk at a time under one prior (an
+    import's new claims). Returns how many claims were refreshed."""
+    prior = prior_current()
+    return sum(quality_refresh(claim_ids=chunk, prior=prior) for chunk in _chunks(sorted(claim_ids), REFRESH_CHUNK))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
-from functools import wraps
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -18,22 +17,15 @@ from foolgame.moderation.models import AuditRecord
 from foolgame.moderation.services import is_moderator, sightings_record
 from foolgame.pages.models import Sentence
 from foolgame.pages.selectors import category_list
+from foolgame.players.roles import role_page
 from foolgame.voting.models import Report
 
 QUEUE_PAGE_SIZE = 50
 REASON_NAMES = [("", "Any reason"), ("reports", "Reported"), ("too_hard", "Too hard"), ("too_easy", "Too easy")]
 
 
-def moderators_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """403 for everyone outside the moderators group, logged in or not."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_moderator(request.user):
-            return render(request, "moderation/forbidden.html", status=403)
-        return view(request, *args, **kwargs)
-
-    return wrapped
+# 403 for everyone outside the moderators group, logged in or not.
+moderators_only = role_page(is_moderator, "moderation/forbidden.html")
 
 
 @moderators_only
@@ -44,7 +36,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         reason = None
     category = request.GET.get("category") or None
     claims = selectors.moderation_queue(reason=reason, category=category)
-    items = [selectors.claim_review(c) for c in claims[:QUEUE_PAGE_SIZE]]
+    items = selectors.claim_reviews(claims[:QUEUE_PAGE_SIZE])
     sightings_record(moderator=request.user, claim_ids=[item["id"] for item in items])
     for item in items:
         for report in item["reports"]:

@@ -14,7 +14,10 @@ from rest_framework.response import Response
 from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
+from foolgame.dataset.services import is_researcher
+from foolgame.moderation.services import is_moderator
 from foolgame.players.selectors import player_points
+from foolgame.voting.ratings import player_skill
 from foolgame.players.services import player_authenticate, player_create
 
 
@@ -31,19 +34,30 @@ class PointsSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
+class SkillSerializer(serializers.Serializer):
+    skill = serializers.IntegerField(help_text="rating - 2 x deviation: the skill leaderboard's order")
+    rating = serializers.IntegerField(help_text="Glicko-2 rating from the player's votes (1500 scale)")
+    deviation = serializers.IntegerField(help_text="its uncertainty")
+    votes = serializers.IntegerField(help_text="rated votes")
+
+
 class PlayerSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     username = serializers.CharField()
-    is_moderator = serializers.BooleanField()
+    is_moderator = serializers.BooleanField(help_text="may work the moderation queue (the moderators group, or a superuser)")
+    is_researcher = serializers.BooleanField(help_text="may export the dataset (the researchers group, staff, or a superuser)")
     points = PointsSerializer()
+    skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
 
 
 def player_payload(user) -> dict:
     return {
         "id": user.pk,
         "username": user.get_username(),
-        "is_moderator": user.groups.filter(name="moderators").exists(),
+        "is_moderator": is_moderator(user),
+        "is_researcher": is_researcher(user),
         "points": player_points(player=user),
+        "skill": player_skill(player_id=user.pk),
     }
 
 
@@ -138,9 +152,10 @@ class MeApi(ApiView):
 
     @extend_schema(
         responses={200: PlayerSerializer, **errors()},
-        summary="The current player and their points by kind",
-        description="The logged-in player: id, user name, whether they moderate, and their points by kind "
-        "(write, verify, fool, like) with the total.",
+        summary="The current player, their points by kind and their skill",
+        description="The logged-in player: id, user name, whether they moderate, their points by kind "
+        "(write, verify, fool, like) with the total, and their skill rating (null before their first vote; "
+        "see `GET /api/leaderboard?kind=skill`).",
     )
     def get(self, request: Request) -> Response:
         return Response(player_payload(request.user))

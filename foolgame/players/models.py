@@ -79,3 +79,25 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.player_id} (claim {self.claim_id})"
+
+
+class PlayerRating(models.Model):
+    """A player's skill on the 1500 scale (scoring.ratings: Glicko-2, updated by each vote in
+    its transaction; rebuilt by ``refit_ratings``). No row until the first vote."""
+
+    player = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="skill")
+    rating = models.FloatField(default=1500.0)
+    deviation = models.FloatField(default=350.0)
+    volatility = models.FloatField(default=0.06)
+    votes = models.PositiveIntegerField(default=0)
+    updated = models.DateTimeField(auto_now=True)
+    # The skill table's order: a rating the player is very likely above (scoring.ratings.conservative).
+    floor = models.GeneratedField(
+        expression=models.F("rating") - 2 * models.F("deviation"), output_field=models.FloatField(), db_persist=True
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["-floor"], name="player_rating_floor")]
+
+    def __str__(self) -> str:
+        return f"{self.player_id}: {self.rating:.0f} +- {self.deviation:.0f}"

@@ -1,14 +1,15 @@
-"""Accounts: signing up with Django's password rules; logging in, throttled."""
+"""Accounts: signing up with Django's password rules; logging in, throttled; roles (groups)."""
 
 from __future__ import annotations
 
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model, password_validation
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, Group, Permission
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from foolgame.api.errors import ServiceError
 from foolgame.throttle import throttle_bump, throttle_count, throttle_reset
@@ -82,4 +83,32 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
         raise ServiceError(*TAKEN, status_code=409) from None
     if ip is not None:
         throttle_bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
+    return user
+
+
+# --- Roles: a role is a group with its permissions (moderators, researchers) ----------------
+
+
+def role_group_ensure(*, name: str, permissions: list[tuple[str, str]]) -> Group:
+    """The role's group with these ``(app_label, codename)`` permissions, created when missing.
+
+    Runs after ``migrate`` (and after a test database is flushed), once the permissions exist."""
+    group, _ = Group.objects.get_or_create(name=name)
+    wanted = Q()
+    for app_label, codename in permissions:
+        wanted |= Q(content_type__app_label=app_label, codename=codename)
+    group.permissions.add(*Permission.objects.filter(wanted))
+    return group
+
+
+def player_role_set(*, username: str, group: Group, member: bool) -> AbstractBaseUser:
+    """Put a player in a role's group, or take them out of it."""
+    try:
+        user = get_user_model().objects.get(username=username)
+    except get_user_model().DoesNotExist:
+        raise ServiceError("user_not_found", f"No player is called {username!r}.", status_code=404) from None
+    if member:
+        user.groups.add(group)
+    else:
+        user.groups.remove(group)
     return user

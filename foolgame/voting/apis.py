@@ -14,6 +14,7 @@ from foolgame.players.models import LedgerEntry
 from foolgame.voting import services
 from foolgame.voting.models import Report
 from foolgame.voting.notifications import notifications_mark_read, notifications_unread_count, player_notifications
+from foolgame.voting.ratings import skill_table
 from foolgame.voting.selectors import leaderboard
 
 CLAIM_CHOICES = [(0, "left"), (1, "right")]  # named once in the schema: settings.ENUM_NAME_OVERRIDES
@@ -301,28 +302,35 @@ class RoundReportApi(ApiView):
 class LeaderboardEntrySerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     username = serializers.CharField()
-    points = serializers.IntegerField()
+    points = serializers.IntegerField(required=False, help_text="points kinds only")
+    skill = serializers.IntegerField(required=False, help_text="kind=skill only: rating - 2 x deviation, the table's order")
+    rating = serializers.IntegerField(required=False, help_text="kind=skill only: the Glicko-2 rating (1500 scale)")
+    deviation = serializers.IntegerField(required=False, help_text="kind=skill only: its uncertainty")
+    votes = serializers.IntegerField(required=False, help_text="kind=skill only: rated votes")
 
 
 class LeaderboardApi(ApiView):
     permission_classes = [permissions.AllowAny]
-    KINDS = ["total", *LedgerEntry.Kind.values]
+    KINDS = ["total", *LedgerEntry.Kind.values, "skill"]
 
     @extend_schema(
         parameters=[OpenApiParameter("kind", str, enum=KINDS, default="total")],
         responses={
             200: LeaderboardEntrySerializer(many=True),
-            **errors(login=False, e400="invalid_kind: kind is not total, write, verify, fool or like"),
+            **errors(login=False, e400="invalid_kind: kind is not total, write, verify, fool, like or skill"),
         },
-        summary="Players ranked by points",
+        summary="Players ranked by points, or by skill",
         description="The top players by points of one kind, or in total; equal points share a rank and system players "
-        "(the release's author) are left out. Open to everyone.",
+        "(the release's author) are left out. `kind=skill` ranks by skill rating instead: each vote is a game against "
+        "the pair of claims (Glicko-2), ordered by `skill` = rating - 2 x deviation so that a lucky newcomer does not "
+        "top it, among players with `FM2_SKILL_MIN_VOTES` (10) rated votes; its rows carry skill, rating, deviation and "
+        "votes instead of points. Open to everyone.",
     )
     def get(self, request: Request) -> Response:
         kind = request.query_params.get("kind", "total")
         if kind not in self.KINDS:
             raise ServiceError("invalid_kind", f"kind must be one of: {', '.join(self.KINDS)}.")
-        return Response(leaderboard(kind=kind))
+        return Response(skill_table() if kind == "skill" else leaderboard(kind=kind))
 
 
 class NotificationSerializer(serializers.Serializer):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,11 +27,13 @@ from django.db import IntegrityError, models, transaction
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
-from foolgame.players.models import LedgerEntry
+from foolgame.players.models import LedgerEntry, PlayerRating
 from foolgame.voting import clock, events, notifications
 from foolgame.voting.counters import claim_votes_count, claim_votes_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
+from foolgame.voting.ratings import ratings_record_vote
 from foolgame.voting.selectors import claims_for_player
+from scoring.ratings import DEFAULT_RATING, Rating, pair_target
 from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
 
 MAX_OPEN_ROUNDS = 3
@@ -78,6 +81,7 @@ class _Candidate:
     category_id: int | None
     label: str
     votes: int
+    rating: float | None
     tiebreak: float
 
 
@@ -111,7 +115,7 @@ DEAL_WINDOW = 32
 DEAL_PAGE_ROWS = 500
 DEAL_CATEGORY_ROWS = 8
 
-_DEAL_FIELDS = ("id", "page_id", "page__category_id", "label", "deal_votes")
+_DEAL_FIELDS = ("id", "page_id", "page__category_id", "label", "deal_votes", "rating")
 
 
 def _other_label(label: str) -> str:
@@ -144,20 +148,33 @@ def _deal_window(pool: models.QuerySet[Claim]) -> list[_Candidate]:
     return _candidates(rows)
 
 
-def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | None:
-    """A fair pair from the pool without reading the pool (the policy is in the README,
-    "Voting rounds"): the first claim is taken from the least-voted window, least-voted
-    first (ties at random); its partner, of the other label, from its page (the least-voted
-    there), else from its category (the least-voted there, ties among the first few at
-    random). Only when no claim of a full window has a partner even in its category is the
-    whole pool read, with ``_pick_pair``: a player with almost nothing left to play."""
-    window = _deal_window(pool)
-    if not window:
-        return None
-    anchors = sorted(window, key=lambda c: (c.votes, c.tiebreak))
-    on_pages: dict[int, _Candidate] = {c.id: c for c in window}
-    # Unordered, so that the read goes through the page index; the least-voted is picked here.
-    page_rows = pool.filter(page_id__in={c.page_id for c in window}).order_by().values_list(*_DEAL_FIELDS)
+def _level_window(pool: models.QuerySet[Claim], target: float) -> list[_Candidate]:
+    """The ``DEAL_WINDOW`` rated claims of the pool nearest ``target`` (1500 scale), nearest
+    first: one index walk up from it and one down, a LIMIT each (``claim_status_rating``)."""
+    up = pool.filter(rating__gte=target).order_by("rating", "id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW]
+    down = pool.filter(rating__lt=target).order_by("-rating", "-id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW]
+    return sorted(_candidates([*up, *down]), key=lambda c: (abs(c.rating - target), c.tiebreak))[:DEAL_WINDOW]
+
+
+def _nearest(wanted: float) -> Callable[[list[_Candidate]], _Candidate]:
+    """A partner picker: the claim whose rating is nearest ``wanted`` (an unrated claim
+    counts as a newcomer's 1500), ties at random."""
+
+    def pick(candidates: list[_Candidate]) -> _Candidate:
+        return min(candidates, key=lambda c: (abs((c.rating if c.rating is not None else DEFAULT_RATING) - wanted), c.tiebreak))
+
+    return pick
+
+
+def _pair_from(
+    pool: models.QuerySet[Claim], anchors: list[_Candidate], partner: Callable[[_Candidate], Callable[[list[_Candidate]], _Candidate]]
+) -> tuple[_Candidate, _Candidate] | None:
+    """The first of ``anchors`` (in their order) with a partner of the other label on its
+    page, else in its category; ``partner(anchor)`` picks among the candidates. Bounded
+    reads: the anchors' pages (``DEAL_PAGE_ROWS``), then a few rows per category."""
+    on_pages: dict[int, _Candidate] = {c.id: c for c in anchors}
+    # Unordered, so that the read goes through the page index; the picker chooses here.
+    page_rows = pool.filter(page_id__in={c.page_id for c in anchors}).order_by().values_list(*_DEAL_FIELDS)
     for c in _candidates(page_rows[:DEAL_PAGE_ROWS]):
         on_pages.setdefault(c.id, c)
     by_page: dict[tuple[int, str], list[_Candidate]] = {}
@@ -166,7 +183,7 @@ def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | 
     for anchor in anchors:
         partners = by_page.get((anchor.page_id, _other_label(anchor.label)))
         if partners:
-            return anchor, _least_voted(partners)
+            return anchor, partner(anchor)(partners)
     tried: set[tuple[int, str]] = set()
     for anchor in anchors:
         if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
@@ -175,10 +192,43 @@ def _deal_pair(pool: models.QuerySet[Claim]) -> tuple[_Candidate, _Candidate] | 
         rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id")
         partners = _candidates(rows.values_list(*_DEAL_FIELDS)[:DEAL_CATEGORY_ROWS])
         if partners:
-            return anchor, _least_voted(partners)
-    if len(window) < DEAL_WINDOW:
-        return None  # the window was the whole pool: every claim was tried
+            return anchor, partner(anchor)(partners)
+    return None
+
+
+def _deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tuple[_Candidate, _Candidate] | None:
+    """A fair pair from the pool without reading the pool (the policy is in the README,
+    "Voting rounds").
+
+    With a ``level`` (a claim difficulty on the 1500 scale, ``scoring.ratings.pair_target``),
+    the first claim is the one nearest it among the rated claims, its partner the one of the
+    other label nearest ``2 * level - first`` (so the pair's sum is on target) on its page,
+    else among its category's least-voted. Without one, or when no pair is found near the
+    level: the first claim is taken from the least-voted window, least-voted first (ties at
+    random), its partner the least-voted of its page, else of its category. Only when no
+    claim of a full window has a partner even in its category is the whole pool read, with
+    ``_pick_pair``: a player with almost nothing left to play."""
+    if level is not None:
+        pair = _pair_from(pool, _level_window(pool, level), lambda anchor: _nearest(2 * level - anchor.rating))
+        if pair is not None:
+            return pair
+    window = _deal_window(pool)
+    if not window:
+        return None
+    pair = _pair_from(pool, sorted(window, key=lambda c: (c.votes, c.tiebreak)), lambda anchor: _least_voted)
+    if pair is not None or len(window) < DEAL_WINDOW:
+        return pair  # a short window was the whole pool: every claim was tried
     return _pick_pair(_candidates(pool.values_list(*_DEAL_FIELDS)))
+
+
+def _deal_level(player: AbstractBaseUser) -> float | None:
+    """The claim difficulty this deal looks for, or None for a least-voted deal: a share
+    ``DEAL_LEVEL_SHARE`` of the deals of a player with a rating worth the name."""
+    options = settings.FM2_RATINGS
+    skill = PlayerRating.objects.filter(player_id=player.pk, votes__gte=options["DEAL_LEVEL_MIN_VOTES"]).first()
+    if skill is None or random.random() >= options["DEAL_LEVEL_SHARE"]:
+        return None
+    return pair_target(Rating(skill.rating, skill.deviation, skill.volatility), options["DEAL_SOLVE_CHANCE"])
 
 
 def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
@@ -194,7 +244,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
             raise ServiceError(
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
-        pair = _deal_pair(claims_for_player(player=player, category=category))
+        pair = _deal_pair(claims_for_player(player=player, category=category), level=_deal_level(player))
         if pair is None:
             raise ServiceError(
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
@@ -508,6 +558,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
                 claim_votes_count(claim_ids=[round_.left_claim_id, round_.right_claim_id])
+                ratings_record_vote(player_id=player.pk, true_claim_id=true_claim.pk, false_claim_id=false_claim_obj.pk, correct=correct)
                 events.round_changed_on_commit(round_)
                 events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
                 return _result_payload(round_, vote)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -9,9 +10,10 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.pages.selectors import category_list
 from foolgame.players.selectors import player_points
+from foolgame.voting.ratings import skill_table
 from foolgame.voting.selectors import leaderboard
 
-KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes")]
+KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("skill", "Skill")]
 
 
 @login_required
@@ -29,4 +31,6 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("kind", "total")
     if kind not in dict(KINDS):
         kind = "total"
-    return render(request, "voting/leaderboard.html", {"rows": leaderboard(kind=kind), "kind": kind, "kinds": KINDS})
+    rows = skill_table() if kind == "skill" else leaderboard(kind=kind)
+    context = {"rows": rows, "kind": kind, "kinds": KINDS, "skill_min_votes": settings.FM2_RATINGS["SKILL_MIN_VOTES"]}
+    return render(request, "voting/leaderboard.html", context)

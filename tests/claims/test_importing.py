@@ -151,3 +151,30 @@ def test_split_option_overrides_the_file_name(tmp_path: Path) -> None:
     path = write_rows(tmp_path / "claims.jsonl", sample_rows()[:3])
     run_import(path, split="train")
     assert set(Claim.objects.values_list("release_split", flat=True)) == {"train"}
+
+
+def test_the_queue_lists_the_release_too_hard_claims_right_after_import(tmp_path: Path) -> None:
+    """No refresh_quality run needed: the import computes its new claims' flags."""
+    from foolgame.moderation.models import ClaimQuality
+    from foolgame.moderation.selectors import moderation_queue
+
+    rows = sample_rows()[:3]
+    rows[0].update(correct_votes=2, total_votes=8)  # score 0.46 under the 4/1 prior: too hard
+    rows[1].update(correct_votes=8, total_votes=8)
+    run_import(write_rows(tmp_path / "dev.jsonl", rows))
+    assert list(moderation_queue().values_list("external_id", flat=True)) == [rows[0]["id"]]
+    quality = ClaimQuality.objects.get(claim__external_id=rows[0]["id"])
+    assert quality.too_hard and quality.out_of_play and quality.total_votes == 8
+    assert ClaimQuality.objects.count() == 3
+
+
+def test_a_reimport_refreshes_only_the_claims_it_added(tmp_path: Path) -> None:
+    from foolgame.moderation.models import ClaimQuality
+
+    rows = sample_rows()[:2]
+    run_import(write_rows(tmp_path / "dev.jsonl", rows[:1]))
+    first = ClaimQuality.objects.get()
+    ClaimQuality.objects.filter(pk=first.pk).update(score=0.123)  # a change only a refresh would undo
+    run_import(write_rows(tmp_path / "dev.jsonl", rows))
+    assert ClaimQuality.objects.count() == 2
+    assert ClaimQuality.objects.get(pk=first.pk).score == 0.123

@@ -5,10 +5,26 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from foolgame.claims.models import Claim
 from foolgame.voting.models import ClueReveal, Like, Report, Round, Vote
 from tests.factories import CategoryFactory, ClaimFactory, PageFactory, SentenceFactory, UserFactory
+
+
+@pytest.fixture
+def exports_dir(settings, tmp_path):
+    """Export folders under the test's own temporary directory."""
+    settings.EXPORTS_DIR = tmp_path / "exports"
+    return settings.EXPORTS_DIR
+
+
+def client_for(user) -> APIClient:
+    """An API client logged in as ``user`` (anonymous for None)."""
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
 
 
 def make_claim(page, *, label: str, author, text: str, n_clues: int = 3) -> Claim:

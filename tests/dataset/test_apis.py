@@ -7,25 +7,13 @@ import json
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_job_run
+from tests.dataset.conftest import client_for
 from tests.factories import UserFactory
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def exports_dir(settings, tmp_path):
-    settings.EXPORTS_DIR = tmp_path / "exports"
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("exports_dir")]
 
 
 @pytest.fixture
@@ -92,7 +80,7 @@ def test_pending_export_reports_no_files_and_a_second_run_does_nothing(world, re
 
 @pytest.mark.parametrize(
     ("body", "code"),
-    [({"splits": "1,2"}, "invalid_options"), ({"formats": ["parquet"]}, "invalid"), ({"seed": "x"}, "invalid")],
+    [({"splits": "1,2"}, "invalid_options"), ({"formats": ["parquet"]}, "invalid"), ({"seed": "x"}, "invalid"), ({"baseline_max_claims": 5}, "invalid")],
 )
 def test_bad_requests_are_refused_and_write_nothing(world, researcher, body: dict, code: str) -> None:
     response = client_for(researcher).post(reverse("exports"), body, format="json")

@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from foolgame.claims.models import Claim
-
 from foolgame.dataset.exporter import CLAIM_FIELDS, VOTE_FIELDS, ExportError, ExportOptions
 from foolgame.dataset.services import dataset_export
+from foolgame.voting.ratings import ratings_refit
 from tests.factories import PageFactory
 from tests.dataset.conftest import make_claim
 
@@ -95,6 +95,7 @@ def test_claim_fields_and_types(world, tmp_path: Path) -> None:
         for key in ("total_votes", "correct_votes", "total_likes"):
             assert isinstance(row[key], int) and row[key] >= 0
         assert 0 < row["smoothed_correctness"] < 1
+        assert (row["difficulty"] is None) is (row["difficulty_deviation"] is None)
         assert isinstance(row["flags"], list)
         assert row["author"].startswith("p") and len(row["author"]) == 17
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["created"])  # the day only (issue 17)
@@ -102,6 +103,7 @@ def test_claim_fields_and_types(world, tmp_path: Path) -> None:
 
 
 def test_counts_add_the_game_to_the_release(world, tmp_path: Path) -> None:
+    ratings_refit(method="glicko2")  # the world's votes are written directly, not by vote_cast
     rows = by_text(export(tmp_path))
     _, released = rows["The released page supports this claim."]
     # 3 votes, 2 correct, 1 like in the release; the game's round on it was reported (no vote).
@@ -112,6 +114,11 @@ def test_counts_add_the_game_to_the_release(world, tmp_path: Path) -> None:
     assert (false0["total_votes"], false0["correct_votes"], false0["total_likes"]) == (2, 1, 1)
     assert false0["mean_clues_revealed"] == 2.0  # 1 clue and 3 clues over two votes
     assert false0["smoothed_correctness"] == round((1 + 4) / (2 + 5), 4)
+    # Rated by its two game votes (one wrong, one right); the release claim has no game vote.
+    claim = Claim.objects.get(text="Topic 0 was never founded by anyone.")
+    assert (false0["difficulty"], false0["difficulty_deviation"]) == (round(claim.rating), round(claim.rating_deviation))
+    assert false0["difficulty_deviation"] < 350
+    assert (released["difficulty"], released["difficulty_deviation"]) == (None, None)
     assert rows["The released page refutes this other claim."][1]["flags"] == ["reported:wrong_label"]
 
 
@@ -212,7 +219,7 @@ def test_pseudonyms_change_with_the_salt_and_an_authors_runs_are_not_tied_to_the
 def test_the_card_and_reports_are_written(world, tmp_path: Path) -> None:
     out = export(tmp_path)
     card = (out / "README.md").read_text()
-    for needle in ("CC BY-SA", "HMAC-SHA256", "`smoothed_correctness`", "`mean_clues_revealed`", "No page is in two splits"):
+    for needle in ("CC BY-SA", "HMAC-SHA256", "`smoothed_correctness`", "`difficulty`, `difficulty_deviation`", "`mean_clues_revealed`", "No page is in two splits"):
         assert needle in card
     stats = json.loads((out / "stats.json").read_text())
     assert stats["table1"]["total"]["claims"] == 14 and stats["votes"] == 4

@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from foolgame.claims.models import Claim
+from foolgame.players.models import PlayerRating
 from foolgame.moderation import services
 from foolgame.moderation.models import AuditRecord
 from foolgame.voting.models import Report
@@ -154,3 +155,21 @@ def test_players_get_no_nav_link(db) -> None:
 def test_schema_describes_the_moderation_endpoints(db) -> None:
     schema = Client().get("/api/schema/?format=json").json()
     assert {"/api/moderation/queue", "/api/moderation/claims/{claim_id}/actions", "/api/moderation/audit"} <= set(schema["paths"])
+
+
+def test_queue_shows_each_claims_difficulty_with_its_deviation_beside_the_smoothed_rate(moderator, queue_claims) -> None:
+    # Rated players average 1700 and rated claims 1800: break-even is 1400 on the 1500 scale.
+    PlayerRating.objects.create(player=UserFactory(), rating=1700.0, deviation=80.0, votes=30)
+    Claim.objects.filter(pk=queue_claims["hard"].pk).update(rating=2200.0, rating_deviation=40.0)
+    Claim.objects.filter(pk=queue_claims["reported"].pk).update(rating=1400.0, rating_deviation=300.0)
+    body = login("mona").get("/api/moderation/queue").json()
+    by_id = {item["id"]: item for item in body["results"]}
+    hard, reported_item, barely = by_id[queue_claims["hard"].pk], by_id[queue_claims["reported"].pk], by_id[queue_claims["barely"].pk]
+    assert hard["difficulty"] | {"reason": ""} == {"rating": 2200, "deviation": 40, "too_hard": True, "reason": ""}
+    assert "average player would be right" in hard["difficulty"]["reason"]
+    assert reported_item["difficulty"]["too_hard"] is False, "a wide interval says nothing yet"
+    assert barely["difficulty"] is None, "no vote in this game: unrated"
+    page = login("mona").get("/moderation/").content.decode()
+    assert "2200 ± 40" in page and "Hard by rating" in page and "no vote here yet" in page
+    after = post(login("mona"), f"/api/moderation/claims/{queue_claims['hard'].pk}/actions", {"action": "keep", "reason": "Hard but right."})
+    assert after.json()["difficulty"]["too_hard"] is True, "the action's answer shows the claim as the queue does"

@@ -18,7 +18,9 @@ from scoring.ratings import (
     fit_rasch,
     glicko2_replay,
     glicko2_update,
+    conservative,
     is_too_hard,
+    pair_target,
     round_update,
     to_rating_scale,
 )
@@ -372,3 +374,57 @@ def test_rasch_flags_the_truly_hardest_claims() -> None:
     truly_hard = {c for c in range(difficulty.size) if difficulty[c] > skill.mean()}
     assert flagged, "some claims are too hard at 40 votes each"
     assert len(flagged & truly_hard) / len(flagged) > 0.7
+
+
+# --- the dealer's target and the skill table's order -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("player", "solve_chance", "target"),
+    [
+        (1500.0, 0.5, 1500.0),  # an average player at even odds: two average claims
+        (1500.0 + 2 * GLICKO_SCALE, 0.5, 1500.0 + GLICKO_SCALE),  # each claim carries half
+        (1500.0, special.expit(1.0), 1500.0 - GLICKO_SCALE / 2),  # easier for a better chance
+    ],
+)
+def test_pair_target_splits_the_players_level_over_two_claims(player: float, solve_chance: float, target: float) -> None:
+    assert pair_target(Rating(player), solve_chance) == pytest.approx(target)
+
+
+@given(
+    player=st.floats(800, 2600),
+    solve_chance=st.floats(0.05, 0.95),
+)
+def test_a_pair_at_the_target_is_solved_at_the_asked_chance(player: float, solve_chance: float) -> None:
+    target = Rating(pair_target(Rating(player), solve_chance))
+    assert special.expit(Rating(player).mu - 2 * target.mu) == pytest.approx(solve_chance)
+
+
+@pytest.mark.parametrize("solve_chance", [0.0, 1.0, -0.1, float("nan")])
+def test_pair_target_refuses_an_impossible_chance(solve_chance: float) -> None:
+    with pytest.raises(ValueError):
+        pair_target(Rating(), solve_chance)
+
+
+def test_the_conservative_rating_puts_the_sure_player_above_the_lucky_newcomer() -> None:
+    lucky = Rating(1700.0, 300.0)
+    sure = Rating(1600.0, 60.0)
+    assert conservative(sure) > conservative(lucky)
+    assert conservative(Rating(1500.0, 100.0), k=1.0) == 1400.0
+
+
+def test_a_rasch_fit_goes_on_as_glicko2_ratings_with_the_same_predictions() -> None:
+    rng = np.random.default_rng(3)
+    skills, difficulties = rng.normal(1.0, 1.0, 60), rng.normal(0.0, 1.0, 120)
+    votes = []
+    for _ in range(6000):
+        voter, (t, f) = int(rng.integers(60)), rng.choice(120, 2, replace=False)
+        p = special.expit(skills[voter] - difficulties[t] - difficulties[f])
+        votes.append(RoundVote(voter, int(t), int(f), bool(rng.random() < p)))
+    fit = fit_rasch(votes)
+    ratings = fit.as_glicko2()
+    for voter, t, f in [(0, 1, 2), (5, 40, 80), (59, 119, 3)]:
+        eta = ratings.players[voter].mu - ratings.claims[t].mu - ratings.claims[f].mu
+        assert special.expit(eta) == pytest.approx(fit.solve_probability(voter, t, f))
+        assert ratings.claims[t].deviation == pytest.approx(GLICKO_SCALE * fit.claims[t].se)
+    assert all(0 < r.deviation <= 350.0 for r in [*ratings.players.values(), *ratings.claims.values()])

@@ -183,7 +183,8 @@ def test_the_clock_announces_only_milestones(asgi_live_server: str, page: Page) 
     UserFactory(username="listener")
     log_in(page, asgi_live_server, "listener")
     page.get_by_role("button", name="Start a round").click()
-    expect(page.locator("#remaining")).to_have_text(re.compile(r"^2:5\d$"), timeout=5000)
+    # The clock runs from the server's start: a loaded machine may show it a few seconds late.
+    expect(page.locator("#remaining")).to_have_text(re.compile(r"^2:[3-5]\d$"), timeout=15000)
     # The ticking clock is not a live region; a separate, quiet one is.
     assert page.locator(".clock").get_attribute("aria-live") is None
     assert page.locator("[aria-live]").evaluate_all("els => els.map((e) => e.id)") == ["clock-announce"]

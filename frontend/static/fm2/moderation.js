@@ -7,17 +7,7 @@
   const count = document.getElementById("queue-count");
   const DONE = { keep: "Kept", remove: "Removed", relabel: "Relabelled", edit_evidence: "Gold evidence replaced" };
 
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { csrfToken, el } = window.fm2;
 
   async function loadSentences(card) {
     const list = card.querySelector(".mod-sentences");

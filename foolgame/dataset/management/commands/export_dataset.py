@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from foolgame.dataset.exporter import FORMATS, ExportError, ExportOptions
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions
 from foolgame.dataset.privacy import salt_from_file
 from foolgame.dataset.services import dataset_export
 from foolgame.dataset.splits import parse_proportions
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         parser.add_argument("--include-removed", action="store_true", help="also export claims moderators removed (flagged 'removed')")
         parser.add_argument("--formats", default="jsonl,csv", help="jsonl, csv or both (default jsonl,csv)")
         parser.add_argument("--salt-file", type=Path, help="keep the pseudonyms' salt in FILE (created if missing) to reuse it; by default each export draws a new salt")
-        parser.add_argument("--baseline-max-claims", type=int, default=8_000, help="the claim-only classifier learns from at most this many claims, sampled by hash (default 8000; memory grows about 10 MB per 1000)")
+        parser.add_argument("--baseline-max-claims", type=int, default=BASELINE_MAX_CLAIMS, help=f"the claim-only classifier learns from at most this many claims, sampled by hash (default {BASELINE_MAX_CLAIMS}; memory grows about 10 MB per 1000)")
         parser.add_argument("--chunk-size", type=int, default=2000, help="rows read per query (default 2000)")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -1,0 +1,230 @@
+"""Skill ratings of players and difficulty ratings of claims, kept in the database.
+
+The rules are :mod:`scoring.ratings`; this module reads and writes them. A vote updates its
+voter's and its two claims' Glicko-2 ratings in the vote's own transaction
+(``ratings_record_vote``); ``ratings_refit`` rebuilds every rating from the vote table in
+one batch (the ``refit_ratings`` command), either by a Rasch fit the per-vote updates then
+go on from, or by replaying Glicko-2 over the votes in the order they were cast. Both are
+deterministic: a refit run twice writes the same numbers.
+
+Timed-out, reported and forfeited rounds are not votes and rate nobody; the release's votes
+have no voters to rate against, so a claim from the release is unrated (``rating`` NULL)
+until the game's first vote on it, while its smoothed rate already counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Avg
+
+from foolgame.claims.models import Claim
+from foolgame.players.models import PlayerRating
+from foolgame.voting.models import Vote
+from scoring import ratings as r
+
+Progress = Callable[[str, int, int], None]
+
+
+def _settings() -> dict[str, Any]:
+    return settings.FM2_RATINGS
+
+
+def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool) -> None:
+    """Rate one vote: the voter and the round's two claims, from their ratings before it.
+
+    Call inside the vote's transaction, after the claims' rows are locked (the vote locks
+    them first, in id order); the voter's rating row is locked here, after the round's, so
+    two votes of one player on two rounds update it one after the other."""
+    rows = {
+        pk: r.Rating(rating if rating is not None else r.DEFAULT_RATING, deviation, volatility)
+        for pk, rating, deviation, volatility in Claim.objects.filter(pk__in=(true_claim_id, false_claim_id)).values_list(
+            "pk", "rating", "rating_deviation", "rating_volatility"
+        )
+    }
+    skill, _ = PlayerRating.objects.select_for_update().get_or_create(player_id=player_id)
+    voter, true_claim, false_claim = r.round_update(
+        r.Rating(skill.rating, skill.deviation, skill.volatility),
+        rows[true_claim_id],
+        rows[false_claim_id],
+        correct,
+        tau=_settings()["TAU"],
+    )
+    skill.rating, skill.deviation, skill.volatility, skill.votes = voter.rating, voter.deviation, voter.volatility, skill.votes + 1
+    skill.save(update_fields=["rating", "deviation", "volatility", "votes", "updated"])
+    for pk, new in ((true_claim_id, true_claim), (false_claim_id, false_claim)):
+        Claim.objects.filter(pk=pk).update(rating=new.rating, rating_deviation=new.deviation, rating_volatility=new.volatility)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difficulty:
+    """A claim's difficulty as moderators and researchers see it (1500 scale)."""
+
+    rating: float
+    deviation: float
+    too_hard: bool
+    reason: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"rating": round(self.rating), "deviation": round(self.deviation), "too_hard": self.too_hard, "reason": self.reason}
+
+
+def ratings_break_even() -> float | None:
+    """The claim difficulty (logits) at which the average rated player, next to an average
+    rated partner, is right half the time; None before the first vote. Two averages over
+    the rating tables: read it once for a page of claims."""
+    players = PlayerRating.objects.aggregate(mean=Avg("rating"))["mean"]
+    claims = Claim.objects.filter(rating__isnull=False).aggregate(mean=Avg("rating"))["mean"]
+    if players is None or claims is None:
+        return None
+    return (players - claims) / r.GLICKO_SCALE
+
+
+def claim_difficulty(claim: Claim, *, break_even: float | None) -> Difficulty | None:
+    """``claim``'s difficulty with its deviation, and whether the ratings call it too hard:
+    the lower end of its 90% interval above break-even (``scoring.ratings.is_too_hard``).
+    None for an unrated claim."""
+    if claim.rating is None:
+        return None
+    rating = r.Rating(claim.rating, claim.rating_deviation, claim.rating_volatility)
+    verdict = r.is_too_hard(rating.mu, rating.phi, break_even=break_even, z=_settings()["TOO_HARD_Z"]) if break_even is not None else None
+    return Difficulty(claim.rating, claim.rating_deviation, bool(verdict and verdict.flagged), verdict.reason if verdict else "")
+
+
+def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
+    """Players ranked by skill: by the conservative rating ``rating - 2 * deviation``, so a
+    lucky newcomer does not top it; only players with ``SKILL_MIN_VOTES`` rated votes, and
+    never the system players. Equal floors (to the point) share a rank."""
+    rows = (
+        PlayerRating.objects.filter(votes__gte=_settings()["SKILL_MIN_VOTES"])
+        .exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
+        .order_by("-floor", "player__username")
+        .values_list("player__username", "rating", "deviation", "votes", "floor")[:limit]
+    )
+    table: list[dict[str, Any]] = []
+    for position, (username, rating, deviation, votes, floor) in enumerate(rows, start=1):
+        rank = table[-1]["rank"] if table and round(table[-1]["skill"]) == round(floor) else position
+        table.append({"rank": rank, "username": username, "skill": round(floor), "rating": round(rating), "deviation": round(deviation), "votes": votes})
+    return table
+
+
+def player_skill(*, player_id: int) -> dict[str, Any] | None:
+    row = PlayerRating.objects.filter(player_id=player_id).values("rating", "deviation", "votes", "floor").first()
+    if row is None:
+        return None
+    return {"skill": round(row["floor"]), "rating": round(row["rating"]), "deviation": round(row["deviation"]), "votes": row["votes"]}
+
+
+# --- the batch refit ------------------------------------------------------------------------
+
+
+METHODS = ("rasch", "glicko2")
+
+
+@dataclass
+class RefitSummary:
+    method: str
+    votes: int
+    players: int
+    claims: int
+    converged: bool = True
+
+
+def _votes(progress: Progress) -> Iterator[Any]:
+    """Every vote as a ``scoring.ratings.RoundVote``, in the order cast (time, then id)."""
+    rows = Vote.objects.order_by("created", "id").values_list(
+        "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
+    )
+    total = rows.count()
+    progress("reading votes", 0, total)
+    for done, (player, left, right, false_index, correct) in enumerate(rows.iterator(chunk_size=5000), start=1):
+        true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
+        yield r.RoundVote(player, true_claim, false_claim, correct)
+        if done % 20000 == 0 or done == total:
+            progress("reading votes", done, total)
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _update_claims(rows: list[tuple[int, float, float, float]]) -> None:
+    """Set ``(id, rating, deviation, volatility)`` on these claims in one UPDATE ... FROM
+    (VALUES ...): one statement a chunk, not one a claim (PostgreSQL and SQLite >= 3.33 both
+    name a VALUES list's columns column1, column2...)."""
+    if not rows:
+        return
+    table = connection.ops.quote_name(Claim._meta.db_table)
+    values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET rating = v.column2, rating_deviation = v.column3, rating_volatility = v.column4 "
+            f"FROM (VALUES {values}) AS v WHERE {table}.id = v.column1",
+            [x for row in rows for x in row],
+        )
+
+
+def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, chunk: int = 1000) -> RefitSummary:
+    """Rebuild every player's and claim's rating from the vote table.
+
+    ``rasch``: fit ``scoring.ratings.fit_rasch`` to all votes and store it as the Glicko-2
+    ratings the per-vote updates go on from (``RaschFit.as_glicko2``). ``glicko2``: replay
+    the per-vote update over all votes, in the order they were cast, from newcomers' ratings:
+    exactly what the votes wrote, had they all been rated as they came.
+
+    Writes in chunks of ``chunk`` rows, each in its own short transaction, so votes go on
+    meanwhile; a vote cast during the write phase on a row not yet written is overwritten
+    (run it when the game is quiet, or accept that). Players and claims without a vote are
+    reset to unrated. Running it twice writes the same numbers."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    report = progress or (lambda stage, done, total: None)
+    votes = list(_votes(report))
+    report("fitting", 0, len(votes))
+    converged = True
+    if method == "rasch" and votes:
+        fit = r.fit_rasch(votes)
+        converged = fit.converged
+        result = fit.as_glicko2()
+    else:
+        result = r.glicko2_replay(votes, tau=_settings()["TAU"])
+    report("fitting", len(votes), len(votes))
+    counts: dict[int, int] = {}
+    for vote in votes:
+        counts[vote.voter] = counts.get(vote.voter, 0) + 1
+
+    claims = sorted(result.claims.items())
+    total = len(claims) + len(result.players)
+    report("writing", 0, total)
+    unrated = sorted(set(Claim.objects.filter(rating__isnull=False).values_list("pk", flat=True)) - result.claims.keys())
+    for part in _chunks(unrated, chunk):
+        Claim.objects.filter(pk__in=part).update(rating=None, rating_deviation=r.DEFAULT_DEVIATION, rating_volatility=r.DEFAULT_VOLATILITY)
+    done = 0
+    for part in _chunks(claims, chunk):
+        _update_claims([(pk, rating.rating, rating.deviation, rating.volatility) for pk, rating in part])
+        done += len(part)
+        report("writing", done, total)
+    gone = sorted(set(PlayerRating.objects.values_list("player_id", flat=True)) - result.players.keys())
+    for part in _chunks(gone, chunk):
+        PlayerRating.objects.filter(player_id__in=part).delete()
+    for part in _chunks(sorted(result.players.items()), chunk):
+        PlayerRating.objects.bulk_create(
+            [
+                PlayerRating(player_id=pk, rating=rating.rating, deviation=rating.deviation, volatility=rating.volatility, votes=counts[pk])
+                for pk, rating in part
+            ],
+            update_conflicts=True,
+            unique_fields=["player"],
+            update_fields=["rating", "deviation", "volatility", "votes", "updated"],
+        )
+        done += len(part)
+        report("writing", done, total)
+    return RefitSummary(method, len(votes), len(result.players), len(result.claims), converged)

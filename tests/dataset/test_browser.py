@@ -1,0 +1,99 @@
+"""A researcher exports from the browser: starts an export, watches it finish, downloads its files."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import Page, expect
+
+from foolgame.dataset.models import Export
+from foolgame.dataset.exporter import ExportOptions
+from foolgame.dataset.services import export_job_run, export_options_from
+from tests.factories import PASSWORD, UserFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("exports_dir")]
+
+
+def log_in(page: Page, base_url: str, username: str, next_path: str) -> None:
+    page.goto(f"{base_url}/accounts/login/?next={next_path}")
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+
+def test_researcher_exports_from_the_browser_and_downloads_the_files(world, live_server, page: Page, tmp_path) -> None:
+    UserFactory(username="rita")
+    call_command("createresearcher", "rita", stdout=None)
+    log_in(page, live_server.url, "rita", "/")
+    page.get_by_role("link", name="Research").click()
+    expect(page.get_by_role("heading", name="Dataset exports")).to_be_visible()
+    expect(page.locator("#exports-count")).to_have_text("No exports yet.")
+
+    page.get_by_label("Seed").fill("7")
+    page.get_by_label("Splits (train,dev,test)").fill("0.5,0.25,0.25")
+    page.get_by_label("csv").uncheck()
+    page.get_by_label("Baseline training claims at most").fill("500")
+    page.get_by_role("button", name="Start export").click()
+    expect(page.locator("#export-status")).to_have_text(re.compile(r"Export \d+ started\."))
+    export = Export.objects.get()
+    expect(page.locator("#export-status")).to_have_text(f"Export {export.pk} started.")
+    card = page.locator(f"#export-{export.pk}")
+    expect(card.locator(".export-state")).to_have_text("Done", timeout=60_000)
+    expect(card).to_contain_text("Asked for by rita")
+    expect(card).to_contain_text("seed 7 · splits 0.5,0.25,0.25 · jsonl")
+    assert export_options_from(export.options) == ExportOptions(seed=7, splits=(0.5, 0.25, 0.25), formats=("jsonl",), baseline_max_claims=500)
+
+    with page.expect_download() as caught:
+        card.get_by_role("link", name="stats.json").click()
+    download = caught.value
+    assert download.suggested_filename == "stats.json"
+    saved = tmp_path / "stats.json"
+    download.save_as(saved)
+    assert json.loads(saved.read_text())["seed"] == 7
+    with page.expect_download() as caught:
+        card.get_by_role("link", name="train.jsonl").click()
+    assert caught.value.suggested_filename == "train.jsonl"
+    expect(card.get_by_role("link", name="train.csv")).to_have_count(0)
+
+    page.reload()  # the list survives a reload, from the server's own JSON
+    expect(page.locator(f"#export-{export.pk} .export-state")).to_have_text("Done")
+    expect(page.locator("#exports-count")).to_have_text("1 export.")
+
+
+def test_the_page_follows_an_export_a_worker_runs_later(world, live_server, page: Page) -> None:
+    """Without a reload: the page polls GET /api/exports while an export is pending or running."""
+    UserFactory(username="rita")
+    call_command("createresearcher", "rita", stdout=None)
+    export = Export.objects.create(options={"seed": 0, "splits": "0.8,0.1,0.1", "formats": ["jsonl", "csv"]})
+    log_in(page, live_server.url, "rita", "/research/")
+    card = page.locator(f"#export-{export.pk}")
+    expect(card.locator(".export-state")).to_have_text("Waiting for a worker: 0%")
+    Export.objects.filter(pk=export.pk).update(status="running", stage="claims", progress=0.3)
+    expect(card.locator(".export-state")).to_have_text("Running: 30% (claims)")
+    expect(card.get_by_role("progressbar")).to_be_visible()
+    Export.objects.filter(pk=export.pk).update(status="pending", progress=0)
+    assert export_job_run(export_id=export.pk)
+    expect(card.locator(".export-state")).to_have_text("Done")
+    expect(card.get_by_role("link", name="votes.csv")).to_be_visible()
+
+
+def test_a_bad_option_is_refused_on_the_page_and_starts_nothing(world, live_server, page: Page) -> None:
+    UserFactory(username="rita")
+    call_command("createresearcher", "rita", stdout=None)
+    log_in(page, live_server.url, "rita", "/research/")
+    page.get_by_label("Splits (train,dev,test)").fill("1,2")
+    page.get_by_role("button", name="Start export").click()
+    expect(page.locator("#export-status")).to_contain_text("train,dev,test")
+    assert not Export.objects.exists()
+
+
+def test_players_get_403_from_the_research_page(live_server, page: Page) -> None:
+    UserFactory(username="plain")
+    log_in(page, live_server.url, "plain", "/")
+    expect(page.get_by_role("link", name="Research")).to_have_count(0)
+    response = page.goto(live_server.url + "/research/")
+    assert response is not None and response.status == 403
+    expect(page.get_by_role("heading", name="Researchers only")).to_be_visible()

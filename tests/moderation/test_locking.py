@@ -1,0 +1,58 @@
+"""Lock order between a moderator's action and a quality refresh, on PostgreSQL (SQLite
+serialises writers). Every writer takes the claim's row before its quality row: a refresh
+that inserted the quality row first, while the moderator held the claim, deadlocked."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import close_old_connections, connection, transaction
+
+from foolgame.claims.models import Claim
+from foolgame.moderation import services
+from foolgame.moderation.models import AuditRecord, ClaimQuality
+from tests.moderation.conftest import claim_pair
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgresql_only")]
+
+
+def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row(moderator) -> None:
+    claim, partner = claim_pair()
+    ClaimQuality.objects.filter(claim_id__in=[claim.pk, partner.pk]).delete()
+    holding, errors = threading.Event(), []
+
+    def moderate() -> None:
+        try:
+            with transaction.atomic():
+                # The action's first lock, held a while: the refresh arrives meanwhile.
+                Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
+                holding.set()
+                time.sleep(1.5)
+                checked = services.check_claim_action(claim_id=claim.pk, action="keep", reason="Checked it.")
+                services.do_claim_action(checked, moderator=moderator)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    def refresh() -> None:
+        holding.wait(10)
+        try:
+            services.quality_refresh(claim_ids=[claim.pk, partner.pk])
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=moderate), threading.Thread(target=refresh)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert AuditRecord.objects.filter(claim=claim, action="keep").count() == 1
+    assert ClaimQuality.objects.filter(claim_id__in=[claim.pk, partner.pk]).count() == 2
