@@ -3,8 +3,8 @@
 Simulates a game of --players players (``tests/dataset/linkage.py``: heavy-tailed activity,
 claims, rounds, votes, clues, likes and the ledger rows the services would write) in a fresh
 SQLite database, then runs ``export_dataset`` twice on it with one salt file: with this
-tree's code ("after") and with the code of --base ("before": by default the commit this
-branch left main at, unpacked with ``git archive`` into a temporary folder, so no worktree
+tree's code ("after") and with the code of --base ("before": by default the merge base
+with main, unpacked with ``git archive`` into a temporary folder, so no worktree
 is touched). The same join (``reidentify``) reads both against every leaderboard and the
 salt tells which of its pairs are right.
 
@@ -12,7 +12,8 @@ salt tells which of its pairs are right.
     python bench/bench_reidentify.py --players 500 --seed 3
 
 Figures (players named by the join, of those on the leaderboards; no wrong pairs in any run;
-about 10 s a run):
+about 10 s a run; before = 3662535, the branch point; main at 1ef4699, with the skill table's
+vote counts in the join, gives 238 / 0 for seed 0 and 489 / 1 for 500 players, seed 3):
 
     players  seed   before (3662535)   after   pseudonyms before / after
     240      0      238 of 238         0       239 / 1230

@@ -33,6 +33,12 @@ from typing import Any
 import numpy as np
 
 KINDS = ("total", "write", "verify", "fool", "like")
+"""The points leaderboards (``GET /api/leaderboard?kind=``)."""
+COLUMNS = (*KINDS, "votes")
+"""What the join compares: each kind's points, and the rated votes the skill table shows."""
+SKILL_MIN_VOTES = 10
+"""The skill table lists players with at least this many votes (README), so a player
+missing from it is known to have fewer."""
 POT = 120
 WRITE_POINTS = 100
 LIKE_POINTS = 10
@@ -43,8 +49,8 @@ LIKE_POINTS = 10
 
 @dataclass
 class _Bounds:
-    lo: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
-    hi: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
+    lo: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COLUMNS, 0.0))
+    hi: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COLUMNS, 0.0))
 
     def add(self, kind: str, lo: float, hi: float) -> None:
         for k in (kind, "total"):
@@ -86,7 +92,10 @@ def export_bounds(export_dir: Path) -> dict[str, _Bounds]:
             likes = claim.get("total_likes") or 0
             bounds[claim["author"]].add("like", LIKE_POINTS * likes, LIKE_POINTS * likes)
     for vote in _read_jsonl(export_dir / "votes.jsonl"):
-        bounds[vote["voter"]]  # a voter with no points is still a pseudonym
+        voter = bounds[vote["voter"]]
+        if vote.get("outcome") == "voted" or vote.get("correct") is not None:
+            voter.lo["votes"] += 1
+            voter.hi["votes"] += 1
         if not vote.get("correct"):
             continue
         low, high = _voter_points_range(vote)
@@ -112,22 +121,31 @@ class Linkage:
 
 
 def reidentify(leaderboards: Mapping[str, Iterable[Mapping[str, Any]]], export_dir: Path) -> Linkage:
-    """Join the public leaderboards to an export; return the unambiguous pairs it finds."""
-    points: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(KINDS, 0))
+    """Join the public leaderboards to an export; return the unambiguous pairs it finds.
+
+    ``leaderboards`` maps each points kind to its rows (``username``, ``points``) and, when
+    the game has it, ``"skill"`` to the skill table's rows (``username``, ``votes``)."""
+    public_lo: dict[str, dict[str, float]] = defaultdict(lambda: {**dict.fromkeys(KINDS, 0.0), "votes": 0.0})
+    public_hi: dict[str, dict[str, float]] = defaultdict(lambda: {**dict.fromkeys(KINDS, 0.0), "votes": SKILL_MIN_VOTES - 1.0})
     for kind, rows in leaderboards.items():
         for row in rows:
-            points[row["username"]][kind] = row["points"]
-    names = sorted(points)
-    public = np.array([[points[name][k] for k in KINDS] for name in names], dtype=float)  # players x kinds
+            column, value = ("votes", row["votes"]) if kind == "skill" else (kind, row["points"])
+            public_lo[row["username"]][column] = public_hi[row["username"]][column] = value
+    if "skill" not in leaderboards:  # no skill table: nothing is known of the votes
+        for name in public_hi:
+            public_hi[name]["votes"] = np.inf
+    names = sorted(public_lo)
+    p_lo = np.array([[public_lo[name][k] for k in COLUMNS] for name in names], dtype=float)  # players x columns
+    p_hi = np.array([[public_hi[name][k] for k in COLUMNS] for name in names], dtype=float)
     bounds = export_bounds(export_dir)
     pseudonyms = sorted(bounds)
-    lo = np.array([[bounds[p].lo[k] for k in KINDS] for p in pseudonyms], dtype=float)  # pseudonyms x kinds
-    hi = np.array([[bounds[p].hi[k] for k in KINDS] for p in pseudonyms], dtype=float)
+    lo = np.array([[bounds[p].lo[k] for k in COLUMNS] for p in pseudonyms], dtype=float)  # pseudonyms x columns
+    hi = np.array([[bounds[p].hi[k] for k in COLUMNS] for p in pseudonyms], dtype=float)
     matches: dict[str, str] = {}
     if not names or not pseudonyms:
         return Linkage(matches, len(pseudonyms), len(names))
-    above = (public[:, None, :] >= lo[None, :, :]).all(axis=2)  # players x pseudonyms
-    whole = above & (public[:, None, :] <= hi[None, :, :]).all(axis=2)
+    above = (p_hi[:, None, :] >= lo[None, :, :]).all(axis=2)  # players x pseudonyms
+    whole = above & (p_lo[:, None, :] <= hi[None, :, :]).all(axis=2)
     # Lower bounds hold whatever a pseudonym stands for: one that fits a single player is
     # theirs, and so is the only one a player fits. Exact intervals hold only if a pseudonym
     # is a whole person, so there the pair must be each other's only fit (else the reading
@@ -244,10 +262,13 @@ def simulate_game(*, players: int = 240, seed: int = 0, start: datetime | None =
 
 
 def public_leaderboards() -> dict[str, list[dict[str, Any]]]:
-    """Every kind of the public leaderboard, every player on it (no top-50 cut)."""
+    """Every kind of the public leaderboard and the skill table, every player on them (no
+    top-50 cut). The skill table's ratings come from a Glicko-2 replay of the votes."""
+    from foolgame.voting.ratings import ratings_refit, skill_table
     from foolgame.voting.selectors import leaderboard
 
-    return {kind: leaderboard(kind=kind, limit=1_000_000) for kind in KINDS}
+    ratings_refit(method="glicko2")
+    return {**{kind: leaderboard(kind=kind, limit=1_000_000) for kind in KINDS}, "skill": skill_table(limit=1_000_000)}
 
 
 def write_exact_export(out_dir: Path, pseudonym: Callable[[int], str]) -> None:
