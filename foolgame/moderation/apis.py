@@ -156,7 +156,9 @@ class ModerationQueueApi(ApiView):
         summary="Claims flagged by reports, too hard or too easy, most urgent first",
         description="Moderators only. Claims that players reported or that the quality filters flag as too hard "
         "(smoothed correct-vote rate under the threshold) or too easy, reported claims first, then the lowest scores; "
-        "each with why, its reports, vote counts, smoothed score and interval, gold evidence and clue list.",
+        "each with why, its reports, vote counts, smoothed score and interval, gold evidence and clue list. "
+        "The claims listed count as seen by this moderator with their answers: they are never dealt to them, and the "
+        "dataset export marks a vote of theirs cast afterwards (`voter_saw_answer`).",
     )
     def get(self, request: Request) -> Response:
         reason = request.query_params.get("reason") or None
