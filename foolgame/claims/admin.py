@@ -14,14 +14,14 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import CheckedAction, check_claim_action, do_claim_action, is_moderator
+from foolgame.moderation.services import CheckedAction, check_claim_action, do_claim_action, is_moderator, sightings_record
 
 MODERATION_FIELDS = ["moderation_action", "new_label", "gold_sentence_ids", "reason"]
 
@@ -108,6 +108,21 @@ class ClaimAdmin(admin.ModelAdmin):
             '<a href="{}?claim={}">Audit log of this claim</a> · <a href="{}">Moderation queue</a>',
             reverse("moderation:audit"), obj.pk, reverse("moderation:queue"),
         )
+
+    # The list and the change page show claims with their labels, as the queue does: record
+    # them as seen by this user (never dealt to them; the export marks later votes).
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        response = super().changelist_view(request, extra_context)
+        shown = getattr(response, "context_data", None) or {}
+        if "cl" in shown:
+            sightings_record(moderator=request.user, claim_ids=[claim.pk for claim in shown["cl"].result_list])
+        return response
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        response = super().change_view(request, object_id, form_url, extra_context)
+        if response.status_code == 200 and object_id.isdigit() and Claim.objects.filter(pk=object_id).exists():
+            sightings_record(moderator=request.user, claim_ids=[int(object_id)])
+        return response
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # claims come from authoring and imports, through their rules

@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone as dt_timezone
 from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,15 +24,17 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Collate
 
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.dataset.flags import claim_flags, id_lookup
-from foolgame.dataset.privacy import Pseudonyms
+from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
+from foolgame.moderation.models import Sighting
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
+from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import ClueReveal, Like, Round
 
 T = TypeVar("T")
@@ -67,20 +69,34 @@ VOTE_FIELDS = (
     "true_claim_split",
     "false_claim_split",
     "false_claim_side",
+    "true_claim_public",
+    "false_claim_public",
     "outcome",
     "correct",
-    "points",
-    "remaining",
+    "remaining_bucket",
     "clues_revealed_true",
     "clues_revealed_false",
     "timed_out",
     "reported",
-    "started_at",
-    "ended_at",
-    "voted_at",
+    "voided_by",
+    "voter_saw_answer",
+    "day",
 )
-ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED)
+ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED)
 GAME_ID_PREFIX = "game-"
+REMAINING_BUCKET_SECONDS = 30
+"""A vote's time left is exported rounded down to a multiple of this (issue 17)."""
+LINKAGE_K = 5
+"""A run of one person's records ends before the least points it shows pass the K-th best
+player's on any leaderboard, so at least K players could own it (``privacy.Fragments``)."""
+RUN_CLAIMS = 2
+RUN_ROUNDS = 10
+"""A pseudonym names at most this many of one author's claims, or of one voter's rounds:
+the largest runs with which the re-identification join (``tests/dataset/linkage.py``) named
+nobody in a simulated 240-player game (seed 0; with 3 claims a run it named 1 player, with
+5, 2; 10 or 20 rounds made no difference there). What it matches is a whole person in one
+run: busy players in long runs, or a one-claim author whose claim is unlike any other
+(``bench/bench_reidentify.py``: 1 of 494 players in one of eight games)."""
 
 
 class ExportError(ValueError):
@@ -108,6 +124,8 @@ class WriteSummary:
     rounds_left_out: Counter[str] = field(default_factory=Counter)
     """Ended rounds not written, by why (a claim not exported, labels now equal)."""
     removed_left_out: int = 0
+    voided_rounds: int = 0
+    """Voided rounds written (marked ``outcome: voided``, no vote)."""
     plan: SplitPlan | None = None
     files: list[str] = field(default_factory=list)
 
@@ -142,8 +160,40 @@ def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
+def _day(moment: datetime | None) -> str | None:
+    """The UTC day only: exact times could be joined to public traces (issue 17)."""
+    return moment.astimezone(dt_timezone.utc).date().isoformat() if moment else None
+
+
+def remaining_bucket(remaining: float) -> int:
+    """Seconds left, rounded down to a multiple of REMAINING_BUCKET_SECONDS."""
+    return int(max(0.0, remaining) // REMAINING_BUCKET_SECONDS) * REMAINING_BUCKET_SECONDS
+
+
+def _least_voter_points(remaining: float) -> int:
+    """The fewest points a correct vote in ``remaining``'s bucket can have paid."""
+    return min(int(settings.FM2["ROUND_POT"]), remaining_bucket(remaining))
+
+
+def _least_author_share(remaining: float, *, false_claim: bool) -> int:
+    """The fewest fool points a correct vote in ``remaining``'s bucket paid one claim's
+    author (the most the voter can have won leaves the least; see scoring.rounds)."""
+    pot = int(settings.FM2["ROUND_POT"])
+    left = pot - min(pot, remaining_bucket(remaining) + REMAINING_BUCKET_SECONDS - 1)
+    return left - left // 2 if false_claim else left // 2
+
+
+def linkage_caps(k: int = LINKAGE_K) -> dict[str, int]:
+    """Per leaderboard kind (and total), the k-th highest points of any player: a run of one
+    person's records is cut before the least it shows passes one of these, so at least k
+    players out-score it on every leaderboard (when k players have points of the kind)."""
+    entries = LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
+    caps: dict[str, int] = {}
+    for kind in (*LedgerEntry.Kind.values, "total"):
+        rows = entries if kind == "total" else entries.filter(kind=kind)
+        top = list(rows.values("player_id").annotate(points=Sum("amount")).order_by("-points").values_list("points", flat=True)[:k])
+        caps[kind] = top[k - 1] if len(top) == k else 0
+    return caps
 
 
 def _evidence(items: Sequence[dict[str, Any]] | None) -> list[dict[str, str]]:
@@ -254,6 +304,18 @@ def _per_claim_counts(ids: list[int], id_range: tuple[int, int] | None) -> tuple
     return votes, correct, clues, likes
 
 
+def _least_fool_points(ids: list[int], id_range: tuple[int, int] | None) -> Counter[int]:
+    """Per claim, the fewest fool points its author can be seen to have earned from the
+    exported votes on it (each correct vote's time bucket bounds the share)."""
+    least: Counter[int] = Counter()
+    for index, side in enumerate(("left", "right")):
+        column = f"{side}_claim_id"
+        rows = Round.objects.filter(**id_lookup(column, ids, id_range), vote__correct=True).values_list(column, "false_claim_index", "vote__remaining")
+        for claim_id, false_index, remaining in rows.order_by().iterator(chunk_size=2000):
+            least[claim_id] += _least_author_share(remaining, false_claim=false_index == index)
+    return least
+
+
 class _Writers:
     """The open files of one kind of record (claims per split, or votes)."""
 
@@ -306,6 +368,7 @@ def write_records(
     if unknown or not options.formats:
         raise ExportError(f"formats must be among {', '.join(FORMATS)}")
     exclusive_ids = _exclusive_author_ids(options.exclusive_test_authors)
+    caps = linkage_caps()
     progress("plan", 0, 1)
     plan = _plan(options, exclusive_ids)
     progress("plan", 1, 1)
@@ -319,9 +382,11 @@ def write_records(
     out_dir.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         claim_files = _Writers(stack, out_dir, SPLITS, CLAIM_FIELDS, options.formats)
-        _write_claims(claim_files, options, plan, page_info, exclusive_ids, pseudonyms, summary, progress)
+        authors = Fragments(pseudonyms, role="author", caps=caps, max_records=RUN_CLAIMS)
+        _write_claims(claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress)
         vote_files = _Writers(stack, out_dir, ["votes"], VOTE_FIELDS, options.formats)
-        _write_votes(vote_files, options, plan, exclusive_ids, pseudonyms, summary, progress)
+        voters = Fragments(pseudonyms, role="voter", caps=caps, max_records=RUN_ROUNDS)
+        _write_votes(vote_files, options, plan, exclusive_ids, voters, summary, progress)
         summary.files = [path.name for path in (*claim_files.paths, *vote_files.paths)]
     return summary
 
@@ -332,7 +397,7 @@ def _write_claims(
     plan: SplitPlan,
     page_info: dict[int, tuple[str, str]],
     exclusive_ids: set[int],
-    pseudonyms: Pseudonyms,
+    authors: Fragments,
     summary: WriteSummary,
     progress: Progress,
 ) -> None:
@@ -360,6 +425,7 @@ def _write_claims(
         ):
             gold[claim_id].append({"text": text, "section_header": header})
         votes, correct, clues, likes = _per_claim_counts(ids, id_range)
+        least_fool = _least_fool_points(ids, id_range)
         flags = claim_flags(((row["id"], row["status"]) for row in chunk), id_range=id_range)
         for row in chunk:
             split = plan.page_split[row["page_id"]]
@@ -370,6 +436,13 @@ def _write_claims(
             total_votes = row["release_total_votes"] + votes[claim_id]
             correct_votes = row["release_correct_votes"] + correct[claim_id]
             retrieved = row["release_retrieved"] if row["release_retrieved"] is not None else row["clues"]
+            # What this claim shows of its author's public points (release claims earned none).
+            shown = {
+                "write": 0 if row["external_id"] else int(settings.FM2["WRITE_POINTS"]),
+                "like": int(settings.FM2["LIKE_POINTS"]) * likes[claim_id],
+                "fool": least_fool[claim_id],
+            }
+            shown["total"] = sum(shown.values())
             files.write(
                 split,
                 {
@@ -387,8 +460,8 @@ def _write_claims(
                     "difficulty": round(row["rating"]) if row["rating"] is not None else None,
                     "difficulty_deviation": round(row["rating_deviation"]) if row["rating"] is not None else None,
                     "flags": flags[claim_id],
-                    "author": pseudonyms(row["author_id"]),
-                    "created": _iso(row["created"]),
+                    "author": authors(row["author_id"], shown),
+                    "created": _day(row["created"]),
                     "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
                 },
             )
@@ -402,22 +475,19 @@ def _write_votes(
     options: ExportOptions,
     plan: SplitPlan,
     exclusive_ids: set[int],
-    pseudonyms: Pseudonyms,
+    voters: Fragments,
     summary: WriteSummary,
     progress: Progress,
 ) -> None:
     rounds = Round.objects.filter(state__in=ENDED_STATES).order_by("id")
     total = rounds.count()
     rows = rounds.values(
-        "id", "player_id", "state", "started_at", "ended_at",
+        "id", "player_id", "state", "started_at", "ended_at", "void_action",
         "left_claim_id", "left_claim__label", "left_claim__page_id", "left_claim__status", "left_claim__author_id", "left_claim__external_id",
         "right_claim_id", "right_claim__label", "right_claim__page_id", "right_claim__status", "right_claim__author_id", "right_claim__external_id",
-        "vote__correct", "vote__points", "vote__remaining", "vote__created", "false_claim_index",
+        "vote__correct", "vote__remaining", "false_claim_index",
     )
-    # Rounds a moderator voided (a claim changed while they were open) carry no answer.
-    voided = Round.objects.filter(state=Round.State.VOIDED).count()
-    if voided:
-        summary.rounds_left_out["voided by moderation"] += voided
+    any_sightings = Sighting.objects.exists()
     done = 0
     progress("votes", 0, total)
     for chunk in _chunks(rows.iterator(chunk_size=options.chunk_size), options.chunk_size):
@@ -431,6 +501,7 @@ def _write_votes(
                 .values_list("round_id", "claim_index", "n")
             }
         )
+        sightings = _sightings(chunk) if any_sightings else {}
         for row in chunk:
             sides = []
             for index, side in enumerate(("left", "right")):
@@ -445,41 +516,60 @@ def _write_votes(
             if any(excluded for *_, excluded in sides):
                 summary.rounds_left_out["a claim not exported"] += 1
                 continue
-            if row["left_claim__label"] == row["right_claim__label"]:
-                summary.rounds_left_out["both claims now have the same label"] += 1
-                continue
             # The answer stored when the round was dealt (what the player was judged against);
             # rounds older than that column fall back to the current labels.
             false_index = row["false_claim_index"]
+            voided = row["state"] == Round.State.VOIDED
+            if false_index is None or not voided:
+                # A voided round keeps its dealt answer: a relabel that voided it leaves both
+                # claims with one label, and researchers need to see which round it was.
+                if row["left_claim__label"] == row["right_claim__label"]:
+                    summary.rounds_left_out["both claims now have the same label"] += 1
+                    continue
             if false_index is None:
                 false_index = 0 if row["left_claim__label"] == Claim.Label.REFUTES else 1
             true_index = 1 - false_index
             ids = [
                 export_claim_id(row[f"{side}_claim_id"], row[f"{side}_claim__external_id"]) for _, side, _, _ in sides
             ]
+            public = [row[f"{side}_claim__external_id"] is not None for side in ("left", "right")]
             voted = row["state"] == Round.State.VOTED
+            correct = row["vote__correct"] if voted else None
+            least = _least_voter_points(row["vote__remaining"]) if correct else 0
+            seen = [sightings.get((row["player_id"], row[f"{side}_claim_id"])) for side in ("left", "right")]
             files.write(
                 "votes",
                 {
-                    "voter": pseudonyms(row["player_id"]),
+                    "voter": voters(row["player_id"], {"verify": least, "total": least}),
                     "true_claim": ids[true_index],
                     "false_claim": ids[false_index],
                     "true_claim_split": sides[true_index][2],
                     "false_claim_split": sides[false_index][2],
                     "false_claim_side": ("left", "right")[false_index],
+                    "true_claim_public": public[true_index],
+                    "false_claim_public": public[false_index],
                     "outcome": row["state"],
-                    "correct": row["vote__correct"] if voted else None,
-                    "points": row["vote__points"] if voted else None,
-                    "remaining": round(row["vote__remaining"], 3) if voted and row["vote__remaining"] is not None else None,
+                    "correct": correct,
+                    "remaining_bucket": remaining_bucket(row["vote__remaining"]) if voted and row["vote__remaining"] is not None else None,
                     "clues_revealed_true": reveals[(row["id"], true_index)],
                     "clues_revealed_false": reveals[(row["id"], false_index)],
                     "timed_out": row["state"] == Round.State.TIMED_OUT,
                     "reported": row["state"] == Round.State.REPORTED,
-                    "started_at": _iso(row["started_at"]),
-                    "ended_at": _iso(row["ended_at"]),
-                    "voted_at": _iso(row["vote__created"]) if voted else None,
+                    "voided_by": (row["void_action"] or "moderation") if voided else None,
+                    "voter_saw_answer": any(moment is not None and moment <= row["ended_at"] for moment in seen),
+                    "day": _day(row["started_at"]),
                 },
             )
             summary.votes += 1
+            if voided:
+                summary.voided_rounds += 1
         done += len(chunk)
         progress("votes", done, total)
+
+
+def _sightings(chunk: list[dict[str, Any]]) -> dict[tuple[int, int], datetime]:
+    """When each of the chunk's players first saw its claims in the moderation tools."""
+    players = {row["player_id"] for row in chunk}
+    claims = {row[f"{side}_claim_id"] for row in chunk for side in ("left", "right")}
+    rows = Sighting.objects.filter(moderator_id__in=players, claim_id__in=claims).values_list("moderator_id", "claim_id", "first_seen")
+    return {(moderator, claim): moment for moderator, claim, moment in rows}

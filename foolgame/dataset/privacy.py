@@ -1,9 +1,15 @@
 """Pseudonyms for the people in an export: salted hashes, the salt never written out.
 
-The same person gets the same pseudonym as an author and as a voter within one export, so
-researchers can study authors who vote; across exports the pseudonyms change, since every
-export draws a new salt, unless the same salt file is given on purpose (to follow players
-from one release to the next). Without the salt a pseudonym cannot be tied to an account.
+Across exports the pseudonyms change, since every export draws a new salt, unless the same
+salt file is given on purpose (a later export then names the runs it still cuts the same
+way alike; the caps below may cut them differently as the leaderboards move). Without the
+salt a pseudonym cannot be tied to an account by itself; but what a pseudonym did can be,
+by summing it and comparing with the public leaderboards (issue 17: with one pseudonym per
+person, that join named every player of a simulated 240-player game). So the export names
+*runs* (:class:`Fragments`): an author's claims and a voter's rounds are cut into runs, each
+with its own pseudonym, and a run ends before what it shows would let it out-score the
+K-th best player of any leaderboard. An author's runs and the same person's voting runs are
+never tied together.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 SALT_BYTES = 32
@@ -34,17 +41,44 @@ def salt_from_file(path: Path) -> bytes:
 
 
 class Pseudonyms:
-    """``pseudonyms(user_id)`` -> ``"p" + 16 hex digits`` (HMAC-SHA256 under the salt)."""
+    """``pseudonyms.named(key)`` -> ``"p" + 16 hex digits`` (HMAC-SHA256 of the key under the salt)."""
 
     def __init__(self, salt: bytes) -> None:
         self._salt = salt
-        self._cache: dict[int, str] = {}
 
-    def __call__(self, user_id: int) -> str:
-        pseudonym = self._cache.get(user_id)
-        if pseudonym is None:
-            digest = hmac.new(self._salt, f"user:{user_id}".encode(), hashlib.sha256).hexdigest()
-            pseudonym = "p" + digest[:16]
-            if len(self._cache) < 100_000:  # bounded: memory must not grow with the players
-                self._cache[user_id] = pseudonym
-        return pseudonym
+    def named(self, key: str) -> str:
+        """The pseudonym of a key: a run of one person's records (see :class:`Fragments`)."""
+        return "p" + hmac.new(self._salt, key.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+class Fragments:
+    """``fragments(user_id, shown)`` -> the pseudonym of the user's current run.
+
+    ``shown`` is what this record adds to the least points the public leaderboards must
+    show for its run's owner, per kind (e.g. ``{"write": 100, "total": 100}``). A run ends,
+    and the record starts the next one, when adding it would pass ``caps`` in some kind:
+    the K-th highest points of that kind (see ``foolgame.dataset.exporter.linkage_caps``),
+    so at least K players could own any run. Records go in the order the export writes
+    them, so a run is a stretch of one person's claims (or rounds) in that order.
+    Memory: one small entry per person.
+    """
+
+    def __init__(self, pseudonyms: Pseudonyms, *, role: str, caps: Mapping[str, int], max_records: int) -> None:
+        self._pseudonyms = pseudonyms
+        self._role = role
+        self._caps = caps
+        self._max_records = max_records
+        self._runs: dict[int, tuple[int, dict[str, int]]] = {}
+
+    def __call__(self, user_id: int, shown: Mapping[str, int]) -> str:
+        run, sums = self._runs.get(user_id, (0, {}))
+        if sums and (
+            sums["records"] >= self._max_records
+            or any(sums.get(kind, 0) + points > self._caps.get(kind, 0) for kind, points in shown.items() if points)
+        ):
+            run, sums = run + 1, {}
+        sums["records"] = sums.get("records", 0) + 1
+        for kind, points in shown.items():
+            sums[kind] = sums.get(kind, 0) + points
+        self._runs[user_id] = (run, sums)
+        return self._pseudonyms.named(f"{self._role}:{user_id}:{run}")

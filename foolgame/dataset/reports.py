@@ -355,11 +355,11 @@ claim_features = Features({
 vote_features = Features({
     "voter": Value("string"), "true_claim": Value("string"), "false_claim": Value("string"),
     "true_claim_split": Value("string"), "false_claim_split": Value("string"),
-    "false_claim_side": Value("string"), "outcome": Value("string"), "correct": Value("bool"),
-    "points": Value("int64"), "remaining": Value("float64"),
+    "false_claim_side": Value("string"), "true_claim_public": Value("bool"), "false_claim_public": Value("bool"),
+    "outcome": Value("string"), "correct": Value("bool"), "remaining_bucket": Value("int64"),
     "clues_revealed_true": Value("int64"), "clues_revealed_false": Value("int64"),
-    "timed_out": Value("bool"), "reported": Value("bool"),
-    "started_at": Value("string"), "ended_at": Value("string"), "voted_at": Value("string"),
+    "timed_out": Value("bool"), "reported": Value("bool"), "voided_by": Value("string"),
+    "voter_saw_answer": Value("bool"), "day": Value("string"),
 })
 # An empty file holds no data for datasets: leave out the splits this export has not.
 files = {name: f"{split}.jsonl" for name, split in (("train", "train"), ("validation", "dev"), ("test", "test"))
@@ -430,18 +430,32 @@ otherwise be typed differently from split to split:
 | `smoothed_correctness` | `(correct_votes + 4) / (total_votes + 5)`: the share of correct votes under a Beta(4, 1) prior; low values mark claims that fool players |
 | `difficulty`, `difficulty_deviation` | the claim's difficulty rating from the game's own votes and its uncertainty (one standard deviation), on the chess-like 1500 scale: each vote is a game the voter wins by finding the false claim, and both claims of the pair are rated (Glicko-2 per vote, refitted in batch by a Rasch model), so unlike `smoothed_correctness` it accounts for who voted; 1500 is a newcomer's, higher fools more voters; null for a claim without a vote in this game (the release's votes have no voters to rate against) |
 | `flags` | moderation and player signals, e.g. `removed`, `reported:wrong_label`, `too_hard` |
-| `author` | the author's pseudonym |
-| `created` | when the claim was written (for release claims: when it was imported), ISO 8601 UTC |
+| `author` | the pseudonym of a run of at most 2 of one author's claims (see Privacy) |
+| `created` | the UTC day the claim was written (for release claims: imported), `YYYY-MM-DD` |
 | `mean_clues_revealed` | clues bought on this claim per game vote on it; null without game votes |
 
 ### Votes: `votes`
 
-One ended round a line: `voter` (pseudonym), `true_claim` and `false_claim` (claim ids),
-their splits, `false_claim_side` (left or right on screen), `outcome` (`voted`,
-`timeout`, `reported`), `correct`, `points` (the voter's) and `remaining` (seconds left)
-for votes, `clues_revealed_true` and `clues_revealed_false`, `timed_out`, `reported`,
-and the times `started_at`, `ended_at`, `voted_at` (ISO 8601 UTC). Rounds with a claim
-that is not in the export are left out.
+One ended round a line, in the order the rounds were dealt:
+
+| field | meaning |
+| --- | --- |
+| `voter` | the pseudonym of a run of at most 10 of one voter's rounds (see Privacy) |
+| `true_claim`, `false_claim` | claim ids; `true_claim_split`, `false_claim_split` their splits |
+| `false_claim_side` | where the false claim was on screen, `left` or `right` |
+| `true_claim_public`, `false_claim_public` | the claim comes from the published FM2 release, replayed in the game: **its label and evidence are public**, so anyone holding the release could answer it; keep these votes apart from votes on the game's own claims |
+| `outcome` | `voted`, `timeout`, `reported` or `voided` |
+| `correct` | for votes: whether the voter marked the false claim |
+| `remaining_bucket` | for votes: seconds left on the 180 s clock, rounded down to a multiple of 30 (0, 30, ... 150); the voter's points are `min(120, seconds left)` |
+| `clues_revealed_true`, `clues_revealed_false` | clues bought on each claim (10 s each) |
+| `timed_out`, `reported` | the round ran out of time, or ended with a report (no vote) |
+| `voided_by` | a moderator changed one of the round's claims while it was being played (`relabel`, `remove`, `edit_evidence`; `moderation` for rounds voided before this was kept): the round ended without a vote and without points, and the answer it was dealt with (`false_claim`) may no longer be the claim's label; null otherwise |
+| `voter_saw_answer` | the voter had seen one of the two claims with its answer in the moderation queue (as a moderator) before the round ended: the vote is no evidence of how hard the pair is. Moderators are not dealt claims they have seen, so this marks rounds dealt before the moderator saw the claim |
+| `day` | the UTC day the round started, `YYYY-MM-DD` |
+
+Rounds with a claim that is not in the export are left out, and so are rounds whose two
+claims now carry the same label (unless voided: a voided round keeps the answer it was
+dealt with).
 
 ### Analysis: `stats.*`, `artifacts.*`, `easy_hard.jsonl`
 
@@ -455,9 +469,39 @@ it right) or hard.
 
 No username, e-mail address, IP address or account id is in these files. Authors and
 voters appear as pseudonyms: `p` and the first 16 hex digits of HMAC-SHA256 of the
-account id under a random secret salt that is not part of the export. One person has one
-pseudonym within an export, as author and as voter; a new export draws a new salt (so
-pseudonyms differ) unless its maker reuses a salt file on purpose.
+account id (and a run number) under a random secret salt that is not part of the export; a
+new export draws a new salt (so pseudonyms differ) unless its maker reuses a salt file on
+purpose.
+
+**Linkage to public data.** The game publishes leaderboards: every player's points of each
+kind (write: 100 a claim; verify: the voter's points; fool: the authors' share; like: 10 a
+like), and a skill table with each regular voter's rating and number of votes. With one
+pseudonym per person and exact points in the votes, summing an export by
+pseudonym reproduces those sums: on a simulated game of 240 players that join named every
+one of the 238 players on the leaderboards. So this export is coarsened:
+
+- **Points and time are not exported.** Each vote has `correct`, the clues bought and the
+  time left rounded down to 30 s (`remaining_bucket`), which is what research on the game
+  needs; its exact points and seconds are left out. Times are days (`day`, `created`).
+- **A pseudonym names a run, not a person.** An author's claims (in the files' order) are
+  cut into runs of at most 2, a voter's rounds (in the order they were dealt) into runs of
+  at most 10, each with its own pseudonym, and a person's author runs are not tied to their
+  voting runs. A run also ends before the fewest points it shows (claims, likes, the
+  authors' least share of the votes on them, the voters' least points) would pass the 5th
+  best player's on any leaderboard, so at least 5 players could own it.
+- On the simulated 240-player game the same join (the points and the skill table's vote
+  counts), reading each pseudonym both as a whole person and as part of one, names nobody
+  (`tests/dataset/test_linkage.py`). It does not try the ratings themselves: a run's 10
+  votes say little of a rating made from all of a player's votes.
+
+What this costs: a skill or annotator-bias model sees runs, not people (within a run the
+person is the same and the records are in order). What remains: the claim texts are public
+to every voter who was dealt them, and an author knows their own claims, so an author (or
+anyone who saw which claims an author wrote) can find those claims and their runs; runs of
+one person follow each other in the files' order, so someone who can tell which run
+continues which (by day and order) can chain them back into longer runs; and a single claim or vote that alone shows more than the 5th best player's points of a kind
+(a claim with very many likes) is a run of its own, but it narrows its owner down to fewer
+than 5 players.
 
 ## Licence
 

@@ -84,6 +84,7 @@ def dataset_export(
             "proportions": list(options.splits),
             "votes": summary.votes,
             "rounds_left_out": dict(summary.rounds_left_out),
+            "voided_rounds": summary.voided_rounds,
             "removed_left_out": summary.removed_left_out,
             "include_removed": options.include_removed,
             "withheld_exclusive_claims": summary.plan.withheld_exclusive_claims,

@@ -156,7 +156,9 @@ class ModerationQueueApi(ApiView):
         summary="Claims flagged by reports, too hard or too easy, most urgent first",
         description="Moderators only. Claims that players reported or that the quality filters flag as too hard "
         "(smoothed correct-vote rate under the threshold) or too easy, reported claims first, then the lowest scores; "
-        "each with why, its reports, vote counts, smoothed score and interval, gold evidence and clue list.",
+        "each with why, its reports, vote counts, smoothed score and interval, gold evidence and clue list. "
+        "The claims listed count as seen by this moderator with their answers: they are never dealt to them, and the "
+        "dataset export marks a vote of theirs cast afterwards (`voter_saw_answer`).",
     )
     def get(self, request: Request) -> Response:
         reason = request.query_params.get("reason") or None
@@ -170,6 +172,7 @@ class ModerationQueueApi(ApiView):
             raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
         claims = selectors.moderation_queue(reason=reason, category=request.query_params.get("category") or None)
         results = selectors.claim_reviews(claims[:limit])
+        services.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
         return Response({"count": claims.count(), "results": results})
 
 
@@ -240,5 +243,6 @@ class AuditLogApi(ApiView):
         claim = request.query_params.get("claim")
         if claim is not None and not claim.isdigit():
             raise ServiceError("invalid_claim", "claim must be a claim id.")
-        records = selectors.audit_records(claim_id=int(claim) if claim else None)[:200]
+        records = list(selectors.audit_records(claim_id=int(claim) if claim else None)[:200])
+        services.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
         return Response([selectors.audit_record_payload(r) for r in records])

@@ -122,3 +122,23 @@ class AuditRecord(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise TypeError("Audit records are never deleted.")
+
+
+class Sighting(models.Model):
+    """A moderator saw a claim with its answer (label and gold) in the moderation tools.
+
+    From then on the moderator's votes on that claim are no evidence of how hard it is: the
+    dealer never deals it to them, and the export marks a vote cast after this moment.
+    Only the first sighting is kept (one row per moderator and claim, written idempotently
+    with one bulk insert per page of the queue).
+    """
+
+    moderator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="moderation_sightings")
+    first_seen = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["moderator", "claim"], name="sighting_once_per_moderator")]
+
+    def __str__(self) -> str:
+        return f"{self.moderator} saw claim {self.claim_id} at {self.first_seen:%Y-%m-%d %H:%M}"

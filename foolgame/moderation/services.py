@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
-from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit
+from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit, Sighting
 from foolgame.pages.models import Sentence
 from foolgame.players.services import player_role_set, role_group_ensure
 from foolgame.voting.models import Report, Vote
@@ -487,7 +487,7 @@ def do_claim_action(checked: CheckedAction, *, moderator: AbstractBaseUser) -> A
         # without points, in this transaction (a finished round keeps its stored answer).
         from foolgame.voting.services import rounds_void_for_claim  # voting imports moderation's tasks
 
-        rounds_void_for_claim(claim_id=claim.pk)
+        rounds_void_for_claim(claim_id=claim.pk, action=checked.action)
     if checked.action != "remove":
         quality.kept = True
     last_report = Report.objects.filter(claim=claim).order_by("-id").values_list("id", flat=True).first()
@@ -499,7 +499,18 @@ def do_claim_action(checked: CheckedAction, *, moderator: AbstractBaseUser) -> A
         moderator=moderator, claim=claim, action=checked.action, reason=checked.reason, before=before, after=_snapshot(claim, quality)
     )
     notification_for_moderation(claim=claim, moderator=moderator, action=checked.action, reason=checked.reason)
+    sightings_record(moderator=moderator, claim_ids=[claim.pk])
     return record
+
+
+def sightings_record(*, moderator: AbstractBaseUser, claim_ids: Iterable[int]) -> None:
+    """Record that the moderator now sees these claims with their answers (a queue page,
+    a claim after an action, the audit log): one bulk insert, idempotent (a claim already
+    seen keeps its first moment). See ``Sighting`` for what it changes."""
+    now = timezone.now()
+    rows = [Sighting(moderator=moderator, claim_id=claim_id, first_seen=now) for claim_id in dict.fromkeys(claim_ids)]
+    if rows:
+        Sighting.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 def claim_moderate(

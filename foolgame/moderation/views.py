@@ -14,7 +14,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from foolgame.claims.models import Claim
 from foolgame.moderation import selectors
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import is_moderator
+from foolgame.moderation.services import is_moderator, sightings_record
 from foolgame.pages.models import Sentence
 from foolgame.pages.selectors import category_list
 from foolgame.players.roles import role_page
@@ -37,6 +37,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     category = request.GET.get("category") or None
     claims = selectors.moderation_queue(reason=reason, category=category)
     items = selectors.claim_reviews(claims[:QUEUE_PAGE_SIZE])
+    sightings_record(moderator=request.user, claim_ids=[item["id"] for item in items])
     for item in items:
         for report in item["reports"]:
             report["reason_label"] = reason_label(report["reason"])
@@ -57,6 +58,7 @@ def queue(request: HttpRequest) -> HttpResponse:
 def audit_log(request: HttpRequest) -> HttpResponse:
     claim = request.GET.get("claim")
     records = list(selectors.audit_records(claim_id=int(claim) if claim and claim.isdigit() else None)[:200])
+    sightings_record(moderator=request.user, claim_ids=[record.claim_id for record in records])
     return render(request, "moderation/audit.html", {"rows": audit_rows(records), "claim": claim or ""})
 
 

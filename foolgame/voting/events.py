@@ -10,8 +10,11 @@ milliseconds more on every vote. With the Redis layer and a real broker both are
 handed to a publisher thread with its own loop, which sends them one by one, in order,
 without the caller waiting. The in-memory layer lives on the server's own loop, so there the
 send stays direct, and eager tasks (tests, the embedded default) run at once, as before.
-A send that fails is logged: the periodic sweeps (rounds every minute, quality flags every
-hour) redo what a lost task would have done.
+A group send that fails is tried again on a fresh connection (the publisher's own layer,
+rebuilt), a few times with a short wait: after Redis restarts, every pooled connection is
+dead, and dropping the first event after it left a socket in READY with no ticks (issue 17).
+A task that cannot be sent is logged: the periodic sweeps (rounds every minute, quality
+flags every hour) redo what a lost task would have done.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from celery import Task
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, channel_layers, get_channel_layer
 from django.db import transaction
 
 from foolgame.voting.models import Round
 
 logger = logging.getLogger(__name__)
+SEND_RETRY_WAITS = (0.0, 0.2, 1.0)
+"""Seconds to wait before each new try of a failed group send, each on a fresh connection."""
 
 
 def round_group(round_id: int) -> str:
@@ -53,7 +59,9 @@ class _Publisher:
         self.loop.run_forever()
 
     async def _drain(self) -> None:
-        layer = get_channel_layer()
+        # The publisher's own layer, so that rebuilding it after a failure closes only this
+        # loop's connections, never those the server's consumers are reading from.
+        self.layer: BaseChannelLayer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
         while True:
             kind, item = await self.queue.get()
             if kind == "task":
@@ -64,10 +72,29 @@ class _Publisher:
                     logger.exception("could not send task %s", task.name)
                 continue
             group, message = item
+            await self._group_send(group, message)
+
+    async def _group_send(self, group: str, message: dict[str, Any]) -> None:
+        for attempt, wait in enumerate((*SEND_RETRY_WAITS, None)):
             try:
-                await layer.group_send(group, message)
-            except Exception:  # a lost update only delays a socket until its next action
-                logger.exception("could not send %s to %s", message.get("type"), group)
+                await self.layer.group_send(group, message)
+                return
+            except Exception as error:
+                if wait is None:  # a lost update only delays a socket until its next action
+                    logger.exception("could not send %s to %s after %d tries", message.get("type"), group, attempt + 1)
+                    return
+                logger.warning("sending %s to %s failed (%s); trying again on a fresh connection", message.get("type"), group, error)
+                await self._fresh_layer()
+                await asyncio.sleep(wait)
+
+    async def _fresh_layer(self) -> None:
+        stale, self.layer = self.layer, channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+        close = getattr(stale, "close_pools", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception:  # its connections are dead anyway
+                logger.debug("closing the stale channel layer failed", exc_info=True)
 
     def publish(self, group: str, message: dict[str, Any]) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, ("group", (group, message)))

@@ -36,6 +36,9 @@ class Round(models.Model):
     # The answer as dealt: a later relabel never rewrites a round's answer (null only for
     # rounds made before the column; their answer is then read from the current labels).
     false_claim_index = models.PositiveSmallIntegerField(null=True, blank=True)
+    # Which moderation action voided the round (relabel, remove, edit_evidence); the export
+    # marks voided rounds with it. Blank for every other state, and for rounds voided before.
+    void_action = models.CharField(max_length=20, blank=True, default="")
 
     class Meta:
         ordering = ["-created", "-id"]

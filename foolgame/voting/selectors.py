@@ -24,9 +24,10 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) 
     the stored ``deal_votes`` column.
 
     Never the player's own claims, never one already dealt to them (voted on, timed out,
-    reported or held in an open round).
+    reported or held in an open round), never one they saw with its answer as a moderator
+    (``moderation.Sighting``): their vote on it would be no evidence.
     """
-    claims = claims_playable().exclude(author=player).exclude(dealt__player=player)
+    claims = claims_playable().exclude(author=player).exclude(dealt__player=player).exclude(moderation_sightings__moderator=player)
     if category:
         claims = claims.filter(Q(page__category__slug=category) | Q(page__category__name__iexact=category))
     return claims

@@ -684,13 +684,14 @@ def _check_index(value: Any, *, field: str = "claim") -> None:
         raise ServiceError("invalid_claim", f"{field} must be 0 (left) or 1 (right).")
 
 
-def rounds_void_for_claim(*, claim_id: int) -> list[int]:
+def rounds_void_for_claim(*, claim_id: int, action: str = "") -> list[int]:
     """End every playing round holding this claim without points, as voided: a moderator
     changed the claim (label, evidence, removal) while it was in play. A dealt round not
     started yet showed nothing, so it is withdrawn as a stale one is (its other claim goes
     back to the player's pool). Runs in the moderation action's transaction (rows locked,
     in id order); the sockets hear of it on commit. The played claims stay seen
-    (SeenClaim): the player just gets a new round. Returns the voided rounds' ids."""
+    (SeenClaim): the player just gets a new round. ``action`` (the moderation action) is
+    kept on each voided round for the export. Returns the voided rounds' ids."""
     ids = list(
         Round.objects.filter(state__in=Round.OPEN_STATES)
         .filter(models.Q(left_claim_id=claim_id) | models.Q(right_claim_id=claim_id))
@@ -705,8 +706,8 @@ def rounds_void_for_claim(*, claim_id: int) -> list[int]:
             continue
         if round_.state != Round.State.PLAYING:
             continue
-        round_.state, round_.ended_at = Round.State.VOIDED, now
-        round_.save(update_fields=["state", "ended_at"])
+        round_.state, round_.ended_at, round_.void_action = Round.State.VOIDED, now, action
+        round_.save(update_fields=["state", "ended_at", "void_action"])
         events.round_changed_on_commit(round_)
         voided.append(round_.pk)
     return voided

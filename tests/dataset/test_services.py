@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -97,7 +98,7 @@ def test_claim_fields_and_types(world, tmp_path: Path) -> None:
         assert (row["difficulty"] is None) is (row["difficulty_deviation"] is None)
         assert isinstance(row["flags"], list)
         assert row["author"].startswith("p") and len(row["author"]) == 17
-        assert row["created"].endswith("Z")
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["created"])  # the day only (issue 17)
         assert row["mean_clues_revealed"] is None or isinstance(row["mean_clues_revealed"], float)
 
 
@@ -129,12 +130,16 @@ def test_votes_file(world, tmp_path: Path) -> None:
     first, wrong, timeout, reported = lines
     assert first["true_claim"] == ids["Topic 0 was founded in 1800."]
     assert first["false_claim"] == ids["Topic 0 was never founded by anyone."]
-    assert (first["outcome"], first["correct"], first["points"], first["remaining"]) == ("voted", True, 90, 90.5)
+    # 90.5 s left: the 90-119 s bucket; no exact points or time (issue 17)
+    assert (first["outcome"], first["correct"], first["remaining_bucket"]) == ("voted", True, 90)
     assert (first["clues_revealed_true"], first["clues_revealed_false"]) == (2, 1)
-    assert first["voter"] == lines[2]["voter"] != wrong["voter"]
-    assert first["false_claim_side"] == "right" and first["voted_at"].endswith("Z")
-    assert (timeout["outcome"], timeout["timed_out"], timeout["correct"], timeout["points"]) == ("timeout", True, None, None)
+    assert first["voter"] == lines[2]["voter"] != wrong["voter"]  # one run of voter_0's rounds
+    assert first["false_claim_side"] == "right" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", first["day"])
+    assert (timeout["outcome"], timeout["timed_out"], timeout["correct"], timeout["remaining_bucket"]) == ("timeout", True, None, None)
     assert (reported["reported"], reported["true_claim"], reported["true_claim_split"]) == (True, "01RELEASEDxyz", "dev")
+    assert (reported["true_claim_public"], reported["false_claim_public"], first["true_claim_public"]) == (True, False, False)
+    assert [line["voided_by"] for line in lines] == [None] * 4
+    assert [line["voter_saw_answer"] for line in lines] == [False] * 4
 
 
 def test_csv_twins_hold_the_same_records(world, tmp_path: Path) -> None:
@@ -199,14 +204,14 @@ def test_no_personal_data_in_any_file(world, tmp_path: Path) -> None:
     assert SALT.decode() not in text
 
 
-def test_pseudonyms_change_with_the_salt_and_are_shared_by_author_and_voter(world, tmp_path: Path) -> None:
+def test_pseudonyms_change_with_the_salt_and_an_authors_runs_are_not_tied_to_their_votes(world, tmp_path: Path) -> None:
     voter = world.users[3]
     make_claim(PageFactory(title="By a voter"), label="SUPPORTS", author=voter, text="A claim written by someone who votes.")
     first = export(tmp_path, "a")
     again = export(tmp_path, "b")
     fresh = export(tmp_path, "c", salt=None)
     authored = by_text(first)["A claim written by someone who votes."][1]["author"]
-    assert authored in {line["voter"] for line in votes(first)}
+    assert authored not in {line["voter"] for line in votes(first)}  # issue 17: they linked to leaderboards
     assert by_text(again)["A claim written by someone who votes."][1]["author"] == authored
     assert by_text(fresh)["A claim written by someone who votes."][1]["author"] != authored
 
@@ -233,3 +238,58 @@ def test_moderation_quality_flags_are_exported(world, tmp_path: Path) -> None:
     )
     rows = by_text(export(tmp_path))
     assert rows[claim.text][1]["flags"] == ["kept", "too_hard"]
+
+
+@pytest.mark.parametrize(("leaders", "same"), [(5, [True, False, True, False]), (4, [False, False, False, False])])
+def test_an_authors_claims_are_named_in_runs_of_two_each_below_the_fifth_best_players_points(world, tmp_path: Path, leaders, same) -> None:
+    from foolgame.players.models import LedgerEntry
+    from tests.factories import UserFactory
+
+    for n in range(leaders):  # players well above anything one run shows, on every leaderboard
+        LedgerEntry.objects.bulk_create(
+            LedgerEntry(player=UserFactory(username=f"leader_{n}"), amount=10_000, kind=kind, cause="test") for kind in LedgerEntry.Kind.values
+        )
+    rows = by_text(export(tmp_path))
+    # author_0 wrote the released claim (written first, release claims are) and topics 0 and 3.
+    names = [rows[text][1]["author"] for text in ("The released page supports this claim.",
+                                                 "Topic 0 was founded in 1800.", "Topic 0 was never founded by anyone.",
+                                                 "Topic 3 was founded in 1803.", "Topic 3 was never founded by anyone.")]
+    # With fewer than 5 players on a leaderboard, every claim that shows points is a run of its own.
+    assert [a == b for a, b in zip(names, names[1:])] == same
+
+
+def test_votes_mark_voided_rounds_public_claims_and_voters_who_saw_the_answer(world, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from foolgame.moderation.models import Sighting
+    from foolgame.voting.models import Round
+    from tests.dataset.conftest import play
+
+    c = world.claims
+    moderator = world.users[4]  # voter_1
+    voided = play(moderator, c["t4"], c["f4"], state=Round.State.VOIDED)
+    Round.objects.filter(pk=voided.pk).update(void_action="relabel", false_claim_index=1)
+    Claim.objects.filter(pk=c["f4"].pk).update(label="SUPPORTS")  # the relabel: both claims now SUPPORTS
+    after = play(moderator, c["t5"], c["f5"], correct=True)
+    before = play(moderator, c["t3"], c["f3"], correct=True)
+    Sighting.objects.create(moderator=moderator, claim=c["f5"], first_seen=after.ended_at - timedelta(seconds=5))
+    Sighting.objects.create(moderator=moderator, claim=c["t3"], first_seen=before.ended_at + timedelta(seconds=5))
+    lines = {(line["true_claim"], line["false_claim"]): line for line in votes(export(tmp_path))}
+    ids = {r["text"]: r["id"] for rows in claims(tmp_path / "out").values() for r in rows}
+
+    def line(p: int) -> dict:
+        return lines[(ids[f"Topic {p} was founded in {1800 + p}."], ids[f"Topic {p} was never founded by anyone."])]
+
+    assert (line(4)["outcome"], line(4)["voided_by"], line(4)["correct"]) == ("voided", "relabel", None)
+    assert line(5)["voter_saw_answer"] is True  # seen in the queue before the vote
+    assert line(3)["voter_saw_answer"] is False  # seen only after voting
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["voided_rounds"] == 1
+
+
+def test_the_cards_loading_code_types_every_field() -> None:
+    from foolgame.dataset.reports import LOADING_CODE
+
+    claim_part, vote_part = LOADING_CODE.split("claim_features =")[1].split("vote_features =")
+    for fields, part in ((CLAIM_FIELDS, claim_part), (VOTE_FIELDS, vote_part)):
+        assert set(re.findall(r'"(\w+)": (?:Value|evidence|\[)', part.split("})")[0])) == set(fields)

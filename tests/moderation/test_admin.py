@@ -125,3 +125,14 @@ def test_a_staff_moderator_moderates_in_the_admin_but_cannot_add_or_delete(db) -
     assert AuditRecord.objects.get().moderator.username == "mona"
     assert client.get("/admin/claims/claim/add/").status_code == 403
     assert client.get(f"/admin/claims/claim/{claim.pk}/delete/").status_code == 403
+
+
+def test_the_claim_admin_records_the_claims_it_shows_as_seen(superuser) -> None:
+    from foolgame.moderation.models import Sighting
+
+    shown, other = claim_pair()
+    client = admin_client(superuser)
+    assert client.get(change_url(shown)).status_code == 200
+    assert set(Sighting.objects.filter(moderator=superuser).values_list("claim_id", flat=True)) == {shown.pk}
+    assert client.get("/admin/claims/claim/").status_code == 200  # the list shows both labels
+    assert set(Sighting.objects.filter(moderator=superuser).values_list("claim_id", flat=True)) == {shown.pk, other.pk}

@@ -132,7 +132,7 @@ def test_a_relabel_during_a_playing_round_voids_it_and_the_late_vote_scores_noth
     round_ = _deal_and_start(player)
     claim_moderate(moderator=moderator, claim_id=true_claim.pk, action="relabel", reason="it is false", label="REFUTES")
     round_.refresh_from_db()
-    assert round_.state == Round.State.VOIDED
+    assert (round_.state, round_.void_action) == (Round.State.VOIDED, "relabel")  # the export says why
     with pytest.raises(ServiceError) as error:
         services.vote_cast(round_id=round_.pk, player=player, false_claim=0)
     assert error.value.code == "round_over"
@@ -147,7 +147,7 @@ def test_a_removal_voids_playing_rounds_withdraws_unstarted_ones_and_voided_roun
     playing = [_deal_and_start(player) for _ in range(services.MAX_OPEN_ROUNDS)]
     claim_moderate(moderator=moderator, claim_id=playing[0].left_claim_id, action="remove", reason="spam")
     playing[0].refresh_from_db()
-    assert playing[0].state == Round.State.VOIDED and not playing[0].is_open
+    assert playing[0].state == Round.State.VOIDED and not playing[0].is_open and playing[0].void_action == "remove"
     assert services.round_create(player=player).state == Round.State.READY  # a voided round is not open
     ready = services.round_create(player=waiting)
     claim_moderate(moderator=moderator, claim_id=ready.right_claim_id, action="relabel", reason="wrong", label=ready.left_claim.label)
