@@ -12,12 +12,13 @@ from foolgame.rooms.selectors import room_scoreboard
 from foolgame.voting.events import group_send_on_commit, task_on_commit, task_runs_eagerly
 
 
-def room_group(room_id: int) -> str:
-    return f"room-{room_id}"
+def room_group(code: str) -> str:
+    """By code, so a socket joins its room's group before its first read of the database."""
+    return f"room-{code.upper()}"
 
 
 def members_changed_on_commit(room: Room) -> None:
-    group_send_on_commit(room_group(room.pk), {"type": "room.members", "scoreboard": room_scoreboard(room=room)})
+    group_send_on_commit(room_group(room.code), {"type": "room.members", "scoreboard": room_scoreboard(room=room)})
 
 
 def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[int, int]) -> None:
@@ -26,6 +27,7 @@ def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[
     lengths = [len(c.clues) for c in question.claims]
     message = {
         "type": "room.question",
+        "question_id": question.pk,
         "number": question.number,
         "questions": room.questions,
         "started_at": question.started_at.isoformat(),
@@ -34,16 +36,16 @@ def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[
         "clues_left": [max(lengths)] * 2,  # as a playing round shows them: both the longer list's length
         "rounds": {str(player_id): round_id for player_id, round_id in rounds.items()},
     }
-    group_send_on_commit(room_group(room.pk), message)
+    group_send_on_commit(room_group(room.code), message)
 
 
 def question_ended_on_commit(room: Room, answer: dict[str, Any]) -> None:
-    group_send_on_commit(room_group(room.pk), {"type": "room.answer", **answer})
+    group_send_on_commit(room_group(room.code), {"type": "room.answer", **answer})
 
 
 def room_ended_on_commit(room: Room) -> None:
     message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": room_scoreboard(room=room)}
-    group_send_on_commit(room_group(room.pk), message)
+    group_send_on_commit(room_group(room.code), message)
 
 
 def finish_task_on_commit(question: RoomQuestion) -> None:

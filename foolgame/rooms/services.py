@@ -281,6 +281,7 @@ def _forfeit(plays: Iterable[tuple[int, int]]) -> None:
 def question_answer(question: RoomQuestion, *, room: Room, over: bool = False) -> dict[str, Any]:
     """What everyone sees once a question is over: the answer, who found it, the scoreboard."""
     return {
+        "question_id": question.pk,
         "number": question.number,
         "questions": room.questions,
         **rounds._answer_payload(question),
@@ -339,6 +340,7 @@ def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
 def question_view(question: RoomQuestion, *, room: Room, player_id: int) -> dict[str, Any]:
     now = clock.now()
     view: dict[str, Any] = {
+        "id": question.pk,
         "number": question.number,
         "status": question.state,
         "started_at": question.started_at.isoformat(),
