@@ -7,6 +7,7 @@ urlpatterns = [
     path("accounts/", include("foolgame.players.urls")),
     path("moderation/", include("foolgame.moderation.urls")),
     path("write/", include("foolgame.authoring.urls")),
+    path("rooms/", include("foolgame.rooms.urls")),
     path("", include("foolgame.voting.urls")),
     path("", include("foolgame.pages.urls")),
 ]
