@@ -15,7 +15,8 @@ solo round; a shorter one pays the voter at most its seconds (60 s: at most 60 p
 rest of the 120 to the authors, still zero-sum.
 
 Locking rule: a service that changes a room takes the room's row lock first, then its
-question's, then (through the round services) a round's; a vote takes its round's locks, and
+question's, then (through the round services) a round's; dealing locks the members' rows,
+then the pair's claim rows in id order, as a vote does; a vote takes its round's locks, and
 only after its commit asks the room whether the question is over. Side effects (socket
 messages, the finish task) wait for the commit.
 """
@@ -40,6 +41,7 @@ from foolgame.rooms import events
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.rooms.selectors import question_found, room_scoreboard
 from foolgame.voting import clock
+from foolgame.voting.counters import claim_votes_lock
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round, SeenClaim
 from foolgame.voting.selectors import claims_for_players
@@ -185,7 +187,7 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
         if not present:
             raise ServiceError("nobody_present", "Nobody is in the room to play.", status_code=409)
         players = list(get_user_model().objects.select_for_update().filter(pk__in=present).order_by("pk"))
-        pair = rounds._deal_pair(claims_for_players(players=players, category=room.category or None))
+        pair = _deal_room_pair(claims_for_players(players=players, category=room.category or None))
         if pair is None:
             raise ServiceError("no_pair_available", "No fair pair of claims is left for everyone in this room.", status_code=404)
         left, right = pair if random.random() < 0.5 else pair[::-1]
@@ -193,10 +195,25 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
     return {"number": question.number, "deadline": question.deadline.isoformat()}
 
 
+def _deal_room_pair(pool: Any) -> Any:
+    """The solo dealer over the room's pool, but its first claim drawn at random from the
+    dealer's least-voted window rather than its least-voted claim: rooms dealt at the same
+    moment then rarely share a pair, so their votes (each locks its pair's claim rows) do
+    not queue behind each other. Falls back on the solo dealer's whole policy."""
+    window = rounds._deal_window(pool)
+    random.shuffle(window)
+    pair = rounds._pair_from(pool, window, lambda anchor: random.choice)
+    return pair if pair is not None else rounds._deal_pair(pool)
+
+
 def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: int, false_index: int, now: datetime) -> RoomQuestion:
     """Write the question, one playing round per player and the claims as seen by each; on
     commit, every socket of the room gets the question and a worker is asked to finish it at
     its deadline. The rounds' clock origin is set so that their deadline is the question's."""
+    # The rows written below reference both claims, which takes a key-share lock on each in
+    # column order; a vote in another room locks the same claims in id order first. Taking
+    # them here in id order, as a vote does, keeps the two from waiting on each other.
+    claim_votes_lock(claim_ids=(left_id, right_id))
     deadline = now + timedelta(seconds=room.seconds)
     origin = deadline - timedelta(seconds=_round_seconds())
     room.current += 1
@@ -249,7 +266,7 @@ def _finish_question(room: Room, question: RoomQuestion, now: datetime, *, force
     """Under the room's lock: end the question when it is over (``force``: now, giving up
     every round still open). Rounds past their deadline are timed out by the round services.
     On commit every socket gets the answer, who found it and the scoreboard."""
-    question = RoomQuestion.objects.select_for_update().select_related("left_claim__page", "right_claim__page").get(pk=question.pk)
+    question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question.pk)
     if question.state != RoomQuestion.State.PLAYING or not (force or _question_can_end(question.pk, question.deadline, now)):
         return False
     still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
