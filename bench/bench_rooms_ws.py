@@ -155,7 +155,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=60, help="each question's clock")
     parser.add_argument("--start-window", type=float, default=5.0, help="hosts start their first question at random in this window")
-    parser.add_argument("--vote-window", type=float, default=10.0, help="each player votes at random in this window after the question")
+    parser.add_argument("--vote-window", type=float, default=30.0,
+                        help="each player votes at random in this window after the question (50 x 20 players over 30 s: 33 votes a second, as bench_rounds_ws)")
     parser.add_argument("--arrival-rate", type=float, default=100.0, help="new connections a second")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"), help="PostgreSQL (a throwaway database is made beside it); default SQLite")
     args = parser.parse_args()
@@ -225,6 +226,7 @@ def main() -> None:
             "vote_ack_ms_p50": ms(results["ack"], 50),
             "vote_ack_ms_p99": ms(results["ack"], 99),
             "votes": len(results["ack"]),
+            "vote_rate_per_s": round(args.rooms * args.players / args.vote_window, 1),
             "scoreboard_ms_p50": ms(scoreboard, 50),
             "scoreboard_ms_p99": ms(scoreboard, 99),
             "error_codes": sorted(set(results["errors"])),

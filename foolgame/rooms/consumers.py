@@ -35,7 +35,7 @@ from foolgame.voting.consumers import (
     _claim_field,
     database_sync_to_async,
 )
-from foolgame.rooms.models import Room
+from foolgame.rooms.models import RoomMember
 from foolgame.voting.models import Round
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,42 @@ logger = logging.getLogger(__name__)
 CLOSE_NOT_A_MEMBER = CLOSE_NOT_YOUR_ROUND
 CLOSE_NO_SUCH_ROOM = CLOSE_NO_SUCH_ROUND
 CLOSE_ROOM_ENDED = 1000
+
+
+class _Presence:
+    """The members whose room sockets this process holds open, marked seen in one UPDATE
+    every SEEN_EVERY_SECONDS for all of them (not one write per socket: 1,000 sockets would
+    cost 100 writes a second). One flusher task per event loop, started by the first socket."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, int] = {}  # RoomMember id -> sockets open here
+        self.flusher: asyncio.Task | None = None
+
+    def add(self, member_id: int) -> None:
+        self.open[member_id] = self.open.get(member_id, 0) + 1
+        loop = asyncio.get_running_loop()
+        if self.flusher is None or self.flusher.done() or self.flusher.get_loop() is not loop:
+            self.flusher = loop.create_task(self._flush())
+
+    def discard(self, member_id: int) -> None:
+        left = self.open.get(member_id, 0) - 1
+        if left > 0:
+            self.open[member_id] = left
+        else:
+            self.open.pop(member_id, None)
+
+    async def _flush(self) -> None:
+        while True:
+            await asyncio.sleep(settings.FM2_ROOMS["SEEN_EVERY_SECONDS"])
+            if not self.open:
+                continue
+            try:
+                await database_sync_to_async(services.room_members_seen)(member_ids=list(self.open))
+            except Exception:  # the database is down: presence runs out, the sockets go on
+                logger.exception("room sockets: presence not renewed")
+
+
+_presence = _Presence()
 
 
 class RoomConsumer(GameSocketConsumer):
@@ -65,6 +101,7 @@ class RoomConsumer(GameSocketConsumer):
     finishing: bool = False
     admitted: bool = False
     room_id: int | None = None
+    member_id: int | None = None
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -84,6 +121,7 @@ class RoomConsumer(GameSocketConsumer):
         if not await self._admit():
             return
         self.admitted = True
+        _presence.add(self.member_id)
         self._remember(state)
         await self.send_frame("room", state)
         if state["state"] == "ended":
@@ -96,17 +134,24 @@ class RoomConsumer(GameSocketConsumer):
             state = services.room_state(code=self.code, player=user)
         except ServiceError:
             return None, CLOSE_NO_SUCH_ROOM
-        self.room_id = Room.objects.filter(code=self.code).values_list("pk", flat=True).first()
+        self.room_id, self.member_id = RoomMember.objects.filter(room__code=self.code, player=user).values_list("room_id", "pk").first() or (None, None)
         return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
 
     async def disconnect(self, code: int) -> None:
         if self.admitted:
-            self.admitted = False
+            self._forget()
+        if self.member_id is not None and self.member_id not in _presence.open and self.leased:
             try:  # absent at once: the next question is not dealt to a closed socket
                 await database_sync_to_async(services.room_member_seen)(room_id=self.room_id, player_id=self.scope["user"].pk, present=False)
             except Exception:  # presence then simply runs out (PRESENT_SECONDS)
                 logger.warning("room socket: could not mark %s away in room %s", self.scope["user"].pk, self.code)
         await self._release()
+
+    def _forget(self) -> None:
+        """No longer counted present by this process."""
+        if self.admitted:
+            self.admitted = False
+            _presence.discard(self.member_id)
 
     def _remember(self, state: dict[str, Any]) -> None:
         """Keep the question's clock and the player's own round from a state just read."""
@@ -157,7 +202,7 @@ class RoomConsumer(GameSocketConsumer):
     async def on_leave(self, frame: dict[str, Any]) -> None:
         await database_sync_to_async(services.room_leave)(code=self.code, player=self.scope["user"])
         await self.send_frame("ok", {"for": "leave"})
-        self.admitted = False  # left already: nothing to mark on the way out
+        self._forget()  # left already: nothing to mark on the way out
         await self.close(code=1000)
 
     HANDLERS = {"state": on_state, "start": on_start, "reveal": on_reveal, "vote": on_vote, "leave": on_leave}
@@ -216,7 +261,7 @@ class RoomConsumer(GameSocketConsumer):
         if not self._live():
             return
         await self.send_frame("ended", {"reason": event["reason"], "scoreboard": event["scoreboard"]})
-        self.admitted = False
+        self._forget()
         await self.close(code=CLOSE_ROOM_ENDED)
 
     # --- the clock ------------------------------------------------------------------------
@@ -226,7 +271,6 @@ class RoomConsumer(GameSocketConsumer):
         next_at = loop.time()
         beats = 0
         lease_every = max(1, int(settings.FM2_WS["SOCKET_LEASE_SECONDS"] // 3))
-        seen_every = max(1, int(settings.FM2_ROOMS["SEEN_EVERY_SECONDS"]))
         try:
             while True:
                 next_at += 1.0
@@ -234,8 +278,6 @@ class RoomConsumer(GameSocketConsumer):
                 beats += 1
                 if beats % lease_every == 0:
                     await self._renew_lease()
-                if beats % seen_every == 0:
-                    await self._seen()
                 if self.question_deadline is None:
                     continue
                 now = clock.now()
@@ -261,9 +303,3 @@ class RoomConsumer(GameSocketConsumer):
         if not self.timeout_sent:
             self.timeout_sent = True
             await self.send_frame("timeout", {"remaining": 0, "points": 0})
-
-    async def _seen(self) -> None:
-        try:
-            await database_sync_to_async(services.room_member_seen)(room_id=self.room_id, player_id=self.scope["user"].pk)
-        except Exception:  # the database is down: presence runs out, the clock must go on
-            logger.exception("room socket: presence not renewed (room %s)", self.code)

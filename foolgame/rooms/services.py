@@ -154,6 +154,11 @@ def room_member_seen(*, room_id: int, player_id: int, present: bool = True) -> N
     RoomMember.objects.filter(room_id=room_id, player_id=player_id).update(seen_at=seen)
 
 
+def room_members_seen(*, member_ids: list[int]) -> int:
+    """The members whose sockets one process holds open are present now (one UPDATE)."""
+    return RoomMember.objects.filter(pk__in=member_ids, left_at__isnull=True).update(seen_at=clock.now())
+
+
 def _present_players(room: Room, now: datetime) -> list[int]:
     since = now - timedelta(seconds=_options()["PRESENT_SECONDS"])
     members = RoomMember.objects.filter(room=room, left_at__isnull=True, seen_at__gte=since)

@@ -192,3 +192,20 @@ async def test_closing_the_socket_makes_the_member_absent(party) -> None:
     await database_sync_to_async(services.room_next_question)(code=party.room.code, player=party.host)
     dealt = await database_sync_to_async(lambda: set(Round.objects.values_list("player__username", flat=True)))()
     assert dealt == {"hana", "pia"}
+
+
+async def test_open_sockets_keep_their_members_present_in_one_write(party, settings) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from foolgame.rooms.models import RoomMember
+
+    settings.FM2_ROOMS = {**settings.FM2_ROOMS, "SEEN_EVERY_SECONDS": 0.2}
+    sockets = await everyone(party)
+    long_ago = timezone.now() - timedelta(hours=1)
+    await database_sync_to_async(RoomMember.objects.update)(seen_at=long_ago)
+    await asyncio.sleep(0.6)
+    seen = await database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))()
+    assert all(s > long_ago for s in seen)
+    await close_all(sockets)
