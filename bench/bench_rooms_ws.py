@@ -122,6 +122,7 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
                 pending.add(asyncio.create_task(vote(number)))
             elif kind == "voted":
                 results["ack"].append(now - voted_at[number])
+                results["ack_at"].append(now)
             elif kind == "answer":
                 room.answers[frame["number"]].append(now)
                 if host and not frame["over"]:
@@ -134,7 +135,7 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
 
 
 async def run_clients(port: int, origin: str, rooms: list[dict], args: argparse.Namespace) -> tuple[dict, list[Room]]:
-    results: dict = {"expected": sum(len(r["sessions"]) for r in rooms), "connected": 0, "ended": 0, "ack": [], "errors": []}
+    results: dict = {"expected": sum(len(r["sessions"]) for r in rooms), "connected": 0, "ended": 0, "ack": [], "ack_at": [], "errors": []}
     everyone = asyncio.Event()
     played = [Room(r["code"], len(r["sessions"])) for r in rooms]
     tasks = []
@@ -158,6 +159,7 @@ def main() -> None:
     parser.add_argument("--vote-window", type=float, default=30.0,
                         help="each player votes at random in this window after the question (50 x 20 players over 30 s: 33 votes a second, as bench_rounds_ws)")
     parser.add_argument("--arrival-rate", type=float, default=100.0, help="new connections a second")
+    parser.add_argument("--dump", type=Path, help="write every sample (acks with their moment, questions' starts and answers) to this JSON file")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"), help="PostgreSQL (a throwaway database is made beside it); default SQLite")
     args = parser.parse_args()
     if not shutil.which("redis-server"):
@@ -238,6 +240,9 @@ def main() -> None:
             "failures": results["failures"],
         }
         print(json.dumps(figure), flush=True)
+        if args.dump:
+            rooms_seen = [{"started": r.started, "arrivals": r.arrivals, "votes": r.votes, "answers": r.answers} for r in played]
+            args.dump.write_text(json.dumps({"t0": started, "ack": results["ack"], "ack_at": results["ack_at"], "rooms": rooms_seen}))
     finally:
         for process in (server, worker, redis):
             if process is not None:
