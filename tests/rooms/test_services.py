@@ -238,3 +238,15 @@ def test_room_is_full_at_its_cap(party, settings) -> None:
     with pytest.raises(ServiceError) as error:
         services.room_join(code=party.room.code, player=UserFactory())
     assert error.value.code == "room_full"
+
+
+def test_the_tasks_finish_a_due_question_and_sweep(party, fake_clock) -> None:
+    from foolgame.rooms import tasks
+
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    assert tasks.finish_question(question.pk) is False, "not due: nothing to do"
+    fake_clock.advance(180)
+    assert tasks.finish_question(question.pk) is True
+    assert tasks.finish_question(question.pk) is False, "a second delivery does nothing"
+    assert tasks.sweep_rooms() == 0
