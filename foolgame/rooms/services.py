@@ -147,8 +147,9 @@ def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
 
 
 def room_member_seen(*, room_id: int, player_id: int, present: bool = True) -> None:
-    """The member's socket is open (renewed every SEEN_EVERY_SECONDS), or just closed
-    (``present=False``: absent at once, and the host-away time counts from now)."""
+    """The member is here now (a REST read, the host's start), or their socket just closed
+    (``present=False``: absent at once, and the host-away time counts from now). Open sockets
+    are renewed in bulk by ``room_members_seen``."""
     now = clock.now()
     seen = now if present else now - timedelta(seconds=_options()["PRESENT_SECONDS"] + 1)
     RoomMember.objects.filter(room_id=room_id, player_id=player_id).update(seen_at=seen)
