@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "foolgame.authoring",
     "foolgame.moderation",
     "foolgame.dataset",
+    "foolgame.rooms",
 ]
 
 MIDDLEWARE = [
@@ -231,6 +232,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A round over its deadline is over whether or not its timer fired; this sweep closes
     # the ones nobody touched (a lost task, a worker restart).
     "sweep-rounds": {"task": "foolgame.voting.tasks.sweep_rounds", "schedule": 60.0},
+    # Likewise for live rooms: questions over their deadline, rooms whose host went away.
+    "sweep-rooms": {"task": "foolgame.rooms.tasks.sweep_rooms", "schedule": 60.0},
     # Every vote refreshes its two claims' flags; this recomputes all of them and refits the
     # prior, so the flags follow a changed prior, threshold or setting.
     "refresh-quality": {"task": "foolgame.moderation.tasks.refresh_all_quality", "schedule": 60.0 * 60},
@@ -373,6 +376,23 @@ FM2 = {
     "REPORT_TRUST_MIN_ACCOUNT_HOURS": 24,
     # Players who never appear on leaderboards (the release's system author).
     "SYSTEM_PLAYERS": ["fm2-release"],
+}
+
+# --- Live rooms (foolgame.rooms, issue 16) ---------------------------------------------------
+FM2_ROOMS = {
+    # A host picks how many questions (1..MAX_QUESTIONS) and each question's seconds
+    # (MIN_SECONDS..the round's ROUND_SECONDS: a room may only shorten the clock).
+    "DEFAULT_QUESTIONS": 5,
+    "MAX_QUESTIONS": 20,
+    "MIN_SECONDS": 30,
+    "MAX_MEMBERS": env.int("FM2_ROOM_MAX_MEMBERS", default=50),
+    # A member seen within PRESENT_SECONDS (their socket renews it every SEEN_EVERY_SECONDS)
+    # is present and gets the next question; a room whose host has not been seen for
+    # HOST_AWAY_SECONDS is ended by the sweep.
+    "PRESENT_SECONDS": 30,
+    "SEEN_EVERY_SECONDS": 10,
+    "HOST_AWAY_SECONDS": 5 * 60,
+    "CODE_LENGTH": 6,
 }
 
 # --- WebSockets (foolgame.voting.consumers, foolgame.security, foolgame.serving) ----------

@@ -8,6 +8,7 @@ urlpatterns = [
     path("moderation/", include("foolgame.moderation.urls")),
     path("research/", include("foolgame.dataset.urls")),
     path("write/", include("foolgame.authoring.urls")),
+    path("rooms/", include("foolgame.rooms.urls")),
     path("", include("foolgame.voting.urls")),
     path("", include("foolgame.pages.urls")),
 ]

@@ -9,6 +9,7 @@ from foolgame.moderation import apis as moderation
 from foolgame.authoring import apis as authoring
 from foolgame.pages import apis as pages
 from foolgame.players import apis as players
+from foolgame.rooms import apis as rooms
 from foolgame.voting import apis as voting
 
 urlpatterns = [
@@ -31,6 +32,11 @@ urlpatterns = [
     path("rounds/<int:round_id>/like", voting.RoundLikeApi.as_view(), name="round-like"),
     path("rounds/<int:round_id>/report", voting.RoundReportApi.as_view(), name="round-report"),
     path("rounds/<int:round_id>/forfeit", voting.RoundForfeitApi.as_view(), name="round-forfeit"),
+    path("rooms", rooms.RoomCreateApi.as_view(), name="rooms"),
+    path("rooms/<str:code>", rooms.RoomDetailApi.as_view(), name="room-detail"),
+    path("rooms/<str:code>/join", rooms.RoomJoinApi.as_view(), name="room-join"),
+    path("rooms/<str:code>/start", rooms.RoomStartApi.as_view(), name="room-start"),
+    path("rooms/<str:code>/leave", rooms.RoomLeaveApi.as_view(), name="room-leave"),
     path("leaderboard", voting.LeaderboardApi.as_view(), name="leaderboard"),
     path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
     path("me/notifications/read", voting.NotificationsReadApi.as_view(), name="notifications-read"),

@@ -92,13 +92,22 @@ def _claim_field(frame: dict[str, Any], field: str, *, nullable: bool = False) -
     return value
 
 
-class RoundConsumer(AsyncWebsocketConsumer):
-    round_id: int
-    deadline: datetime | None
-    status: str
+class GameSocketConsumer(AsyncWebsocketConsumer):
+    """The rules every game socket keeps (rounds, rooms): a service failing under it closes
+    it with 1013, a refusal is accepted then closed with its 4xxx code, each open socket holds
+    one of the player's leases (``FM2_WS_MAX_SOCKETS_PER_PLAYER``), and every frame passes
+    the size, rate and JSON checks before its handler in ``HANDLERS`` sees it.
+
+    A subclass sets ``group`` (its channel-layer group) before joining it, ``label`` for the
+    logs, and calls ``_admit`` to take the lease and accept."""
+
+    kind = "game"
+    label: Any = "?"
+    group: str | None = None
     ticker: asyncio.Task | None = None
-    timeout_sent: bool = False
     leased: bool = False
+    CLOSE_REASONS: dict[int, tuple[str, str]] = _CLOSE_REASONS
+    HANDLERS: dict[str, Callable[..., Any]] = {}
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         """A backing service that fails under the socket (the channel layer's Redis in its
@@ -108,7 +117,7 @@ class RoundConsumer(AsyncWebsocketConsumer):
         try:
             await super().__call__(scope, receive, send)
         except SERVICE_DOWN_ERRORS as error:
-            logger.warning("round socket: %s down under round %s: %s", type(error).__module__.split(".")[0], getattr(self, "round_id", "?"), error)
+            logger.warning("%s socket: %s down under %s %s: %s", self.kind, type(error).__module__.split(".")[0], self.kind, self.label, error)
             await self._release()
             code, message = _CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE]
             try:
@@ -125,38 +134,23 @@ class RoundConsumer(AsyncWebsocketConsumer):
         await super().accept(subprotocol, headers)
         self._accepted = True
 
-    async def connect(self) -> None:
-        user = self.scope.get("user")
-        self.round_id = int(self.scope["url_route"]["kwargs"]["round_id"])
-        if user is None or not user.is_authenticated:
-            await self._refuse(CLOSE_UNAUTHENTICATED)
-            return
-        # Join the round's group before reading its state, so no change committed after the
-        # read is missed; one trip to the database then checks the owner and reads the state.
-        # Until the socket is accepted its group messages are ignored (see round_changed).
-        await self.channel_layer.group_add(round_group(self.round_id), self.channel_name)
-        state, refusal = await database_sync_to_async(self._opening_state)(user)
-        if state is None:
-            await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
-            await self._refuse(refusal)
-            return
+    async def _admit(self) -> bool:
+        """Take one of the player's socket leases and accept; refused with 4429 (and out of
+        the group again) when the player already holds their share."""
+        user = self.scope["user"]
         if not await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name):
-            await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+            await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._refuse(CLOSE_TOO_MANY_SOCKETS)
-            return
+            return False
         self.leased = True
         self.frame_times: deque[float] = deque(maxlen=MAX_FRAMES_PER_SECOND)
         await self.accept()
-        await self._remember(state)
-        if state["status"] != Round.State.READY:
-            # A reconnect: the true remaining time and the clues already bought.
-            await self.send_frame("state", state)
-        self.ticker = asyncio.create_task(self._tick())
+        return True
 
     async def _refuse(self, code: int) -> None:
         """Accept, say why, and close with the documented code, so real clients see it."""
         await self.accept()
-        await self.send_error(*_CLOSE_REASONS[code])
+        await self.send_error(*self.CLOSE_REASONS[code])
         await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
@@ -171,12 +165,20 @@ class RoundConsumer(AsyncWebsocketConsumer):
         try:
             if hasattr(self, "frame_times"):
                 del self.frame_times
-                await self.channel_layer.group_discard(round_group(self.round_id), self.channel_name)
+                await self.channel_layer.group_discard(self.group, self.channel_name)
             if self.leased:
                 self.leased = False
                 await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
         except SERVICE_DOWN_ERRORS as error:
-            logger.warning("round socket: could not leave round %s cleanly: %s", self.round_id, error)
+            logger.warning("%s socket: could not leave %s %s cleanly: %s", self.kind, self.kind, self.label, error)
+
+    async def _renew_lease(self) -> None:
+        if not self.leased:
+            return
+        try:
+            await sync_to_async(socket_lease_renew, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
+        except Exception:  # the cache is down: the clock must go on
+            logger.exception("%s socket: lease not renewed (%s %s)", self.kind, self.kind, self.label)
 
     # --- frames from the client -------------------------------------------------------
 
@@ -200,11 +202,11 @@ class RoundConsumer(AsyncWebsocketConsumer):
         except ServiceError as error:
             await self.send_error(error.code, error.message)
         except SERVICE_DOWN_ERRORS as error:  # the socket stays; the frame may be sent again
-            logger.warning("round socket: frame of round %s failed, a service is down: %s", self.round_id, error)
+            logger.warning("%s socket: frame of %s %s failed, a service is down: %s", self.kind, self.kind, self.label, error)
             await self.send_error(*_CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE])
         except Exception:
             # Whatever went wrong, the socket stays usable and the failure is not silent.
-            logger.exception("round socket: frame failed (round %s)", self.round_id)
+            logger.exception("%s socket: frame failed (%s %s)", self.kind, self.kind, self.label)
             await self.send_error("server_error", "The server could not handle this frame.")
 
     @staticmethod
@@ -224,6 +226,49 @@ class RoundConsumer(AsyncWebsocketConsumer):
         if not isinstance(frame, dict):
             raise FrameError("bad_json", "A frame must be a JSON object.")
         return frame
+
+    # --- frames to the client -----------------------------------------------------------------
+
+    async def send_frame(self, frame_type: str, payload: dict[str, Any]) -> None:
+        try:
+            await self.send(text_data=json.dumps({"type": frame_type, **payload}))
+        except OSError:  # uvicorn's ClientDisconnected: the client left mid-frame, nothing to tell
+            logger.debug("%s socket: client of %s %s left before a %s frame", self.kind, self.kind, self.label, frame_type)
+
+    async def send_error(self, code: str, message: str) -> None:
+        await self.send_frame("error", {"code": code, "message": message})
+
+
+class RoundConsumer(GameSocketConsumer):
+    kind = "round"
+    round_id: int
+    deadline: datetime | None
+    status: str
+    timeout_sent: bool = False
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        self.round_id = self.label = int(self.scope["url_route"]["kwargs"]["round_id"])
+        self.group = round_group(self.round_id)
+        if user is None or not user.is_authenticated:
+            await self._refuse(CLOSE_UNAUTHENTICATED)
+            return
+        # Join the round's group before reading its state, so no change committed after the
+        # read is missed; one trip to the database then checks the owner and reads the state.
+        # Until the socket is accepted its group messages are ignored (see round_changed).
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        if state is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self._refuse(refusal)
+            return
+        if not await self._admit():
+            return
+        await self._remember(state)
+        if state["status"] != Round.State.READY:
+            # A reconnect: the true remaining time and the clues already bought.
+            await self.send_frame("state", state)
+        self.ticker = asyncio.create_task(self._tick())
 
     async def _call(self, service: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
         return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
@@ -316,11 +361,8 @@ class RoundConsumer(AsyncWebsocketConsumer):
                 next_at += 1.0
                 await asyncio.sleep(max(0.0, next_at - loop.time()))
                 beats += 1
-                if self.leased and beats % lease_every == 0:
-                    try:
-                        await sync_to_async(socket_lease_renew, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
-                    except Exception:  # the cache is down: the clock must go on
-                        logger.exception("round socket: lease not renewed (round %s)", self.round_id)
+                if beats % lease_every == 0:
+                    await self._renew_lease()
                 if self.status != Round.State.PLAYING or self.deadline is None:
                     continue
                 remaining = (self.deadline - clock.now()).total_seconds()
@@ -332,16 +374,3 @@ class RoundConsumer(AsyncWebsocketConsumer):
                 await self.send_frame("tick", {"remaining": round(remaining, 2), "points": services.round_points(remaining)})
         except asyncio.CancelledError:
             pass
-
-    # --- frames to the client -----------------------------------------------------------------
-
-    async def send_frame(self, frame_type: str, payload: dict[str, Any]) -> None:
-        try:
-            await self.send(text_data=json.dumps({"type": frame_type, **payload}))
-        except OSError:  # uvicorn's ClientDisconnected: the client left mid-frame, nothing to tell
-            logger.debug("round socket: client of round %s left before a %s frame", getattr(self, "round_id", "?"), frame_type)
-
-    async def send_error(self, code: str, message: str) -> None:
-        await self.send_frame("error", {"code": code, "message": message})
-
-

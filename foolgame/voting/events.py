@@ -150,4 +150,10 @@ def round_changed_on_commit(round_: Round) -> None:
         "state": round_.state,
         "deadline": round_.deadline.timestamp() if round_.deadline else None,
     }
-    transaction.on_commit(lambda: _publish(round_group(round_.pk), message))
+    group_send_on_commit(round_group(round_.pk), message)
+
+
+def group_send_on_commit(group: str, message: dict[str, Any]) -> None:
+    """After the commit, send ``message`` to a channel-layer group without waiting for it
+    (through the publisher thread with Redis; at once with the in-memory layer)."""
+    transaction.on_commit(lambda: _publish(group, message))

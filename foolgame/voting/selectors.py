@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,7 +29,19 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) 
     reported or held in an open round), never one they saw with its answer as a moderator
     (``moderation.Sighting``): their vote on it would be no evidence.
     """
-    claims = claims_playable().exclude(author=player).exclude(dealt__player=player).exclude(moderation_sightings__moderator=player)
+    return claims_for_players(players=[player], category=category)
+
+
+def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | None = None) -> QuerySet[Claim]:
+    """Claims that may be dealt to every one of these players at once (a room's question):
+    none written by any of them, none already dealt to any of them, none any of them saw
+    with its answer as a moderator."""
+    claims = (
+        claims_playable()
+        .exclude(author__in=players)
+        .exclude(dealt__player__in=players)
+        .exclude(moderation_sightings__moderator__in=players)
+    )
     if category:
         claims = claims.filter(Q(page__category__slug=category) | Q(page__category__name__iexact=category))
     return claims

@@ -1,0 +1,184 @@
+"""REST for live rooms: create one, read it, join, start the next question, leave. The
+questions are played over the room's WebSocket /ws/rooms/<code>/ (docs/websocket.md, "The
+room WebSocket"), or with the round REST twins on the round each question names."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import permissions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from foolgame.api.schema import errors
+from foolgame.api.views import ApiView
+from foolgame.rooms import services
+from foolgame.voting.apis import OK, ResultSerializer, RoundStateSerializer, _data
+
+NOT_FOUND = "room_not_found: no room has this code"
+
+
+class CreateRoomSerializer(serializers.Serializer):
+    category = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text="a category's slug or name; any when left out")
+    questions = serializers.IntegerField(required=False, help_text="how many questions (1 to 20; 5 when left out)")
+    seconds = serializers.IntegerField(required=False, help_text="each question's clock in seconds (30 to 180, the round's own; 180 when left out)")
+
+
+class ScoreSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    username = serializers.CharField()
+    points = serializers.IntegerField(help_text="what this member's votes in the room earned")
+    correct = serializers.IntegerField(help_text="right answers in the room")
+    voted = serializers.IntegerField()
+    host = serializers.BooleanField()
+    left = serializers.BooleanField()
+
+
+class FoundSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    points = serializers.IntegerField()
+
+
+class AnswerSerializer(ResultSerializer):
+    false_claim = serializers.IntegerField(required=False, help_text="left out for a member who only watched the question")
+    labels = serializers.ListField(child=serializers.CharField(), required=False)
+    gold = serializers.ListField(child=serializers.ListField(child=serializers.DictField()), required=False)
+    found = FoundSerializer(many=True, help_text="who found the false claim, most points first")
+
+
+class QuestionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["playing", "done"])
+    started_at = serializers.DateTimeField()
+    deadline = serializers.DateTimeField()
+    remaining = serializers.FloatField(allow_null=True)
+    round = RoundStateSerializer(allow_null=True, help_text="your own round (null: you watch this question); no result until the question is over")
+    answer = AnswerSerializer(required=False, help_text="once the question is over")
+
+
+class RoomSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    host = serializers.CharField()
+    is_host = serializers.BooleanField()
+    member = serializers.BooleanField()
+    state = serializers.ChoiceField(choices=["lobby", "playing", "ended"])
+    end_reason = serializers.CharField(allow_null=True)
+    category = serializers.CharField(allow_null=True)
+    questions = serializers.IntegerField()
+    seconds = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="the current question's number (0 before the first)")
+    clue_cost = serializers.IntegerField()
+    scoreboard = ScoreSerializer(many=True)
+    question = QuestionSerializer(allow_null=True, help_text="members only: the current question")
+
+
+class RoomCreatedSerializer(RoomSerializer):
+    url = serializers.CharField(help_text="the page to share: /rooms/<code>/")
+    socket = serializers.CharField(help_text="the WebSocket path: /ws/rooms/<code>/")
+
+
+class RoomCreateApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=CreateRoomSerializer,
+        responses={
+            201: RoomCreatedSerializer,
+            **errors(
+                post=True,
+                e400=[
+                    "invalid: the body is not a JSON object, or a field has the wrong type",
+                    "invalid_questions: questions is not 1 to 20",
+                    "invalid_seconds: seconds is not 30 to 180",
+                    "unknown_category: no category has this slug or name",
+                ],
+            ),
+        },
+        summary="Host a live room",
+        description="Creates a room with you as its host and first member, and answers its short join code, the page "
+        "to share (`/rooms/<code>/`) and its WebSocket. Others join with `POST /api/rooms/<code>/join`; you start each "
+        "question with `POST /api/rooms/<code>/start` (or the socket's `start` frame).",
+    )
+    def post(self, request: Request) -> Response:
+        data = _data(CreateRoomSerializer, request)
+        room = services.room_create(host=request.user, category=data.get("category"), questions=data.get("questions"), seconds=data.get("seconds"))
+        state = services.room_state(code=room.code, player=request.user)
+        links = {"url": reverse("rooms:room", args=[room.code]), "socket": f"/ws/rooms/{room.code}/"}
+        return Response({**state, **links}, status=status.HTTP_201_CREATED)
+
+
+class RoomDetailApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        responses={200: RoomSerializer, **errors(e404=NOT_FOUND)},
+        summary="The room as you may see it now",
+        description="Its settings, members and scoreboard; for a member, the current question with their own round "
+        "(no answer before the question is over, even after their vote). A question found past its deadline is "
+        "finished by this read. A member's read counts as being present.",
+    )
+    def get(self, request: Request, code: str) -> Response:
+        return Response(services.room_state(code=code, player=request.user))
+
+
+class RoomJoinApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: RoomSerializer,
+            **errors(post=True, reads_body=False, e404=NOT_FOUND, e409=["room_over: the room has ended", f"room_full: the room holds its {settings.FM2_ROOMS['MAX_MEMBERS']} players"]),
+        },
+        summary="Join a room by its code",
+        description="Makes you a member (again, after leaving). Joining while a question plays, you watch it and play "
+        "from the next one. Then open the room's WebSocket `/ws/rooms/<code>/`.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        return Response(services.room_join(code=code, player=request.user))
+
+
+class RoomStartApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: inline_serializer("QuestionStarted", {"number": serializers.IntegerField(), "deadline": serializers.DateTimeField()}),
+            **errors(
+                post=True,
+                reads_body=False,
+                e403="not_host: only the host starts questions",
+                e404=[NOT_FOUND, "no_pair_available: no fair pair is left for everyone present"],
+                e409=[
+                    "room_over: the room has ended",
+                    "question_playing: the current question is still being played",
+                    "nobody_present: no member is present",
+                    "no_pair_available: those claims were just dealt to a member; try again",
+                ],
+            ),
+        },
+        summary="Host: deal the next question",
+        description="Deals one fair pair for every member present (none written by any of them, none dealt to any of "
+        "them before) and starts everyone's round at this instant; every socket of the room gets the `question` frame.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        return Response(services.room_next_question(code=code, player=request.user))
+
+
+class RoomLeaveApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={200: OK, **errors(post=True, reads_body=False, e403="not_a_member: you are not in this room", e404=NOT_FOUND)},
+        summary="Leave a room (the host leaving ends it)",
+        description="You give up your round of the open question (no points) and leave. When the host leaves, the room "
+        "ends for everyone: the open question ends at once (votes already cast keep their points).",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        return Response(services.room_leave(code=code, player=request.user))
+
+

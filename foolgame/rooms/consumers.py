@@ -1,0 +1,305 @@
+"""The room's WebSocket, one per member: transport only, under the round socket's rules
+(origin, frame size and rate, leases, error frames and close codes: ``GameSocketConsumer``).
+
+The services broadcast to the room's group (any web process, through the Redis layer): a
+question reaches every member's socket in one message that names each member's round, so
+starting a question costs no query per socket. Each socket then plays its own player's round
+with the round services and ticks its clock from the deadline it holds; the database stays the
+only clock: every action re-checks the time under the round's row lock, and a question ends
+when the database says so (``room_question_finish``, which any socket may call at the
+deadline: the first one ends it, the others find it done).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from datetime import datetime, timezone
+from typing import Any
+
+from django.conf import settings
+
+from foolgame.api.errors import ServiceError
+from foolgame.rooms import services
+from foolgame.rooms.events import room_group
+from foolgame.voting import clock
+from foolgame.voting import services as rounds
+from foolgame.voting.consumers import (
+    _CLOSE_REASONS,
+    CLOSE_NO_SUCH_ROUND,
+    CLOSE_NOT_YOUR_ROUND,
+    CLOSE_UNAUTHENTICATED,
+    FrameError,
+    GameSocketConsumer,
+    _claim_field,
+    database_sync_to_async,
+)
+from foolgame.rooms.models import RoomMember
+from foolgame.voting.models import Round
+
+logger = logging.getLogger(__name__)
+
+# The round socket's codes, read for a room: 4403 a player who has not joined, 4404 no room.
+CLOSE_NOT_A_MEMBER = CLOSE_NOT_YOUR_ROUND
+CLOSE_NO_SUCH_ROOM = CLOSE_NO_SUCH_ROUND
+CLOSE_ROOM_ENDED = 1000
+
+
+class _Presence:
+    """The members whose room sockets this process holds open, marked seen in one UPDATE
+    every SEEN_EVERY_SECONDS for all of them (not one write per socket: 1,000 sockets would
+    cost 100 writes a second). One flusher task per event loop, started by the first socket."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, int] = {}  # RoomMember id -> sockets open here
+        self.flusher: asyncio.Task | None = None
+
+    def add(self, member_id: int) -> None:
+        self.open[member_id] = self.open.get(member_id, 0) + 1
+        loop = asyncio.get_running_loop()
+        if self.flusher is None or self.flusher.done() or self.flusher.get_loop() is not loop:
+            self.flusher = loop.create_task(self._flush())
+
+    def discard(self, member_id: int) -> None:
+        left = self.open.get(member_id, 0) - 1
+        if left > 0:
+            self.open[member_id] = left
+        else:
+            self.open.pop(member_id, None)
+
+    async def _flush(self) -> None:
+        while True:
+            await asyncio.sleep(settings.FM2_ROOMS["SEEN_EVERY_SECONDS"])
+            if not self.open:
+                continue
+            try:
+                await database_sync_to_async(services.room_members_seen)(member_ids=list(self.open))
+            except Exception:  # the database is down: presence runs out, the sockets go on
+                logger.exception("room sockets: presence not renewed")
+
+
+_presence = _Presence()
+
+
+class RoomConsumer(GameSocketConsumer):
+    kind = "room"
+    CLOSE_REASONS = {
+        **_CLOSE_REASONS,
+        CLOSE_NOT_A_MEMBER: ("not_a_member", "Join the room first (POST /api/rooms/<code>/join)."),
+        CLOSE_NO_SUCH_ROOM: ("not_found", "No room has this code."),
+    }
+    code: str
+    question_id: int | None = None
+    question_number: int = 0
+    question_deadline: datetime | None = None
+    round_id: int | None = None  # the player's own round of the current question
+    played: int = 0  # the number of the last question this player was dealt
+    deadline: datetime | None = None
+    status: str | None = None
+    timeout_sent: bool = False
+    finishing: bool = False
+    admitted: bool = False
+    room_id: int | None = None
+    member_id: int | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        self.code = self.label = str(self.scope["url_route"]["kwargs"]["code"]).upper()
+        self.group = room_group(self.code)
+        if user is None or not user.is_authenticated:
+            await self._refuse(CLOSE_UNAUTHENTICATED)
+            return
+        # Join the group before reading the room, so no change committed after the read is
+        # missed (group messages are ignored until the socket is accepted: see _live).
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        if state is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self._refuse(refusal)
+            return
+        if not await self._admit():
+            return
+        self.admitted = True
+        _presence.add(self.member_id)
+        self._remember(state)
+        await self.send_frame("room", state)
+        if state["state"] == "ended":
+            await self.close(code=CLOSE_ROOM_ENDED)
+            return
+        self.ticker = asyncio.create_task(self._tick())
+
+    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
+        try:
+            state = services.room_state(code=self.code, player=user)
+        except ServiceError:
+            return None, CLOSE_NO_SUCH_ROOM
+        self.room_id, self.member_id = RoomMember.objects.filter(room__code=self.code, player=user).values_list("room_id", "pk").first() or (None, None)
+        return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
+
+    async def disconnect(self, code: int) -> None:
+        if self.admitted:
+            self._forget()
+        if self.member_id is not None and self.member_id not in _presence.open and self.leased:
+            try:  # absent at once: the next question is not dealt to a closed socket
+                await database_sync_to_async(services.room_member_seen)(room_id=self.room_id, player_id=self.scope["user"].pk, present=False)
+            except Exception:  # presence then simply runs out (PRESENT_SECONDS)
+                logger.warning("room socket: could not mark %s away in room %s", self.scope["user"].pk, self.code)
+        await self._release()
+
+    def _forget(self) -> None:
+        """No longer counted present by this process."""
+        if self.admitted:
+            self.admitted = False
+            _presence.discard(self.member_id)
+
+    def _remember(self, state: dict[str, Any]) -> None:
+        """Keep the question's clock and the player's own round from a state just read."""
+        question = state.get("question")
+        self.question_id = question["id"] if question else None
+        self.question_number = question["number"] if question else 0
+        playing = question is not None and question["status"] == "playing"
+        self.question_deadline = datetime.fromisoformat(question["deadline"]) if playing else None
+        own = question["round"] if question else None
+        self.round_id = own["id"] if own else None
+        self.played = self.question_number if own else self.played
+        self.status = own["status"] if own else None
+        self.deadline = datetime.fromisoformat(own["deadline"]) if own and own.get("deadline") and playing else None
+        self.timeout_sent = bool(own and own["status"] == Round.State.TIMED_OUT)
+
+    # --- frames from the client -------------------------------------------------------
+
+    async def on_state(self, frame: dict[str, Any]) -> None:
+        state = await database_sync_to_async(services.room_state)(code=self.code, player=self.scope["user"])
+        self._remember(state)
+        await self.send_frame("room", state)
+
+    async def on_start(self, frame: dict[str, Any]) -> None:
+        """The answer is the ``question`` frame every socket of the room gets (this one too)."""
+        await database_sync_to_async(services.room_next_question)(code=self.code, player=self.scope["user"])
+
+    def _own_round(self) -> int:
+        if self.round_id is None or self.question_deadline is None:
+            raise FrameError("not_playing", "You have no round in this question: you play from the next one.")
+        return self.round_id
+
+    async def on_reveal(self, frame: dict[str, Any]) -> None:
+        claim = _claim_field(frame, "claim")
+        result = await database_sync_to_async(rounds.round_reveal_clue)(round_id=self._own_round(), player=self.scope["user"], claim_index=claim)
+        self.deadline = datetime.fromisoformat(result["deadline"])
+        await self.send_frame("clue", result)
+
+    async def on_vote(self, frame: dict[str, Any]) -> None:
+        """The ack says the vote is in, not whether it was right: the answer is for
+        everyone at once, when the question is over. Then the room is asked whether this was
+        the last vote it waited for."""
+        false_claim = _claim_field(frame, "false_claim")
+        result = await database_sync_to_async(rounds.vote_cast)(round_id=self._own_round(), player=self.scope["user"], false_claim=false_claim)
+        self.status = Round.State.VOTED
+        await self.send_frame("voted", {"remaining": result["remaining"]})
+        await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
+
+    async def on_leave(self, frame: dict[str, Any]) -> None:
+        await database_sync_to_async(services.room_leave)(code=self.code, player=self.scope["user"])
+        await self.send_frame("ok", {"for": "leave"})
+        self._forget()  # left already: nothing to mark on the way out
+        await self.close(code=1000)
+
+    HANDLERS = {"state": on_state, "start": on_start, "reveal": on_reveal, "vote": on_vote, "leave": on_leave}
+
+    # --- the room's group -------------------------------------------------------------
+
+    def _live(self) -> bool:
+        return self.ticker is not None  # accepted and ticking: group messages apply
+
+    async def room_question(self, event: dict[str, Any]) -> None:
+        if not self._live():
+            return
+        self.question_id, self.question_number = event["question_id"], event["number"]
+        self.question_deadline = datetime.fromtimestamp(event["deadline"], tz=timezone.utc)
+        self.round_id = event["rounds"].get(str(self.scope["user"].pk))
+        self.played = self.question_number if self.round_id else self.played
+        self.status = Round.State.PLAYING if self.round_id else None
+        self.deadline = self.question_deadline if self.round_id else None
+        self.timeout_sent = self.finishing = False
+        remaining = max((self.question_deadline - clock.now()).total_seconds(), 0.0)
+        watching = self.round_id is None
+        await self.send_frame(
+            "question",
+            {
+                "id": self.question_id,
+                "number": self.question_number,
+                "questions": event["questions"],
+                "started_at": event["started_at"],
+                "deadline": self.question_deadline.isoformat(),
+                "remaining": round(remaining, 2),
+                "points": None if watching else rounds.round_points(remaining),
+                "round": self.round_id,
+                "watching": watching,
+                "claims": None if watching else event["claims"],
+                "clues_left": None if watching else event["clues_left"],
+                "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
+            },
+        )
+
+    async def room_answer(self, event: dict[str, Any]) -> None:
+        if not self._live():
+            return
+        answer = {k: v for k, v in event.items() if k != "type"}
+        if self.played != event["number"]:  # a watcher was not dealt this pair: its answer stays unseen
+            answer = {k: answer[k] for k in ("question_id", "number", "questions", "found", "scoreboard", "over")}
+        if event["question_id"] == self.question_id:
+            self.question_deadline = self.deadline = None
+            self.round_id, self.status = None, None
+        await self.send_frame("answer", answer)
+
+    async def room_members(self, event: dict[str, Any]) -> None:
+        if self._live():
+            await self.send_frame("members", {"scoreboard": event["scoreboard"]})
+
+    async def room_ended(self, event: dict[str, Any]) -> None:
+        if not self._live():
+            return
+        await self.send_frame("ended", {"reason": event["reason"], "scoreboard": event["scoreboard"]})
+        self._forget()
+        await self.close(code=CLOSE_ROOM_ENDED)
+
+    # --- the clock ------------------------------------------------------------------------
+
+    async def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        beats = 0
+        lease_every = max(1, int(settings.FM2_WS["SOCKET_LEASE_SECONDS"] // 3))
+        try:
+            while True:
+                next_at += 1.0
+                await asyncio.sleep(max(0.0, next_at - loop.time()))
+                beats += 1
+                if beats % lease_every == 0:
+                    await self._renew_lease()
+                if self.question_deadline is None:
+                    continue
+                now = clock.now()
+                await self._own_clock(now)
+                if now >= self.question_deadline and not self.finishing:
+                    self.finishing = True
+                    await asyncio.sleep(random.random() * 0.2)  # the room's sockets need not all ask at once
+                    await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
+        except asyncio.CancelledError:
+            pass
+
+    async def _own_clock(self, now: datetime) -> None:
+        """Tick the player's own round (its deadline moves earlier with each clue); time it out
+        through the round services when it runs out."""
+        if self.status != Round.State.PLAYING or self.deadline is None:
+            return
+        remaining = (self.deadline - now).total_seconds()
+        if remaining > 0:
+            await self.send_frame("tick", {"remaining": round(remaining, 2), "points": rounds.round_points(remaining)})
+            return
+        await database_sync_to_async(rounds.round_expire)(round_id=self.round_id)
+        self.status = Round.State.TIMED_OUT
+        if not self.timeout_sent:
+            self.timeout_sent = True
+            await self.send_frame("timeout", {"remaining": 0, "points": 0})

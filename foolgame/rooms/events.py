@@ -1,0 +1,58 @@
+"""What the rooms' services send once their change is committed: one channel-layer group per
+room (every member's socket, on any web process, through the Redis layer), and the task that
+finishes a question at its deadline. The messages carry what every socket needs, so that
+starting a question reaches all members without a query per socket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from foolgame.rooms.models import Room, RoomQuestion
+from foolgame.rooms.selectors import room_scoreboard
+from foolgame.voting.events import group_send_on_commit, task_on_commit, task_runs_eagerly
+
+
+def room_group(code: str) -> str:
+    """By code, so a socket joins its room's group before its first read of the database."""
+    return f"room-{code.upper()}"
+
+
+def members_changed_on_commit(room: Room) -> None:
+    group_send_on_commit(room_group(room.code), {"type": "room.members", "scoreboard": room_scoreboard(room=room)})
+
+
+def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[int, int]) -> None:
+    """The question for everyone at once: the claims' text (never a label or gold), the
+    deadline, and which round is whose (each socket keeps only its own player's)."""
+    lengths = [len(c.clues) for c in question.claims]
+    message = {
+        "type": "room.question",
+        "question_id": question.pk,
+        "number": question.number,
+        "questions": room.questions,
+        "started_at": question.started_at.isoformat(),
+        "deadline": question.deadline.timestamp(),
+        "claims": [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in question.claims],
+        "clues_left": [max(lengths)] * 2,  # as a playing round shows them: both the longer list's length
+        "rounds": {str(player_id): round_id for player_id, round_id in rounds.items()},
+    }
+    group_send_on_commit(room_group(room.code), message)
+
+
+def question_ended_on_commit(room: Room, answer: dict[str, Any]) -> None:
+    group_send_on_commit(room_group(room.code), {"type": "room.answer", **answer})
+
+
+def room_ended_on_commit(room: Room) -> None:
+    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": room_scoreboard(room=room)}
+    group_send_on_commit(room_group(room.code), message)
+
+
+def finish_task_on_commit(question: RoomQuestion) -> None:
+    """After the commit, ask a worker to finish the question at its deadline (the sockets and
+    the sweep do it too; finishing a finished question does nothing). Not sent with eager
+    tasks: it would run at once and find nothing due."""
+    from foolgame.rooms import tasks
+
+    if not task_runs_eagerly(tasks.finish_question):
+        task_on_commit(tasks.finish_question, question.pk, eta=question.deadline)

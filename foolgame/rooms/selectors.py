@@ -1,0 +1,46 @@
+"""Reads for live rooms: the scoreboard and who found a question's answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q, Sum
+
+from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+
+
+def room_scoreboard(*, room: Room) -> list[dict[str, Any]]:
+    """Every member, ranked by the points their votes in this room earned (the solo award:
+    the points on the clock when the vote was right), then by right answers; equal scores
+    share a rank. Members who left stay on it, marked."""
+    totals = {
+        row["player_id"]: row
+        for row in RoomRound.objects.filter(question__room=room)
+        .values("player_id")
+        .annotate(points=Sum("round__vote__points"), correct=Count("pk", filter=Q(round__vote__correct=True)), voted=Count("round__vote"))
+    }
+    rows = []
+    for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
+        total = totals.get(player_id, {})
+        rows.append(
+            {
+                "username": username,
+                "points": int(total.get("points") or 0),
+                "correct": int(total.get("correct") or 0),
+                "voted": int(total.get("voted") or 0),
+                "host": player_id == room.host_id,
+                "left": left_at is not None,
+            }
+        )
+    rows.sort(key=lambda r: (-r["points"], -r["correct"], r["username"]))
+    for i, row in enumerate(rows):
+        same = i > 0 and (rows[i - 1]["points"], rows[i - 1]["correct"]) == (row["points"], row["correct"])
+        row["rank"] = rows[i - 1]["rank"] if same else i + 1
+    return rows
+
+
+def question_found(*, question: RoomQuestion) -> list[dict[str, Any]]:
+    """The members who found the false claim of this question, most points first."""
+    plays = RoomRound.objects.filter(question=question, round__vote__correct=True)
+    rows = plays.order_by("-round__vote__points", "player__username").values_list("player__username", "round__vote__points")
+    return [{"username": username, "points": points} for username, points in rows]

@@ -1,0 +1,412 @@
+"""Live rooms' services: create, join, leave, deal a question, finish it, end the room.
+
+A question is one fair pair dealt for the whole room and played as one ordinary round per
+member present (``voting.Round``), all started at the same server instant: the round's own
+services buy clues, take the vote, write the awards to the ledger and feed the export, so a
+room vote is a solo vote in every record.
+
+The clock. GAME.md's round lasts ROUND_SECONDS (180 s) and a correct vote pays
+``min(120, floor(remaining))``. A room's ``seconds`` may only shorten that clock: each member's
+round is stored as a 180 s round whose clock started ``180 - seconds`` before the question
+(``started_at`` is the clock's origin), so its deadline is the question's deadline, a clue
+still costs 10 s of the member's own time, and every check of the round services holds
+unchanged. The awards are the game's rule on that remaining time: a 180 s question pays as a
+solo round; a shorter one pays the voter at most its seconds (60 s: at most 60 points) and the
+rest of the 120 to the authors, still zero-sum.
+
+Locking rule: a service that changes a room takes the room's row lock first, then its
+question's, then (through the round services) a round's; dealing locks the members' rows,
+then the pair's claim rows in id order, as a vote does; a vote takes its round's locks, and
+only after its commit asks the room whether the question is over. Side effects (socket
+messages, the finish task) wait for the commit.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+
+from foolgame.api.errors import ServiceError
+from foolgame.claims.models import Claim
+from foolgame.pages.models import Category
+from foolgame.rooms import events
+from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+from foolgame.rooms.selectors import question_found, room_scoreboard
+from foolgame.voting import clock
+from foolgame.voting.counters import claim_votes_lock
+from foolgame.voting import services as rounds
+from foolgame.voting.models import Round, SeenClaim
+from foolgame.voting.selectors import claims_for_players
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud and typed
+
+
+def _options() -> dict[str, Any]:
+    return settings.FM2_ROOMS
+
+
+def _round_seconds() -> int:
+    return int(settings.FM2["ROUND_SECONDS"])
+
+
+# --- create, join, leave -------------------------------------------------------------------
+
+
+def room_create(*, host: AbstractBaseUser, category: str | None = None, questions: int | None = None, seconds: int | None = None) -> Room:
+    """A new room in its lobby, with its host as its first member and a fresh join code."""
+    options = _options()
+    questions = options["DEFAULT_QUESTIONS"] if questions is None else questions
+    seconds = _round_seconds() if seconds is None else seconds
+    if not 1 <= questions <= options["MAX_QUESTIONS"]:
+        raise ServiceError("invalid_questions", f"A room plays 1 to {options['MAX_QUESTIONS']} questions.")
+    if not options["MIN_SECONDS"] <= seconds <= _round_seconds():
+        raise ServiceError("invalid_seconds", f"A question lasts {options['MIN_SECONDS']} to {_round_seconds()} seconds.")
+    category = (category or "").strip()
+    if category and not Category.objects.filter(Q(slug=category) | Q(name__iexact=category)).exists():
+        raise ServiceError("unknown_category", "No such category.")
+    now = clock.now()
+    with transaction.atomic():
+        for _ in range(10):
+            code = "".join(random.choices(CODE_ALPHABET, k=options["CODE_LENGTH"]))
+            try:
+                with transaction.atomic():
+                    room = Room.objects.create(code=code, host=host, category=category, questions=questions, seconds=seconds, created=now)
+                break
+            except IntegrityError:
+                continue
+        else:  # pragma: no cover - 32^6 codes
+            raise ServiceError("try_again", "Could not find a free room code; try again.", status_code=409)
+        RoomMember.objects.create(room=room, player=host, joined_at=now, seen_at=now)
+    return room
+
+
+def _get_room(code: str, *, lock: bool = False) -> Room:
+    rooms = Room.objects.select_related("host")
+    if lock:
+        rooms = rooms.select_for_update(of=("self",))
+    room = rooms.filter(code=str(code).upper()).first()
+    if room is None:
+        raise ServiceError("room_not_found", "No room has this code.", status_code=404)
+    return room
+
+
+def room_join(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
+    """Join a room by its code (again after leaving is fine). A player who joins while a
+    question plays watches it and gets the next one.
+
+    Locking: the room's row, so the member cap holds."""
+    now = clock.now()
+    with transaction.atomic():
+        room = _get_room(code, lock=True)
+        if room.state == Room.State.ENDED:
+            raise ServiceError("room_over", "This room has ended.", status_code=409)
+        member = RoomMember.objects.filter(room=room, player=player).first()
+        if member is None:
+            if RoomMember.objects.filter(room=room, left_at__isnull=True).count() >= _options()["MAX_MEMBERS"]:
+                raise ServiceError("room_full", f"A room holds at most {_options()['MAX_MEMBERS']} players.", status_code=409)
+            RoomMember.objects.create(room=room, player=player, joined_at=now, seen_at=now)
+        else:
+            member.left_at, member.seen_at = None, now
+            member.save(update_fields=["left_at", "seen_at"])
+        events.members_changed_on_commit(room)
+    return room_state(code=room.code, player=player)
+
+
+def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
+    """Leave the room. The host leaving ends it (an open question ends at once; votes already
+    cast keep their points). Anyone else gives up their round of the open question, which
+    then ends if everyone else has voted."""
+    now = clock.now()
+    with transaction.atomic():
+        room = _get_room(code, lock=True)
+        member = RoomMember.objects.filter(room=room, player=player).first()
+        if member is None:
+            raise ServiceError("not_a_member", "You are not in this room.", status_code=403)
+        if member.left_at is None:
+            member.left_at = now
+            member.save(update_fields=["left_at"])
+        question = _open_question(room)
+        if room.state != Room.State.ENDED and room.host_id == player.pk:
+            if question is not None:
+                _finish_question(room, question, now, force=True)
+            _end_room(room, Room.EndReason.HOST_LEFT, now)
+        elif room.state != Room.State.ENDED:
+            if question is not None:
+                _forfeit(question.plays.filter(player=player, round__state=Round.State.PLAYING).values_list("round_id", "player_id"))
+                _finish_question(room, question, now)
+            events.members_changed_on_commit(room)
+    return {"ok": True}
+
+
+def room_member_seen(*, room_id: int, player_id: int, present: bool = True) -> None:
+    """The member is here now (a REST read, the host's start), or their socket just closed
+    (``present=False``: absent at once, and the host-away time counts from now). Open sockets
+    are renewed in bulk by ``room_members_seen``."""
+    now = clock.now()
+    seen = now if present else now - timedelta(seconds=_options()["PRESENT_SECONDS"] + 1)
+    RoomMember.objects.filter(room_id=room_id, player_id=player_id).update(seen_at=seen)
+
+
+def room_members_seen(*, member_ids: list[int]) -> int:
+    """The members whose sockets one process holds open are present now (one UPDATE)."""
+    return RoomMember.objects.filter(pk__in=member_ids, left_at__isnull=True).update(seen_at=clock.now())
+
+
+def _present_players(room: Room, now: datetime) -> list[int]:
+    since = now - timedelta(seconds=_options()["PRESENT_SECONDS"])
+    members = RoomMember.objects.filter(room=room, left_at__isnull=True, seen_at__gte=since)
+    return sorted(members.values_list("player_id", flat=True))
+
+
+# --- questions -------------------------------------------------------------------------------
+
+
+def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
+    """The host deals the next question: one fair pair for every member present (none written
+    by any of them, none dealt to any of them before), one round each, all started now.
+
+    Locking: the room's row, then the present members' rows in id order (as a solo deal
+    locks its player's), so no solo deal of theirs runs in between; the unique (player,
+    claim) rows back it up."""
+    now = clock.now()
+    with transaction.atomic():
+        room = _get_room(code, lock=True)
+        if room.host_id != player.pk:
+            raise ServiceError("not_host", "Only the host starts the questions.", status_code=403)
+        if room.state == Room.State.ENDED:
+            raise ServiceError("room_over", "This room has ended.", status_code=409)
+        question = _open_question(room)
+        if question is not None and not _finish_question(room, question, now):
+            raise ServiceError("question_playing", "Wait until everyone has voted or the time is up.", status_code=409)
+        if room.state == Room.State.ENDED:  # that was the last question
+            raise ServiceError("room_over", "This room has ended.", status_code=409)
+        room_member_seen(room_id=room.pk, player_id=player.pk)  # the host is here: they act
+        present = _present_players(room, now)
+        if not present:
+            raise ServiceError("nobody_present", "Nobody is in the room to play.", status_code=409)
+        players = list(get_user_model().objects.select_for_update().filter(pk__in=present).order_by("pk"))
+        pair = _deal_room_pair(claims_for_players(players=players, category=room.category or None))
+        if pair is None:
+            raise ServiceError("no_pair_available", "No fair pair of claims is left for everyone in this room.", status_code=404)
+        left, right = pair if random.random() < 0.5 else pair[::-1]
+        question = _deal(room, players, left.id, right.id, 0 if left.label == Claim.Label.REFUTES else 1, now)
+    return {"number": question.number, "deadline": question.deadline.isoformat()}
+
+
+def _deal_room_pair(pool: Any) -> Any:
+    """The solo dealer over the room's pool, but its first claim drawn at random from the
+    dealer's least-voted window rather than its least-voted claim: rooms dealt at the same
+    moment then rarely share a pair, so their votes (each locks its pair's claim rows) do
+    not queue behind each other. Falls back on the solo dealer's whole policy."""
+    window = rounds._deal_window(pool)
+    random.shuffle(window)
+    pair = rounds._pair_from(pool, window, lambda anchor: random.choice)
+    return pair if pair is not None else rounds._deal_pair(pool)
+
+
+def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: int, false_index: int, now: datetime) -> RoomQuestion:
+    """Write the question, one playing round per player and the claims as seen by each; on
+    commit, every socket of the room gets the question and a worker is asked to finish it at
+    its deadline. The rounds' clock origin is set so that their deadline is the question's."""
+    # The rows written below reference both claims, which takes a key-share lock on each in
+    # column order; a vote in another room locks the same claims in id order first. Taking
+    # them here in id order, as a vote does, keeps the two from waiting on each other.
+    claim_votes_lock(claim_ids=(left_id, right_id))
+    deadline = now + timedelta(seconds=room.seconds)
+    origin = deadline - timedelta(seconds=_round_seconds())
+    room.current += 1
+    room.state = Room.State.PLAYING
+    room.save(update_fields=["current", "state"])
+    question = RoomQuestion.objects.create(
+        room=room, number=room.current, left_claim_id=left_id, right_claim_id=right_id, false_claim_index=false_index, started_at=now, deadline=deadline
+    )
+    made = Round.objects.bulk_create(
+        Round(player=p, left_claim_id=left_id, right_claim_id=right_id, false_claim_index=false_index, state=Round.State.PLAYING, started_at=origin, deadline=deadline)
+        for p in players
+    )
+    try:
+        with transaction.atomic():
+            SeenClaim.objects.bulk_create(SeenClaim(player_id=r.player_id, claim_id=c, round=r) for r in made for c in (left_id, right_id))
+    except IntegrityError:
+        raise ServiceError("no_pair_available", "Those claims were just dealt to a player of the room; try again.", status_code=409) from None
+    RoomRound.objects.bulk_create(RoomRound(question=question, player_id=r.player_id, round=r) for r in made)
+    question = RoomQuestion.objects.select_related("left_claim__page", "right_claim__page").get(pk=question.pk)
+    events.question_started_on_commit(room, question, {r.player_id: r.pk for r in made})
+    events.finish_task_on_commit(question)
+    return question
+
+
+def _open_question(room: Room) -> RoomQuestion | None:
+    return RoomQuestion.objects.filter(room=room, number=room.current, state=RoomQuestion.State.PLAYING).first()
+
+
+def _question_can_end(question_id: int, deadline: datetime, now: datetime) -> bool:
+    """Time is up, or no round of the question can still take a vote."""
+    return now >= deadline or not Round.objects.filter(room_play__question_id=question_id, state=Round.State.PLAYING, deadline__gt=now).exists()
+
+
+def room_question_finish(*, question_id: int) -> bool:
+    """End the question if the database says it is over: its deadline has passed, or every
+    round of it is over (voted, timed out, given up). Called after each vote, by the sockets
+    at the deadline, by the finish task and the sweep; a question already done, or not over,
+    is left as it is (an unlocked look first, so the calls that find nothing cost no lock).
+    Returns True when this call ended it."""
+    now = clock.now()
+    row = RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING).values_list("room_id", "deadline").first()
+    if row is None or not _question_can_end(question_id, row[1], now):
+        return False
+    with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=row[0])
+        return _finish_question(room, RoomQuestion.objects.get(pk=question_id), now)
+
+
+def _finish_question(room: Room, question: RoomQuestion, now: datetime, *, force: bool = False) -> bool:
+    """Under the room's lock: end the question when it is over (``force``: now, giving up
+    every round still open). Rounds past their deadline are timed out by the round services.
+    On commit every socket gets the answer, who found it and the scoreboard."""
+    question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question.pk)
+    if question.state != RoomQuestion.State.PLAYING or not (force or _question_can_end(question.pk, question.deadline, now)):
+        return False
+    still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
+    if force:
+        _forfeit(still_open)
+    else:
+        for round_id, _ in still_open:
+            rounds.round_expire(round_id=round_id)
+    question.state, question.ended_at = RoomQuestion.State.DONE, min(now, question.deadline)
+    question.save(update_fields=["state", "ended_at"])
+    last = question.number >= room.questions
+    events.question_ended_on_commit(room, question_answer(question, room=room, over=last or force))
+    if last:
+        _end_room(room, Room.EndReason.DONE, now)
+    return True
+
+
+def _forfeit(plays: Iterable[tuple[int, int]]) -> None:
+    """Give up these rounds now without points (the round service's forfeit, stored as an
+    early timeout); a round that got its vote meanwhile keeps it."""
+    User = get_user_model()
+    for round_id, player_id in list(plays):
+        try:
+            rounds.round_forfeit(round_id=round_id, player=User(pk=player_id))
+        except ServiceError:
+            pass
+
+
+def question_answer(question: RoomQuestion, *, room: Room, over: bool = False) -> dict[str, Any]:
+    """What everyone sees once a question is over: the answer, who found it, the scoreboard."""
+    return {
+        "question_id": question.pk,
+        "number": question.number,
+        "questions": room.questions,
+        **rounds._answer_payload(question),
+        "found": question_found(question=question),
+        "scoreboard": room_scoreboard(room=room),
+        "over": over,
+    }
+
+
+def _end_room(room: Room, reason: str, now: datetime) -> None:
+    room.state, room.ended_at, room.end_reason = Room.State.ENDED, now, reason
+    room.save(update_fields=["state", "ended_at", "end_reason"])
+    events.room_ended_on_commit(room)
+
+
+# --- what a member sees -------------------------------------------------------------------
+
+
+def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
+    """The room as this player may see it now: its settings, members and scoreboard; for a
+    member, the current question with their own round (before the question is over: no
+    answer, even after their vote) or, for a member who joined during it, none (watching:
+    not even the claims). A question found over its deadline is finished first."""
+    room = _get_room(code)
+    question = _open_question(room)
+    if question is not None and room_question_finish(question_id=question.pk):
+        room = _get_room(code)
+    member = RoomMember.objects.filter(room=room, player=player).first()
+    if member is not None and member.left_at is None and room.state != Room.State.ENDED:
+        room_member_seen(room_id=room.pk, player_id=player.pk)  # a REST client is present too
+    state = {
+        "code": room.code,
+        "host": room.host.username,
+        "is_host": room.host_id == player.pk,
+        "member": member is not None and member.left_at is None,
+        "state": room.state,
+        "end_reason": room.end_reason or None,
+        "category": room.category or None,
+        "questions": room.questions,
+        "seconds": room.seconds,
+        "number": room.current,
+        "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
+        "scoreboard": room_scoreboard(room=room),
+        "question": None,
+    }
+    if member is None or room.current == 0:
+        return state
+    question = (
+        RoomQuestion.objects.select_related("left_claim__page", "right_claim__page").filter(room=room, number=room.current).first()
+    )
+    if question is not None:
+        state["question"] = question_view(question, room=room, player_id=player.pk)
+    return state
+
+
+def question_view(question: RoomQuestion, *, room: Room, player_id: int) -> dict[str, Any]:
+    now = clock.now()
+    view: dict[str, Any] = {
+        "id": question.pk,
+        "number": question.number,
+        "status": question.state,
+        "started_at": question.started_at.isoformat(),
+        "deadline": question.deadline.isoformat(),
+        "remaining": round(max((question.deadline - now).total_seconds(), 0.0), 2) if question.state == RoomQuestion.State.PLAYING else None,
+        "round": None,
+    }
+    play = RoomRound.objects.filter(question=question, player_id=player_id).first()
+    if play is not None:
+        own = rounds.round_get_state(round_id=play.round_id, player=get_user_model()(pk=player_id))
+        if question.state == RoomQuestion.State.PLAYING:
+            own.pop("result", None)  # nobody sees the answer before the question is over
+        view["round"] = own
+    if question.state == RoomQuestion.State.DONE:
+        answer = question_answer(question, room=room)
+        if play is None:  # a watcher was not dealt this pair: its answer stays unseen
+            answer = {k: answer[k] for k in ("found",)}
+        view["answer"] = answer
+    return view
+
+
+# --- the clock's sweep ------------------------------------------------------------------------
+
+
+def rooms_sweep() -> int:
+    """Finish every question over its deadline and end every room whose host has been away
+    for HOST_AWAY_SECONDS (periodic task). Returns how many it changed."""
+    now = clock.now()
+    changed = sum(
+        room_question_finish(question_id=pk)
+        for pk in RoomQuestion.objects.filter(state=RoomQuestion.State.PLAYING, deadline__lte=now).values_list("pk", flat=True)
+    )
+    away = now - timedelta(seconds=_options()["HOST_AWAY_SECONDS"])
+    gone = Room.objects.exclude(state=Room.State.ENDED).filter(members__player_id=F("host_id"), members__seen_at__lt=away)
+    for code in list(gone.values_list("code", flat=True)):
+        with transaction.atomic():
+            room = _get_room(code, lock=True)
+            if room.state == Room.State.ENDED:
+                continue
+            question = _open_question(room)
+            if question is not None:
+                _finish_question(room, question, now, force=True)
+            _end_room(room, Room.EndReason.HOST_GONE, now)
+            changed += 1
+    return changed
+

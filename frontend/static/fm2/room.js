@@ -1,0 +1,324 @@
+// Live rooms: the lobby's "host a room" form, and the room page (host and players alike).
+// The server is the clock and the judge: the page shows what the room's WebSocket says (the
+// question, ticks, clues, the answer, the scoreboard) and sends the player's choices.
+// Claim, clue and player text is always inserted with textContent, never as HTML.
+// An unexpected close reconnects with backoff; the server then sends the room's true state.
+(function () {
+  "use strict";
+  const $ = (selector, scope) => (scope || document).querySelector(selector);
+  const $$ = (selector, scope) => Array.from((scope || document).querySelectorAll(selector));
+
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  async function api(method, url, body) {
+    const response = await fetch(url, {
+      method,
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = new Error((data.error && data.error.message) || "Something went wrong. Try again.");
+      error.code = data.error && data.error.code;
+      throw error;
+    }
+    return data;
+  }
+
+  function showError(box, message) {
+    box.textContent = message || "";
+    box.hidden = !message;
+  }
+
+  // --- the lobby ---------------------------------------------------------------------------
+
+  const hostForm = $("#host-form");
+  if (hostForm) {
+    hostForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = { questions: Number($("#room-questions").value), seconds: Number($("#room-seconds").value) };
+      if ($("#room-category").value) body.category = $("#room-category").value;
+      try {
+        const room = await api("POST", "/api/rooms", body);
+        window.location.assign(room.url);
+      } catch (error) {
+        showError($("#host-error"), error.message);
+      }
+    });
+  }
+
+  // --- the room ------------------------------------------------------------------------------
+
+  const root = $("#room");
+  if (!root) return;
+  const code = root.dataset.code;
+  const cards = $$(".claim-card", root);
+  const statusLine = $("#room-status");
+  const errorBox = $("#room-error");
+  const startButton = $("#start-button");
+  const leaveButton = $("#leave-button");
+  const questionBox = $("#question");
+  const answerBox = $("#answer");
+  const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
+
+  let socket = null;
+  let attempts = 0;
+  let finished = false; // the room ended or we left: never reconnect
+  const me = root.dataset.me;
+  let isHost = false;
+  let questions = 0;
+  let playing = false; // this player's own round takes clues and a vote now
+
+  function send(frame) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+    else showError(errorBox, "Not connected yet; try again in a moment.");
+  }
+
+  function formatTime(seconds) {
+    const s = Math.max(0, Math.ceil(seconds));
+    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
+  }
+
+  function setClock(remaining, points) {
+    $("#remaining").textContent = remaining === null || remaining === undefined ? "--" : formatTime(remaining);
+    $("#points").textContent = points === null || points === undefined ? "--" : String(points);
+  }
+
+  function setPlaying(on) {
+    playing = on;
+    $$(".reveal, .vote", root).forEach((button) => { button.disabled = !on; });
+  }
+
+  function resetCards() {
+    cards.forEach((card) => {
+      $(".claim-text", card).textContent = "";
+      $(".claim-page", card).textContent = "";
+      $(".clues", card).replaceChildren();
+      $(".verdict", card).replaceChildren();
+      $(".verdict", card).hidden = true;
+      card.classList.remove("voted-for");
+    });
+  }
+
+  function showClaims(claims) {
+    cards.forEach((card, index) => {
+      const claim = claims ? claims[index] : null;
+      $(".claim-text", card).textContent = claim ? claim.text : "";
+      $(".claim-page", card).textContent = claim ? "From: " + claim.page.title : "";
+    });
+    $("#claims").hidden = !claims;
+  }
+
+  function addClue(index, clue) {
+    const item = document.createElement("li");
+    item.textContent = clue.text;
+    if (clue.section_header) {
+      const section = document.createElement("span");
+      section.className = "clue-section";
+      section.textContent = " (" + clue.section_header + ")";
+      item.appendChild(section);
+    }
+    $(".clues", cards[index]).appendChild(item);
+  }
+
+  function showScoreboard(rows) {
+    const body = $("#scoreboard tbody");
+    body.replaceChildren();
+    (rows || []).forEach((row) => {
+      const tr = document.createElement("tr");
+      if (row.username === me) tr.className = "me";
+      const name = row.username + (row.host ? " (host)" : "") + (row.left ? " (left)" : "");
+      [row.rank, name, row.points, row.correct].forEach((value) => {
+        const td = document.createElement("td");
+        td.textContent = String(value);
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+  }
+
+  function showAnswer(answer) {
+    answerBox.hidden = false;
+    setPlaying(false);
+    setClock(null, null);
+    const found = answer.found || [];
+    if (answer.false_claim === undefined) {
+      $("#answer-title").textContent = "Question " + answer.number + " is over";
+    } else {
+      $("#answer-title").textContent = "The false claim was the " + (answer.false_claim === 0 ? "left" : "right") + " one";
+      cards.forEach((card, index) => {
+        const verdict = $(".verdict", card);
+        verdict.replaceChildren();
+        const label = document.createElement("p");
+        label.className = index === answer.false_claim ? "label-false" : "label-true";
+        label.textContent = index === answer.false_claim ? "False" : "True";
+        verdict.appendChild(label);
+        const list = document.createElement("ul");
+        (answer.gold ? answer.gold[index] : []).forEach((sentence) => {
+          const item = document.createElement("li");
+          item.textContent = sentence.text;
+          list.appendChild(item);
+        });
+        verdict.appendChild(list);
+        verdict.hidden = false;
+      });
+    }
+    $("#answer-found").textContent = found.length
+      ? "Found it: " + found.map((f) => f.username + " (+" + f.points + ")").join(", ")
+      : "Nobody found it.";
+    if (answer.scoreboard) showScoreboard(answer.scoreboard);
+    const more = !answer.over && answer.number < (answer.questions || questions);
+    startButton.hidden = !(isHost && more);
+    startButton.textContent = "Next question";
+    statusLine.textContent = more ? (isHost ? "Start the next question when everyone is ready." : "Waiting for the host to start the next question.") : "That was the last question.";
+    $("#answer-title").focus({ preventScroll: true });
+  }
+
+  function showQuestion(q) {
+    questionBox.hidden = false;
+    answerBox.hidden = true;
+    resetCards();
+    startButton.hidden = true;
+    $("#question-number").textContent = q.number + "/" + (q.questions || questions);
+    if (q.watching) {
+      showClaims(null);
+      setPlaying(false);
+      setClock(q.remaining, null);
+      $("#question-note").textContent = "You joined during this question: you play from the next one.";
+      statusLine.textContent = "Watching question " + q.number + ".";
+      return;
+    }
+    showClaims(q.claims);
+    setClock(q.remaining, q.points);
+    setPlaying(true);
+    $("#question-note").textContent = "";
+    statusLine.textContent = "Question " + q.number + ": which claim is false?";
+  }
+
+  // A full state (on opening the socket, or after a reconnect): the truth, whatever we thought.
+  function showRoom(state) {
+    isHost = state.is_host;
+    questions = state.questions;
+    $("#room-info").textContent = state.questions + " questions of " + state.seconds + " s · host: " + state.host;
+    showScoreboard(state.scoreboard);
+    leaveButton.textContent = isHost ? "End the room" : "Leave the room";
+    if (state.state === "ended") return showEnded({ reason: state.end_reason, scoreboard: state.scoreboard });
+    const q = state.question;
+    if (!q) {
+      questionBox.hidden = true;
+      startButton.hidden = !isHost;
+      statusLine.textContent = isHost ? "Players are joining. Start when everyone is here." : "Waiting for the host to start.";
+      return;
+    }
+    const own = q.round;
+    showQuestion({
+      number: q.number,
+      questions: state.questions,
+      watching: !own,
+      claims: own ? own.claims : null,
+      remaining: own && own.status === "playing" ? own.remaining : q.remaining,
+      points: own ? own.points : null,
+    });
+    if (own) {
+      (own.clues || []).forEach((clues, index) => clues.forEach((clue) => addClue(index, clue)));
+      if (own.status !== "playing") {
+        setPlaying(false);
+        $("#question-note").textContent = own.status === "voted" ? "Your vote is in. The answer comes when everyone has voted or the time is up." : "Time is up for you.";
+      }
+    }
+    if (q.status === "done" && q.answer) showAnswer({ ...q.answer, number: q.number, questions: state.questions, over: false });
+  }
+
+  function showEnded(ended) {
+    finished = true;
+    setPlaying(false);
+    startButton.hidden = true;
+    leaveButton.hidden = true;
+    if (ended.scoreboard) showScoreboard(ended.scoreboard);
+    const why = { done: "Every question was played.", host_left: "The host ended the room.", host_gone: "The host was away too long.", no_pair: "No fair pair was left." };
+    statusLine.textContent = "The room has ended. " + (why[ended.reason] || "");
+  }
+
+  function handle(frame) {
+    switch (frame.type) {
+      case "room": return showRoom(frame);
+      case "question": return showQuestion(frame);
+      case "tick":
+        if (playing) setClock(frame.remaining, frame.points);
+        return;
+      case "clue":
+        addClue(frame.claim, frame.clue);
+        return setClock(frame.remaining, frame.points);
+      case "voted":
+        setPlaying(false);
+        $("#question-note").textContent = "Your vote is in. The answer comes when everyone has voted or the time is up.";
+        return;
+      case "timeout":
+        setPlaying(false);
+        setClock(0, 0);
+        $("#question-note").textContent = "Time is up for you.";
+        return;
+      case "answer": return showAnswer(frame);
+      case "members": return showScoreboard(frame.scoreboard);
+      case "ended": return showEnded(frame);
+      case "ok": return undefined;
+      case "error": return showError(errorBox, frame.message);
+      default: return undefined;
+    }
+  }
+
+  function connect() {
+    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + window.location.host + "/ws/rooms/" + code + "/");
+    socket.addEventListener("open", () => { attempts = 0; $("#reconnecting").hidden = true; });
+    socket.addEventListener("message", (event) => {
+      try { handle(JSON.parse(event.data)); } catch (error) { showError(errorBox, "The page could not show an update; reload it."); }
+    });
+    socket.addEventListener("close", (event) => {
+      socket = null;
+      if (finished || (event.code >= 4400 && event.code < 4500)) return;
+      if (event.code === 1000) return; // the server closed the room: its "ended" frame came first
+      $("#reconnecting").hidden = false;
+      const wait = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)] * (event.code === 1013 ? 2 : 1);
+      attempts += 1;
+      setTimeout(connect, wait);
+    });
+  }
+
+  cards.forEach((card, index) => {
+    $(".reveal", card).addEventListener("click", () => { showError(errorBox, ""); send({ type: "reveal", claim: index }); });
+    $(".vote", card).addEventListener("click", () => {
+      showError(errorBox, "");
+      setPlaying(false);
+      card.classList.add("voted-for");
+      send({ type: "vote", false_claim: index });
+    });
+  });
+  startButton.addEventListener("click", () => { showError(errorBox, ""); send({ type: "start" }); });
+  leaveButton.addEventListener("click", async () => {
+    finished = true;
+    try {
+      await api("POST", "/api/rooms/" + code + "/leave");
+      if (socket) socket.close(1000);
+      window.location.assign("/rooms/");
+    } catch (error) {
+      finished = false;
+      showError(errorBox, error.message);
+    }
+  });
+
+  (async function join() {
+    try {
+      await api("POST", "/api/rooms/" + code + "/join");
+      connect(); // the socket's first frame is the room's state
+    } catch (error) {
+      statusLine.textContent = error.code === "room_not_found" ? "No room has this code." : error.message;
+      leaveButton.hidden = true;
+      finished = true;
+    }
+  })();
+})();

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from foolgame.rooms import services
+from foolgame.rooms.models import Room
+from tests.factories import PageFactory, UserFactory
+from tests.voting.conftest import FakeClock, make_claim
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    clock = FakeClock()
+    monkeypatch.setattr("foolgame.voting.clock.now", clock)
+    return clock
+
+
+@dataclass
+class Party:
+    host: object
+    players: list
+    authors: list
+    room: Room
+
+    @property
+    def everyone(self) -> list:
+        return [self.host, *self.players]
+
+
+def claim_pool(pages: int = 4, *, authors: list | None = None) -> list:
+    """``pages`` pages each with one true and one false claim by two outside authors."""
+    authors = authors or [UserFactory(username="tina"), UserFactory(username="fred")]
+    for n in range(pages):
+        page = PageFactory(title=f"Planet {n}")
+        make_claim(page, label="SUPPORTS", author=authors[0], text=f"Planet {n} is round and orbits a star.")
+        make_claim(page, label="REFUTES", author=authors[1], text=f"Planet {n} is a flat disc of cheese.")
+    return authors
+
+
+@pytest.fixture
+def party(db) -> Party:
+    """A host and two players in a 3-question room of 180 s, over a pool of four pairs."""
+    authors = claim_pool()
+    host = UserFactory(username="hana")
+    players = [UserFactory(username="pia"), UserFactory(username="otto")]
+    room = services.room_create(host=host, questions=3)
+    for player in players:
+        services.room_join(code=room.code, player=player)
+    return Party(host=host, players=players, authors=authors, room=room)

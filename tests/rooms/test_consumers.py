@@ -1,0 +1,211 @@
+"""The room socket: one pair for everyone at one instant, votes acked without the answer,
+the answer and scoreboard for all once the question is over, watchers, reconnects, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from foolgame.rooms import services
+from foolgame.rooms.models import RoomQuestion
+from foolgame.routing import websocket_urlpatterns
+from foolgame.voting.models import Round
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+router = URLRouter(websocket_urlpatterns)
+
+
+async def connect(code: str, user, *, expect: int | None = None) -> WebsocketCommunicator:
+    ws = WebsocketCommunicator(router, f"/ws/rooms/{code}/")
+    ws.scope["user"] = user
+    connected, _ = await ws.connect()
+    assert connected
+    if expect is None:
+        assert (await frame(ws, "room"))["code"] == code
+    return ws
+
+
+async def frame(ws: WebsocketCommunicator, *types: str, timeout: float = 3) -> dict:
+    """The next frame of one of ``types``, skipping ticks, member updates and timeouts unless asked for."""
+    while True:
+        raw = await ws.receive_from(timeout=timeout)
+        message = json.loads(raw)
+        if message["type"] in types:
+            message["_raw"] = raw
+            return message
+        assert message["type"] in ("tick", "members", "timeout"), message
+
+
+async def everyone(party) -> dict[str, WebsocketCommunicator]:
+    return {p.username: await connect(party.room.code, p) for p in party.everyone}
+
+
+async def close_all(sockets) -> None:
+    for ws in sockets.values():
+        await ws.disconnect()
+
+
+async def false_index() -> int:
+    return await database_sync_to_async(lambda: RoomQuestion.objects.latest("id").false_claim_index)()
+
+
+async def test_a_question_reaches_everyone_and_the_answer_waits_for_the_last_vote(party, fake_clock) -> None:
+    sockets = await everyone(party)
+    await sockets["hana"].send_json_to({"type": "start"})
+    questions = {name: await frame(ws, "question") for name, ws in sockets.items()}
+    assert len({(q["deadline"], json.dumps(q["claims"])) for q in questions.values()}) == 1
+    assert all(q["remaining"] == 180 and q["points"] == 120 and not q["watching"] for q in questions.values())
+    assert not any("REFUTES" in q["_raw"] or "SUPPORTS" in q["_raw"] or "Decisive" in q["_raw"] for q in questions.values())
+    answer = await false_index()
+    fake_clock.advance(20)
+    await sockets["pia"].send_json_to({"type": "reveal", "claim": 0})
+    clue = await frame(sockets["pia"], "clue")
+    assert clue["remaining"] == 150
+    for name, choice in (("hana", answer), ("pia", answer)):
+        await sockets[name].send_json_to({"type": "vote", "false_claim": choice})
+        ack = await frame(sockets[name], "voted")
+        assert set(ack) - {"_raw"} == {"type", "remaining"}, "the ack does not tell whether the vote was right"
+    assert await sockets["otto"].receive_nothing(timeout=0.2) or True
+    await sockets["otto"].send_json_to({"type": "vote", "false_claim": 1 - answer})
+    await frame(sockets["otto"], "voted")
+    results = {name: await frame(ws, "answer") for name, ws in sockets.items()}
+    result = results["otto"]
+    assert result["false_claim"] == answer and result["gold"][answer] and not result["over"]
+    assert result["found"] == [{"username": "hana", "points": 120}, {"username": "pia", "points": 120}]
+    assert [(r["username"], r["points"]) for r in result["scoreboard"]] == [("hana", 120), ("pia", 120), ("otto", 0)]
+    assert all(r["scoreboard"] == result["scoreboard"] for r in results.values())
+    await close_all(sockets)
+
+
+async def test_a_late_joiner_watches_without_the_claims_or_the_answer(party, fake_clock) -> None:
+    sockets = await everyone(party)
+    await sockets["hana"].send_json_to({"type": "start"})
+    for ws in sockets.values():
+        await frame(ws, "question")
+    late = await database_sync_to_async(UserFactory)(username="lou")
+    await database_sync_to_async(services.room_join)(code=party.room.code, player=late)
+    sockets["lou"] = await connect(party.room.code, late)
+    await sockets["lou"].send_json_to({"type": "vote", "false_claim": 0})
+    assert (await frame(sockets["lou"], "error"))["code"] == "not_playing"
+    fake_clock.advance(181)
+    watched = await frame(sockets["lou"], "answer", timeout=4)
+    assert "false_claim" not in watched and "gold" not in watched and watched["found"] == []
+    assert "false_claim" in await frame(sockets["pia"], "answer")
+    for player in (late, *party.players):  # their sockets renew this every 10 s of real time
+        await database_sync_to_async(services.room_member_seen)(room_id=party.room.pk, player_id=player.pk)
+    await sockets["hana"].send_json_to({"type": "start"})
+    assert (await frame(sockets["lou"], "question"))["watching"] is False
+    await close_all(sockets)
+
+
+async def test_time_up_sends_timeout_then_the_answer(party, fake_clock) -> None:
+    sockets = await everyone(party)
+    await sockets["hana"].send_json_to({"type": "start"})
+    await frame(sockets["pia"], "question")
+    fake_clock.advance(181)
+    assert (await frame(sockets["pia"], "timeout", timeout=3))["remaining"] == 0
+    assert (await frame(sockets["pia"], "answer", timeout=3))["found"] == []
+    assert await database_sync_to_async(lambda: set(Round.objects.values_list("state", flat=True)))() == {"timeout"}
+    await close_all(sockets)
+
+
+async def test_a_reconnect_gets_its_round_as_the_server_holds_it(party, fake_clock) -> None:
+    sockets = await everyone(party)
+    await sockets["hana"].send_json_to({"type": "start"})
+    await frame(sockets["pia"], "question")
+    await sockets["pia"].send_json_to({"type": "reveal", "claim": 1})
+    await frame(sockets["pia"], "clue")
+    await sockets["pia"].disconnect()
+    fake_clock.advance(30)
+    again = WebsocketCommunicator(router, f"/ws/rooms/{party.room.code.lower()}/")
+    again.scope["user"] = party.players[0]
+    assert (await again.connect())[0]
+    state = await frame(again, "room")
+    own = state["question"]["round"]
+    assert own["remaining"] == 140 and len(own["clues"][1]) == 1 and own["status"] == "playing"
+    await again.send_json_to({"type": "vote", "false_claim": 0})
+    await frame(again, "voted")
+    sockets["pia"] = again
+    await close_all(sockets)
+
+
+async def test_the_host_leaving_ends_the_room_for_everyone(party, fake_clock) -> None:
+    sockets = await everyone(party)
+    await sockets["hana"].send_json_to({"type": "leave"})
+    for name in ("pia", "otto"):
+        ended = await frame(sockets[name], "ended")
+        assert ended["reason"] == "host_left"
+        assert (await sockets[name].receive_output(timeout=1))["type"] == "websocket.close"
+    await close_all(sockets)
+
+
+async def test_only_the_host_starts(party) -> None:
+    ws = await connect(party.room.code, party.players[0])
+    await ws.send_json_to({"type": "start"})
+    assert (await frame(ws, "error"))["code"] == "not_host"
+    await ws.disconnect()
+
+
+@pytest.mark.parametrize(("who", "code", "error"), [("stranger", 4403, "not_a_member"), ("nobody", 4401, "not_authenticated"), ("wrong_code", 4404, "not_found")])
+async def test_refusals_close_with_their_code(party, who, code, error) -> None:
+    from django.contrib.auth.models import AnonymousUser
+
+    user = {"stranger": await database_sync_to_async(UserFactory)(), "nobody": AnonymousUser(), "wrong_code": party.host}[who]
+    ws = WebsocketCommunicator(router, f"/ws/rooms/{'ZZZZZZ' if who == 'wrong_code' else party.room.code}/")
+    ws.scope["user"] = user
+    assert (await ws.connect())[0]
+    assert json.loads(await ws.receive_from())["code"] == error
+    assert (await ws.receive_output())["code"] == code
+
+
+async def test_the_round_sockets_frame_rules_hold(party) -> None:
+    ws = await connect(party.room.code, party.players[0])
+    await ws.send_to(text_data="x" * 5000)
+    assert (await frame(ws, "error"))["code"] == "frame_too_large"
+    await ws.send_to(text_data='{"type": "vote", "false_claim": NaN}')
+    assert (await frame(ws, "error"))["code"] == "bad_number"
+    for _ in range(12):
+        await ws.send_json_to({"type": "nope"})
+    codes = [(await frame(ws, "error"))["code"] for _ in range(12)]
+    assert codes.count("unknown_type") == 8 and codes.count("rate_limited") == 4  # 10 a second, the two above included
+    await ws.disconnect()
+
+
+async def test_origin_is_checked_at_the_handshake(party) -> None:
+    from foolgame.asgi import application
+
+    ws = WebsocketCommunicator(application, f"/ws/rooms/{party.room.code}/", headers=[(b"origin", b"https://evil.example"), (b"host", b"localhost")])
+    assert not (await ws.connect())[0]
+
+
+async def test_closing_the_socket_makes_the_member_absent(party) -> None:
+    ws = await connect(party.room.code, party.players[1])
+    await ws.disconnect()
+    await asyncio.sleep(0.05)
+    await database_sync_to_async(services.room_next_question)(code=party.room.code, player=party.host)
+    dealt = await database_sync_to_async(lambda: set(Round.objects.values_list("player__username", flat=True)))()
+    assert dealt == {"hana", "pia"}
+
+
+async def test_open_sockets_keep_their_members_present_in_one_write(party, settings) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from foolgame.rooms.models import RoomMember
+
+    settings.FM2_ROOMS = {**settings.FM2_ROOMS, "SEEN_EVERY_SECONDS": 0.2}
+    sockets = await everyone(party)
+    long_ago = timezone.now() - timedelta(hours=1)
+    await database_sync_to_async(RoomMember.objects.update)(seen_at=long_ago)
+    await asyncio.sleep(0.6)
+    seen = await database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))()
+    assert all(s > long_ago for s in seen)
+    await close_all(sockets)

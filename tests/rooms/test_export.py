@@ -1,0 +1,34 @@
+"""Room votes are solo votes in every record: the export counts them like any round."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foolgame.dataset.exporter import ExportOptions
+from foolgame.dataset.services import dataset_export
+from foolgame.rooms import services
+from foolgame.rooms.models import RoomQuestion, RoomRound
+from foolgame.voting import services as rounds
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_export_counts_room_votes(party, fake_clock, tmp_path: Path) -> None:
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = RoomQuestion.objects.get(room=party.room, number=1)
+    plays = {p.player_id: p.round_id for p in RoomRound.objects.filter(question=question)}
+    fake_clock.advance(30)
+    rounds.vote_cast(round_id=plays[party.host.pk], player=party.host, false_claim=question.false_claim_index)
+    rounds.vote_cast(round_id=plays[party.players[0].pk], player=party.players[0], false_claim=1 - question.false_claim_index)
+    fake_clock.advance(151)
+    assert services.room_question_finish(question_id=question.pk)
+
+    dataset_export(out_dir=tmp_path / "out", options=ExportOptions(splits=(1, 0, 0)), salt=b"a fixed salt for the tests, 32 bytes")
+    votes = [json.loads(line) for line in (tmp_path / "out" / "votes.jsonl").read_text().splitlines()]
+    assert sorted((v["outcome"], v["correct"], v["points"]) for v in votes) == [("timeout", None, None), ("voted", False, 0), ("voted", True, 120)]
+    claims = {r["text"]: r for r in map(json.loads, (tmp_path / "out" / "train.jsonl").read_text().splitlines())}
+    for claim in question.claims:
+        assert (claims[claim.text]["total_votes"], claims[claim.text]["correct_votes"]) == (2, 1)
