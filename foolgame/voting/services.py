@@ -235,7 +235,8 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
     """Deal a fair pair: one true and one false claim, same page when possible, else same category.
 
     Locking: the player's row is locked for the whole deal, so two deals for one player run
-    one after the other; the unique (player, claim) rows back it up in the database.
+    one after the other; the unique (player, claim) rows back it up in the database. Then the
+    pair's claim rows, in id order (``claim_votes_lock``), before any row refers to them.
     """
     rounds_expire_for_player(player=player)
     with transaction.atomic():
@@ -249,6 +250,10 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
             raise ServiceError(
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
             )
+        # The round and dealt rows reference both claims (a key-share lock each, in screen
+        # order); a vote locks the same claims for update in id order. Take them in id order
+        # first, as votes, moderation and room deals do, or a deal and a vote deadlock.
+        claim_votes_lock(claim_ids=(pair[0].id, pair[1].id))
         left, right = pair if random.random() < 0.5 else pair[::-1]
         round_ = Round.objects.create(
             player=player, left_claim_id=left.id, right_claim_id=right.id, false_claim_index=0 if left.label == Claim.Label.REFUTES else 1

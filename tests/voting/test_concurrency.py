@@ -118,3 +118,33 @@ def test_votes_racing_a_moderation_action_on_their_claim_neither_deadlock_nor_mi
     voted = Round.objects.filter(state=Round.State.VOTED).count()
     assert outcomes["ok"] == voted + 1 and outcomes["ok"] + outcomes["round_over"] == 9
     assert set(Claim.objects.values_list("game_votes", flat=True)) == {voted}
+
+
+def test_deals_and_votes_on_the_same_claims_at_once_never_deadlock(db) -> None:
+    """A deal writes rows that reference its two claims (the round, the dealt rows), which
+    takes a key-share lock on each, in screen order; a vote locks the same claims for update
+    in id order. A deal that locked the higher id first deadlocked with such a vote, so the
+    deal locks its pair in id order before writing."""
+    author = UserFactory()
+    page = PageFactory()
+    make_claim(page, label="SUPPORTS", author=author)
+    make_claim(page, label="REFUTES", author=author)
+    for attempt in range(4):
+        voters = [UserFactory() for _ in range(6)]
+        rounds = [services.round_create(player=v) for v in voters]
+        for voter, round_ in zip(voters, rounds):
+            services.round_start(round_id=round_.pk, player=voter)
+        newcomers = [UserFactory() for _ in range(6)]
+        jobs = [
+            *(lambda v=v, r=r: services.vote_cast(round_id=r.pk, player=v, false_claim=r.false_index) for v, r in zip(voters, rounds)),
+            *(lambda n=n: services.round_create(player=n) for n in newcomers),
+        ]
+        queue = list(jobs)
+        lock = threading.Lock()
+
+        def next_job() -> object:
+            with lock:
+                job = queue.pop()
+            return job()
+
+        assert race(len(jobs), next_job) == Counter({"ok": 12}), f"attempt {attempt}"
