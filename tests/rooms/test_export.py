@@ -9,6 +9,7 @@ import pytest
 
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.services import dataset_export
+from foolgame.players.models import LedgerEntry
 from foolgame.rooms import services
 from foolgame.rooms.models import RoomQuestion, RoomRound
 from foolgame.voting import services as rounds
@@ -28,7 +29,11 @@ def test_the_export_counts_room_votes(party, fake_clock, tmp_path: Path) -> None
 
     dataset_export(out_dir=tmp_path / "out", options=ExportOptions(splits=(1, 0, 0)), salt=b"a fixed salt for the tests, 32 bytes")
     votes = [json.loads(line) for line in (tmp_path / "out" / "votes.jsonl").read_text().splitlines()]
-    assert sorted((v["outcome"], v["correct"], v["points"]) for v in votes) == [("timeout", None, None), ("voted", False, 0), ("voted", True, 120)]
+    # 150 s left when both voted (a 180 s question, 30 s in): the export's 30 s bucket.
+    assert sorted((v["outcome"], v["correct"], v["remaining_bucket"]) for v in votes) == [
+        ("timeout", None, None), ("voted", False, 150), ("voted", True, 150)
+    ]
+    assert LedgerEntry.objects.filter(player=party.host, kind="verify").get().amount == 120
     claims = {r["text"]: r for r in map(json.loads, (tmp_path / "out" / "train.jsonl").read_text().splitlines())}
     for claim in question.claims:
         assert (claims[claim.text]["total_votes"], claims[claim.text]["correct_votes"]) == (2, 1)
