@@ -28,6 +28,9 @@ def _log_in(page: Page, base: str, next_url: str) -> None:
 
 
 def _fits_the_screen(page: Page) -> bool:
+    # After the login form's redirect the DOM can be there before its stylesheet (a loaded
+    # machine): measure once the page has loaded, CSS included.
+    page.wait_for_load_state("load")
     return page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
 
 
