@@ -232,6 +232,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A round over its deadline is over whether or not its timer fired; this sweep closes
     # the ones nobody touched (a lost task, a worker restart).
     "sweep-rounds": {"task": "foolgame.voting.tasks.sweep_rounds", "schedule": 60.0},
+    # A vote's ratings update is a task sent after its commit; this rates any vote a lost
+    # task left unrated (in vote order), a chunk a minute.
+    "rate-pending-votes": {"task": "foolgame.voting.tasks.rate_pending_votes", "schedule": 60.0},
     # Likewise for live rooms: questions over their deadline, rooms whose host went away.
     "sweep-rooms": {"task": "foolgame.rooms.tasks.sweep_rooms", "schedule": 60.0},
     # Every vote refreshes its two claims' flags; this recomputes all of them and refits the

@@ -41,7 +41,7 @@ from foolgame.rooms import events
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.rooms.selectors import question_found, room_scoreboard
 from foolgame.voting import clock
-from foolgame.voting.counters import claim_votes_lock
+from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round, SeenClaim
 from foolgame.voting.selectors import claims_for_players
@@ -218,8 +218,8 @@ def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: i
     its deadline. The rounds' clock origin is set so that their deadline is the question's."""
     # The rows written below reference both claims, which takes a key-share lock on each in
     # column order; a vote in another room locks the same claims in id order first. Taking
-    # them here in id order, as a vote does, keeps the two from waiting on each other.
-    claim_votes_lock(claim_ids=(left_id, right_id))
+    # the key-share locks here in id order keeps the two from waiting on each other.
+    claim_refs_lock(claim_ids=(left_id, right_id))
     deadline = now + timedelta(seconds=room.seconds)
     origin = deadline - timedelta(seconds=_round_seconds())
     room.current += 1

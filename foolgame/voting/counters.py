@@ -26,6 +26,24 @@ def claim_votes_lock(*, claim_ids: Iterable[int]) -> None:
     list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=set(claim_ids)).order_by("pk").values_list("pk", flat=True))
 
 
+def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
+    """Before writing rows that refer to these claims (a deal's round and dealt rows): take
+    the key-share locks the rows' foreign-key checks would take anyway, in id order. The
+    checks take them in the order the rows name the claims (screen order), against votes
+    that lock the same claims for update in id order: a deal and a vote deadlocked. Key
+    share does not block other deals, only a writer that locks the claim for update (a vote,
+    a moderator). SQLite serialises writers and has no row locks: nothing to do there."""
+    from django.db import connection
+
+    from foolgame.claims.models import Claim
+
+    if connection.vendor != "postgresql":
+        return
+    table = connection.ops.quote_name(Claim._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(set(claim_ids))])
+
+
 def claim_votes_count(*, claim_ids: Iterable[int]) -> None:
     """One more vote for each claim, in one UPDATE. Call inside the vote's transaction,
     after ``claim_votes_lock``, which already holds the rows (so no lock order is at stake)."""

@@ -106,9 +106,13 @@ class Vote(models.Model):
     points = models.PositiveIntegerField(help_text="Points the voter earned.")
     remaining = models.FloatField(help_text="Seconds left on the server clock when the vote arrived.")
     created = models.DateTimeField()
+    # Whether the vote's ratings update (foolgame.voting.ratings) has been applied: the
+    # rate_vote task sets it with the update, in one transaction, so a vote is rated once.
+    rated = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["-created"]
+        indexes = [models.Index(fields=["id"], condition=models.Q(rated=False), name="vote_unrated")]
 
 
 class Like(models.Model):

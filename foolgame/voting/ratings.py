@@ -1,9 +1,10 @@
 """Skill ratings of players and difficulty ratings of claims, kept in the database.
 
 The rules are :mod:`scoring.ratings`; this module reads and writes them. A vote updates its
-voter's and its two claims' Glicko-2 ratings in the vote's own transaction
-(``ratings_record_vote``); ``ratings_refit`` rebuilds every rating from the vote table in
-one batch (the ``refit_ratings`` command), either by a Rasch fit the per-vote updates then
+voter's and its two claims' Glicko-2 ratings once, by the ``rate_vote`` task sent after the
+vote's commit (``ratings_rate_vote``: the vote's ``rated`` flag is set with the update, so a
+redelivery, the ``rate_pending_votes`` sweep and a refit never count it twice);
+``ratings_refit`` rebuilds every rating from the vote table in one batch (the ``refit_ratings`` command), either by a Rasch fit the per-vote updates then
 go on from, or by replaying Glicko-2 over the votes in the order they were cast. Both are
 deterministic: a refit run twice writes the same numbers.
 
@@ -16,14 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
+from django.utils import timezone
 from django.db.models import Avg
 
 from foolgame.claims.models import Claim
 from foolgame.players.models import PlayerRating
+from foolgame.voting.counters import claim_votes_lock
 from foolgame.voting.models import Vote
 from scoring import ratings as r
 
@@ -37,9 +41,9 @@ def _settings() -> dict[str, Any]:
 def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool) -> None:
     """Rate one vote: the voter and the round's two claims, from their ratings before it.
 
-    Call inside the vote's transaction, after the claims' rows are locked (the vote locks
-    them first, in id order); the voter's rating row is locked here, after the round's, so
-    two votes of one player on two rounds update it one after the other."""
+    Call inside a transaction that holds the two claims' rows (``ratings_rate_vote`` locks
+    them in id order, as a vote does); the voter's rating row is locked here, after them,
+    so two votes of one player update it one after the other."""
     rows = {
         pk: r.Rating(rating if rating is not None else r.DEFAULT_RATING, deviation, volatility)
         for pk, rating, deviation, volatility in Claim.objects.filter(pk__in=(true_claim_id, false_claim_id)).values_list(
@@ -58,6 +62,40 @@ def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: i
     skill.save(update_fields=["rating", "deviation", "volatility", "votes", "updated"])
     for pk, new in ((true_claim_id, true_claim), (false_claim_id, false_claim)):
         Claim.objects.filter(pk=pk).update(rating=new.rating, rating_deviation=new.deviation, rating_volatility=new.volatility)
+
+
+def ratings_rate_vote(*, vote_id: int) -> bool:
+    """Apply one vote's ratings update, once: under the vote's claims' locks (id order, as
+    the vote took them) and the vote's row, skipped when the vote is already rated (a task
+    delivered twice, the sweep, a refit). True when this call rated it."""
+    row = (
+        Vote.objects.filter(pk=vote_id, rated=False)
+        .values_list("round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct")
+        .first()
+    )
+    if row is None:
+        return False
+    player_id, left, right, false_index, correct = row
+    true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
+    with transaction.atomic():
+        claim_votes_lock(claim_ids=(left, right))
+        if not Vote.objects.select_for_update().filter(pk=vote_id, rated=False).values_list("pk", flat=True):
+            return False
+        ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=correct)
+        Vote.objects.filter(pk=vote_id).update(rated=True)
+    return True
+
+
+PENDING_AFTER_SECONDS = 30
+PENDING_CHUNK = 1000
+
+
+def ratings_rate_pending(*, limit: int = PENDING_CHUNK) -> int:
+    """Rate the oldest votes left unrated for ``PENDING_AFTER_SECONDS`` (their task was
+    lost), in vote order, at most ``limit``; returns how many this call rated."""
+    cutoff = timezone.now() - timedelta(seconds=PENDING_AFTER_SECONDS)
+    ids = list(Vote.objects.filter(rated=False, created__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
+    return sum(ratings_rate_vote(vote_id=pk) for pk in ids)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -137,15 +175,17 @@ class RefitSummary:
     converged: bool = True
 
 
-def _votes(progress: Progress) -> Iterator[Any]:
-    """Every vote as a ``scoring.ratings.RoundVote``, in the order cast (time, then id)."""
+def _votes(progress: Progress, ids: list[int]) -> Iterator[Any]:
+    """Every vote as a ``scoring.ratings.RoundVote``, in the order cast (time, then id);
+    their ids are appended to ``ids``."""
     rows = Vote.objects.order_by("created", "id").values_list(
-        "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
+        "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
     )
     total = rows.count()
     progress("reading votes", 0, total)
-    for done, (player, left, right, false_index, correct) in enumerate(rows.iterator(chunk_size=5000), start=1):
+    for done, (pk, player, left, right, false_index, correct) in enumerate(rows.iterator(chunk_size=5000), start=1):
         true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
+        ids.append(pk)
         yield r.RoundVote(player, true_claim, false_claim, correct)
         if done % 20000 == 0 or done == total:
             progress("reading votes", done, total)
@@ -187,7 +227,8 @@ def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, ch
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     report = progress or (lambda stage, done, total: None)
-    votes = list(_votes(report))
+    vote_ids: list[int] = []
+    votes = list(_votes(report, vote_ids))
     report("fitting", 0, len(votes))
     converged = True
     if method == "rasch" and votes:
@@ -227,4 +268,7 @@ def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, ch
         )
         done += len(part)
         report("writing", done, total)
+    # The votes read are in these ratings now: their rate_vote tasks must not add them again.
+    for part in _chunks(sorted(vote_ids), chunk):
+        Vote.objects.filter(pk__in=part, rated=False).update(rated=True)
     return RefitSummary(method, len(votes), len(result.players), len(result.claims), converged)

@@ -29,9 +29,8 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry, PlayerRating
 from foolgame.voting import clock, events, notifications
-from foolgame.voting.counters import claim_votes_count, claim_votes_lock
+from foolgame.voting.counters import claim_refs_lock, claim_votes_count, claim_votes_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
-from foolgame.voting.ratings import ratings_record_vote
 from foolgame.voting.selectors import claims_for_player
 from scoring.ratings import DEFAULT_RATING, Rating, pair_target
 from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
@@ -236,7 +235,8 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
 
     Locking: the player's row is locked for the whole deal, so two deals for one player run
     one after the other; the unique (player, claim) rows back it up in the database. Then the
-    pair's claim rows, in id order (``claim_votes_lock``), before any row refers to them.
+    pair's claim rows are key-share locked in id order (``claim_refs_lock``) before any row
+    refers to them.
     """
     rounds_expire_for_player(player=player)
     with transaction.atomic():
@@ -251,9 +251,9 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
             )
         # The round and dealt rows reference both claims (a key-share lock each, in screen
-        # order); a vote locks the same claims for update in id order. Take them in id order
-        # first, as votes, moderation and room deals do, or a deal and a vote deadlock.
-        claim_votes_lock(claim_ids=(pair[0].id, pair[1].id))
+        # order); a vote locks the same claims for update in id order. Take the key-share
+        # locks in id order first, or a deal and a vote deadlock.
+        claim_refs_lock(claim_ids=(pair[0].id, pair[1].id))
         left, right = pair if random.random() < 0.5 else pair[::-1]
         round_ = Round.objects.create(
             player=player, left_claim_id=left.id, right_claim_id=right.id, false_claim_index=0 if left.label == Claim.Label.REFUTES else 1
@@ -523,6 +523,15 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
     raise _expired_error()
 
 
+def _rate_on_commit(vote: Vote) -> None:
+    """The vote's ratings update, by a task after the commit (``rate_vote``; the sweep
+    ``rate_pending_votes`` catches any a lost task missed): off the vote's transaction and
+    its socket's process, which measured twice the vote ack's latency with it inline."""
+    from foolgame.voting import tasks
+
+    events.task_on_commit(tasks.rate_vote, vote.pk)
+
+
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote, its ledger rows and the claims' vote counters are written in one transaction.
@@ -563,9 +572,9 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
                 claim_votes_count(claim_ids=[round_.left_claim_id, round_.right_claim_id])
-                ratings_record_vote(player_id=player.pk, true_claim_id=true_claim.pk, false_claim_id=false_claim_obj.pk, correct=correct)
                 events.round_changed_on_commit(round_)
                 events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
+                _rate_on_commit(vote)
                 return _result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None

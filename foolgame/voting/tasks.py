@@ -1,10 +1,12 @@
-"""Celery tasks for rounds: close one at its deadline, and sweep any a timer missed."""
+"""Celery tasks for rounds: close one at its deadline, and sweep any a timer missed; rate a
+vote, and sweep any vote a lost task left unrated."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
 
+from foolgame.voting.ratings import ratings_rate_pending, ratings_rate_vote
 from foolgame.voting.services import round_expire, rounds_sweep
 
 
@@ -18,3 +20,15 @@ def expire_round(round_id: int, reschedule: bool = True) -> bool:
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
 def sweep_rounds() -> int:
     return rounds_sweep()
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def rate_vote(vote_id: int) -> bool:
+    """Sent after each vote's commit: apply its ratings update, once (a redelivery finds the
+    vote rated and does nothing)."""
+    return ratings_rate_vote(vote_id=vote_id)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
+def rate_pending_votes() -> int:
+    return ratings_rate_pending()

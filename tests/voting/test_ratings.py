@@ -7,17 +7,20 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.players.models import PlayerRating
 from foolgame.voting import ratings as game_ratings
-from foolgame.voting import services
+from foolgame.voting import services, tasks
 from foolgame.voting.models import Round, SeenClaim, Vote
 from scoring.ratings import Rating, RoundVote, fit_rasch, glicko2_replay, pair_target, round_update
 from tests.concurrency import race
@@ -47,10 +50,12 @@ def pairs(n: int, author, *, votes: int = 0) -> list[tuple[Claim, Claim]]:
 
 
 def play(player, *, correct: bool, category: str | None = None) -> Round:
+    """Deal, start and vote; the vote's commit callbacks run (its ``rate_vote`` task)."""
     round_ = services.round_create(player=player, category=category)
     services.round_start(round_id=round_.pk, player=player)
     guess = round_.false_index if correct else 1 - round_.false_index
-    services.vote_cast(round_id=round_.pk, player=player, false_claim=guess)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        services.vote_cast(round_id=round_.pk, player=player, false_claim=guess)
     return round_
 
 
@@ -89,6 +94,56 @@ def test_each_vote_goes_on_from_the_ratings_the_last_one_left(fake_clock) -> Non
         assert player_rating(player) == pytest.approx(replay.players[player.pk])
     for claim in Claim.objects.all():
         assert claim_rating(claim) == pytest.approx(replay.claims[claim.pk]) if claim.pk in replay.claims else claim.rating is None
+
+
+def test_the_vote_is_rated_after_its_commit_and_only_once(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    with TestCase.captureOnCommitCallbacks(execute=False) as callbacks:
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    vote = Vote.objects.get(round=round_)
+    assert not vote.rated and not PlayerRating.objects.exists(), "the vote's own transaction rates nobody"
+    for callback in callbacks:
+        callback()
+    vote.refresh_from_db()
+    assert vote.rated and PlayerRating.objects.get(player=game.voter).votes == 1
+    after = (player_rating(game.voter), claim_rating(game.true_claim), claim_rating(game.false_claim))
+    # A redelivered task, the sweep and a second send change nothing.
+    assert tasks.rate_vote(vote.pk) is False
+    assert game_ratings.ratings_rate_pending() == 0
+    assert (player_rating(game.voter), claim_rating(game.true_claim), claim_rating(game.false_claim)) == after
+    assert PlayerRating.objects.get(player=game.voter).votes == 1
+
+
+def test_the_sweep_rates_votes_whose_task_was_lost_in_vote_order(fake_clock) -> None:
+    author = UserFactory()
+    pairs(3, author)
+    voter = UserFactory()
+    rounds = []
+    for _ in range(3):
+        round_ = services.round_create(player=voter)
+        services.round_start(round_id=round_.pk, player=voter)
+        services.vote_cast(round_id=round_.pk, player=voter, false_claim=round_.false_index)  # no commit callbacks: tasks lost
+        rounds.append(round_)
+    assert game_ratings.ratings_rate_pending() == 0, "too fresh: their tasks may still come"
+    Vote.objects.update(created=timezone.now() - timedelta(seconds=game_ratings.PENDING_AFTER_SECONDS + 1))
+    assert tasks.rate_pending_votes() == 3
+    votes = [RoundVote(voter.pk, *(c.pk for c in sides(r)), True) for r in rounds]
+    assert player_rating(voter) == pytest.approx(glicko2_replay(votes).players[voter.pk])
+    assert not Vote.objects.filter(rated=False).exists()
+
+
+def test_a_refit_counts_a_vote_whose_task_comes_later_once(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    with TestCase.captureOnCommitCallbacks(execute=False) as callbacks:
+        services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    game_ratings.ratings_refit(method="glicko2")
+    refitted = player_rating(game.voter)
+    for callback in callbacks:
+        callback()  # the task arrives after the refit
+    assert player_rating(game.voter) == refitted
+    assert PlayerRating.objects.get(player=game.voter).votes == 1
 
 
 def test_rounds_that_end_without_a_vote_rate_nobody(game, fake_clock) -> None:
