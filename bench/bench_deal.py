@@ -37,6 +37,16 @@ Figures on the 2-core bench machine (ms, 40 deals a group unless said; p50 / p99
     postgresql  1k      13.5 / 17.5       14.0 / 15.8
     postgresql 20k      13.9 / 21.0       13.2 / 14.8
     postgresql 100k     13.0 / 43.1       13.5 / 16.0    (100 deals: 12.4 / 15.9, 12.7 / 14.4)
+
+    with ratings (a Rasch refit first; the level deal for rated veterans; the deal's key-share
+    locks; 100 deals a group, quiet machine, 24 November)
+                        fresh             history           level          refit
+    sqlite      1k       7.9 / 10.2        7.9 / 13.8        7.9 / 8.8      0.1 s
+    sqlite     20k       7.1 / 10.4        7.5 / 14.1        6.9 / 8.5      1.0 s
+    sqlite    100k       7.2 / 14.8        7.2 / 8.4         7.0 / 15.9     4.5 s
+    postgresql  1k      15.6 / 20.7       15.5 / 19.6       15.7 / 21.2     0.1 s
+    postgresql 20k      15.3 / 70.8       15.7 / 20.4       14.3 / 16.7     1.4 s  (40 deals)
+    postgresql 100k     14.3 / 19.5       14.8 / 18.5       16.8 / 19.1     7.4 s
 """
 
 from __future__ import annotations
