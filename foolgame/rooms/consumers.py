@@ -29,7 +29,6 @@ from foolgame.voting.consumers import (
     _CLOSE_REASONS,
     CLOSE_NO_SUCH_ROUND,
     CLOSE_NOT_YOUR_ROUND,
-    CLOSE_UNAUTHENTICATED,
     FrameError,
     GameSocketConsumer,
     _claim_field,
@@ -104,21 +103,11 @@ class RoomConsumer(GameSocketConsumer):
     member_id: int | None = None
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
         self.code = self.label = str(self.scope["url_route"]["kwargs"]["code"]).upper()
         self.group = room_group(self.code)
-        if user is None or not user.is_authenticated:
-            await self._refuse(CLOSE_UNAUTHENTICATED)
-            return
-        # Join the group before reading the room, so no change committed after the read is
-        # missed (group messages are ignored until the socket is accepted: see _live).
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        # Group messages are ignored until the socket is accepted: see _live.
+        state = await self._open()
         if state is None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self._refuse(refusal)
-            return
-        if not await self._admit():
             return
         self.admitted = True
         _presence.add(self.member_id)

@@ -147,6 +147,29 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         await self.accept()
         return True
 
+    async def _open(self) -> dict[str, Any] | None:
+        """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket;
+        join the group *before* reading the state (``_opening_state(user)``, one trip to the
+        database), so no change committed after the read is missed, while group messages
+        wait until the socket is accepted; refuse with the state's code, or over the
+        player's socket limit. The state, or None when the socket was refused."""
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self._refuse(CLOSE_UNAUTHENTICATED)
+            return None
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        if state is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self._refuse(refusal)
+            return None
+        if not await self._admit():
+            return None
+        return state
+
+    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
+        raise NotImplementedError
+
     async def _refuse(self, code: int) -> None:
         """Accept, say why, and close with the documented code, so real clients see it."""
         await self.accept()
@@ -247,22 +270,12 @@ class RoundConsumer(GameSocketConsumer):
     timeout_sent: bool = False
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
         self.round_id = self.label = int(self.scope["url_route"]["kwargs"]["round_id"])
         self.group = round_group(self.round_id)
-        if user is None or not user.is_authenticated:
-            await self._refuse(CLOSE_UNAUTHENTICATED)
-            return
-        # Join the round's group before reading its state, so no change committed after the
-        # read is missed; one trip to the database then checks the owner and reads the state.
-        # Until the socket is accepted its group messages are ignored (see round_changed).
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        # One trip to the database checks the owner and reads the state; until the socket is
+        # accepted its group messages are ignored (see round_changed).
+        state = await self._open()
         if state is None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self._refuse(refusal)
-            return
-        if not await self._admit():
             return
         await self._remember(state)
         if state["status"] != Round.State.READY:
