@@ -16,5 +16,25 @@
     return node;
   }
 
-  window.fm2 = { csrfToken: csrfToken, el: el };
+  /**
+   * A JSON request to the game's API with the CSRF token: the answer's JSON ({} for 204 or
+   * no body); for a 4xx/5xx, an Error with the server's message and ``code``.
+   */
+  async function api(method, url, body) {
+    const response = await fetch(url, {
+      method,
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const error = new Error((data.error && data.error.message) || "Something went wrong. Try again.");
+      error.code = data.error && data.error.code;
+      throw error;
+    }
+    return data;
+  }
+
+  window.fm2 = { csrfToken: csrfToken, el: el, api: api };
 })();

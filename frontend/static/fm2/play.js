@@ -30,26 +30,7 @@
   let dealing = false;
   let acted = 0; // counts the player's deals and resumes: a late load-time answer yields to them
 
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  async function api(method, url, body) {
-    const response = await fetch(url, {
-      method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
-    if (!response.ok) {
-      const error = new Error((data.error && data.error.message) || "Something went wrong. Try again.");
-      error.code = data.error && data.error.code;
-      throw error;
-    }
-    return data;
-  }
+  const { api } = window.fm2;
 
   // --- errors where the player is looking ------------------------------------------------
 

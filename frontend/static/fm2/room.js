@@ -8,26 +8,7 @@
   const $ = (selector, scope) => (scope || document).querySelector(selector);
   const $$ = (selector, scope) => Array.from((scope || document).querySelectorAll(selector));
 
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  async function api(method, url, body) {
-    const response = await fetch(url, {
-      method,
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) {
-      const error = new Error((data.error && data.error.message) || "Something went wrong. Try again.");
-      error.code = data.error && data.error.code;
-      throw error;
-    }
-    return data;
-  }
+  const { api } = window.fm2;
 
   function showError(box, message) {
     box.textContent = message || "";

@@ -38,17 +38,7 @@
     task: document.getElementById("form-errors"),
   };
 
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
+  const { csrfToken, el } = window.fm2;
 
   function words(text) {
     const trimmed = text.trim();
