@@ -256,17 +256,8 @@ class RoomConsumer(GameSocketConsumer):
     # --- the clock ------------------------------------------------------------------------
 
     async def _tick(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_at = loop.time()
-        beats = 0
-        lease_every = max(1, int(settings.FM2_WS["SOCKET_LEASE_SECONDS"] // 3))
         try:
-            while True:
-                next_at += 1.0
-                await asyncio.sleep(max(0.0, next_at - loop.time()))
-                beats += 1
-                if beats % lease_every == 0:
-                    await self._renew_lease()
+            async for _ in self._beats():
                 if self.question_deadline is None:
                     continue
                 now = clock.now()

@@ -15,7 +15,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -195,6 +195,21 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         except SERVICE_DOWN_ERRORS as error:
             logger.warning("%s socket: could not leave %s %s cleanly: %s", self.kind, self.kind, self.label, error)
 
+    async def _beats(self) -> AsyncIterator[None]:
+        """Once a second on the loop's clock, without drift (each beat is scheduled from the
+        last one's due time, not from when it ran), renewing the socket's lease every third
+        of its lifetime: the heartbeat a subclass's ``_tick`` runs its clock on."""
+        loop = asyncio.get_running_loop()
+        next_at = loop.time()
+        beats, lease_every = 0, max(1, int(settings.FM2_WS["SOCKET_LEASE_SECONDS"] // 3))
+        while True:
+            next_at += 1.0
+            await asyncio.sleep(max(0.0, next_at - loop.time()))
+            beats += 1
+            if beats % lease_every == 0:
+                await self._renew_lease()
+            yield
+
     async def _renew_lease(self) -> None:
         if not self.leased:
             return
@@ -366,16 +381,8 @@ class RoundConsumer(GameSocketConsumer):
             await self.send_frame("void", {"remaining": 0, "points": 0, "message": services.VOIDED_MESSAGE})
 
     async def _tick(self) -> None:
-        loop = asyncio.get_running_loop()
-        next_at = loop.time()
-        beats, lease_every = 0, max(1, int(settings.FM2_WS["SOCKET_LEASE_SECONDS"] // 3))
         try:
-            while True:
-                next_at += 1.0
-                await asyncio.sleep(max(0.0, next_at - loop.time()))
-                beats += 1
-                if beats % lease_every == 0:
-                    await self._renew_lease()
+            async for _ in self._beats():
                 if self.status != Round.State.PLAYING or self.deadline is None:
                     continue
                 remaining = (self.deadline - clock.now()).total_seconds()
