@@ -86,6 +86,12 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
     return True
 
 
+def ratings_rate_votes(*, vote_ids: list[int]) -> int:
+    """Rate these votes in vote order, each once (``ratings_rate_vote``); returns how many
+    this call rated."""
+    return sum(ratings_rate_vote(vote_id=pk) for pk in sorted(set(vote_ids)))
+
+
 PENDING_AFTER_SECONDS = 30
 PENDING_CHUNK = 1000
 
@@ -95,7 +101,7 @@ def ratings_rate_pending(*, limit: int = PENDING_CHUNK) -> int:
     lost), in vote order, at most ``limit``; returns how many this call rated."""
     cutoff = timezone.now() - timedelta(seconds=PENDING_AFTER_SECONDS)
     ids = list(Vote.objects.filter(rated=False, created__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
-    return sum(ratings_rate_vote(vote_id=pk) for pk in ids)
+    return ratings_rate_votes(vote_ids=ids)
 
 
 # --- reading ---------------------------------------------------------------------------------

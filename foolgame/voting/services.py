@@ -524,12 +524,13 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
 
 
 def _rate_on_commit(vote: Vote) -> None:
-    """The vote's ratings update, by a task after the commit (``rate_vote``; the sweep
-    ``rate_pending_votes`` catches any a lost task missed): off the vote's transaction and
-    its socket's process, which measured twice the vote ack's latency with it inline."""
+    """The vote's ratings update, by a task after the commit (``rate_votes``, batched with the
+    other votes of the next half second; the sweep ``rate_pending_votes`` catches any a lost
+    task missed): off the vote's transaction and its socket's process, which measured twice
+    the vote ack's latency with it inline."""
     from foolgame.voting import tasks
 
-    events.task_on_commit(tasks.rate_vote, vote.pk)
+    events.task_batched_on_commit(tasks.rate_votes, [vote.pk])
 
 
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
@@ -573,7 +574,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 round_.save(update_fields=["state", "ended_at"])
                 claim_votes_count(claim_ids=[round_.left_claim_id, round_.right_claim_id])
                 events.round_changed_on_commit(round_)
-                events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
+                events.task_batched_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
                 _rate_on_commit(vote)
                 return _result_payload(round_, vote)
     except IntegrityError:

@@ -1,12 +1,12 @@
-"""Celery tasks for rounds: close one at its deadline, and sweep any a timer missed; rate a
-vote, and sweep any vote a lost task left unrated."""
+"""Celery tasks for rounds: close one at its deadline, and sweep any a timer missed; rate
+votes, and sweep any vote a lost task left unrated."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
 
-from foolgame.voting.ratings import ratings_rate_pending, ratings_rate_vote
+from foolgame.voting.ratings import ratings_rate_pending, ratings_rate_vote, ratings_rate_votes
 from foolgame.voting.services import round_expire, rounds_sweep
 
 
@@ -27,6 +27,14 @@ def rate_vote(vote_id: int) -> bool:
     """Sent after each vote's commit: apply its ratings update, once (a redelivery finds the
     vote rated and does nothing)."""
     return ratings_rate_vote(vote_id=vote_id)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def rate_votes(vote_ids: list[int]) -> int:
+    """Sent after votes commit, one run for the votes of half a second (a batch: see
+    ``events.task_batched_on_commit``): rate each once, in vote order. ``rate_vote`` stays
+    for single votes already queued by an older release."""
+    return ratings_rate_votes(vote_ids=vote_ids)
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)

@@ -1,0 +1,99 @@
+"""Batched follow-up tasks: the votes of half a second share one run of their quality refresh
+and one of their ratings (``events.task_batched_on_commit``), sent by the publisher's task
+thread, which a slow broker never lets hold a socket's group message."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from foolgame.voting import events
+
+STOPPED: list[events._Publisher] = []
+
+
+class RecordingTask:
+    """Stands in for a Celery task: records each run sent, optionally slowly."""
+
+    def __init__(self, name: str, delay: float = 0.0) -> None:
+        self.name, self.delay = name, delay
+        self.sent: list[list[Any]] = []
+        self.sent_event = threading.Event()
+
+    def apply_async(self, args: list[Any], **options: Any) -> None:
+        time.sleep(self.delay)
+        self.sent.append(args)
+        self.sent_event.set()
+
+
+@pytest.fixture
+def publisher(monkeypatch) -> Iterator[events._Publisher]:
+    monkeypatch.setattr(events, "BATCH_SECONDS", 0.2)
+    publisher = events._Publisher()
+    yield publisher
+    publisher.loop.call_soon_threadsafe(publisher.loop.stop)
+    publisher.thread.join(timeout=5)
+    publisher.tasks.shutdown(wait=True)
+    STOPPED.append(publisher)
+
+
+def wait_for(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_calls_within_the_window_share_one_run_over_their_sorted_union(publisher) -> None:
+    quality, ratings = RecordingTask("quality"), RecordingTask("ratings")
+    for ids in ([12, 5], [5, 12], [7, 3]):  # three votes: two on one pair
+        publisher.batch_task(quality, ids)
+    publisher.batch_task(ratings, [41])
+    publisher.batch_task(ratings, [40])
+    wait_for(lambda: quality.sent and ratings.sent)
+    time.sleep(0.3)  # nothing more comes for the same window
+    assert quality.sent == [[[3, 5, 7, 12]]]
+    assert ratings.sent == [[[40, 41]]]
+
+    publisher.batch_task(quality, [9])  # a later vote starts a new batch
+    wait_for(lambda: len(quality.sent) == 2)
+    assert quality.sent[1] == [[9]]
+
+
+def test_a_slow_broker_does_not_hold_a_group_message(publisher, monkeypatch) -> None:
+    received = threading.Event()
+
+    async def group_send(group: str, message: dict) -> None:
+        received.set()
+
+    slow = RecordingTask("slow", delay=1.0)
+    publisher.send_task(slow, [1], {})
+    time.sleep(0.05)  # the task thread is now inside the slow publish
+    wait_for(lambda: hasattr(publisher, "layer"))
+    monkeypatch.setattr(publisher.layer, "group_send", group_send)
+    started = time.monotonic()
+    publisher.publish("room-ABCDEF", {"type": "room.answer"})
+    assert received.wait(timeout=0.5), "the group message waited for the broker"
+    assert time.monotonic() - started < 0.5
+    assert slow.sent_event.wait(timeout=5)
+
+
+@pytest.mark.django_db
+def test_eager_tasks_run_at_once_with_the_ids(django_capture_on_commit_callbacks) -> None:
+    from foolgame.voting import tasks
+
+    ran: list[list[int]] = []
+
+    class Eager(RecordingTask):
+        app = tasks.rate_votes.app
+
+        def apply_async(self, args: list[Any], **options: Any) -> None:
+            ran.append(args[0])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        events.task_batched_on_commit(Eager("eager"), (3, 1))
+    assert ran == [[3, 1]]
