@@ -31,6 +31,7 @@ from foolgame.voting.consumers import (
     CLOSE_NOT_YOUR_ROUND,
     FrameError,
     GameSocketConsumer,
+    ProcessBatch,
     _claim_field,
     database_sync_to_async,
 )
@@ -45,40 +46,14 @@ CLOSE_NO_SUCH_ROOM = CLOSE_NO_SUCH_ROUND
 CLOSE_ROOM_ENDED = 1000
 
 
-class _Presence:
-    """The members whose room sockets this process holds open, marked seen in one UPDATE
-    every SEEN_EVERY_SECONDS for all of them (not one write per socket: 1,000 sockets would
-    cost 100 writes a second). One flusher task per event loop, started by the first socket."""
-
-    def __init__(self) -> None:
-        self.open: dict[int, int] = {}  # RoomMember id -> sockets open here
-        self.flusher: asyncio.Task | None = None
-
-    def add(self, member_id: int) -> None:
-        self.open[member_id] = self.open.get(member_id, 0) + 1
-        loop = asyncio.get_running_loop()
-        if self.flusher is None or self.flusher.done() or self.flusher.get_loop() is not loop:
-            self.flusher = loop.create_task(self._flush())
-
-    def discard(self, member_id: int) -> None:
-        left = self.open.get(member_id, 0) - 1
-        if left > 0:
-            self.open[member_id] = left
-        else:
-            self.open.pop(member_id, None)
-
-    async def _flush(self) -> None:
-        while True:
-            await asyncio.sleep(settings.FM2_ROOMS["SEEN_EVERY_SECONDS"])
-            if not self.open:
-                continue
-            try:
-                await database_sync_to_async(services.room_members_seen)(member_ids=list(self.open))
-            except Exception:  # the database is down: presence runs out, the sockets go on
-                logger.exception("room sockets: presence not renewed")
-
-
-_presence = _Presence()
+_presence = ProcessBatch(
+    "room presence",
+    flush=lambda member_ids: database_sync_to_async(services.room_members_seen)(member_ids=member_ids),
+    every=lambda: float(settings.FM2_ROOMS["SEEN_EVERY_SECONDS"]),
+)
+"""The members whose room sockets this process holds open, marked seen in one UPDATE every
+SEEN_EVERY_SECONDS for all of them (not one write per socket: 1,000 sockets would cost 100
+writes a second)."""
 
 
 class RoomConsumer(GameSocketConsumer):
@@ -129,7 +104,7 @@ class RoomConsumer(GameSocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.admitted:
             self._forget()
-        if self.member_id is not None and self.member_id not in _presence.open and self.leased:
+        if self.member_id is not None and self.member_id not in _presence and self.leased:
             try:  # absent at once: the next question is not dealt to a closed socket
                 await database_sync_to_async(services.room_member_seen)(room_id=self.room_id, player_id=self.scope["user"].pk, present=False)
             except Exception:  # presence then simply runs out (PRESENT_SECONDS)
@@ -183,10 +158,13 @@ class RoomConsumer(GameSocketConsumer):
         everyone at once, when the question is over. Then the room is asked whether this was
         the last vote it waited for."""
         false_claim = _claim_field(frame, "false_claim")
-        result = await database_sync_to_async(rounds.vote_cast)(round_id=self._own_round(), player=self.scope["user"], false_claim=false_claim)
+        result, over = await database_sync_to_async(services.room_vote_cast)(
+            question_id=self.question_id, round_id=self._own_round(), player=self.scope["user"], false_claim=false_claim
+        )
         self.status = Round.State.VOTED
         await self.send_frame("voted", {"remaining": result["remaining"]})
-        await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
+        if over:
+            await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
 
     async def on_leave(self, frame: dict[str, Any]) -> None:
         await database_sync_to_async(services.room_leave)(code=self.code, player=self.scope["user"])

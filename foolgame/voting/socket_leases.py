@@ -1,7 +1,8 @@
 """How many round sockets a player holds open, across all web processes.
 
 Each open socket holds a lease (its channel name, with an expiry time) in one sorted set per
-player in Redis, the cache's server; the socket's tick renews it and a clean disconnect drops
+player in Redis, the cache's server; its process renews the leases of all its open sockets
+together (``socket_leases_renew``, every third of the lease) and a clean disconnect drops
 it. A process killed with sockets open leaves leases that simply expire, so nobody is locked
 out for longer than SOCKET_LEASE_SECONDS. On the embedded default (locmem cache, one process)
 the same bookkeeping lives in this process's memory, which is the right scope there.
@@ -64,20 +65,26 @@ def socket_lease_take(*, player_id: int, channel: str) -> bool:
         return True
 
 
-def socket_lease_renew(*, player_id: int, channel: str) -> None:
+def socket_leases_renew(*, leases: list[tuple[int, str]]) -> None:
+    """Renew many sockets' leases at once, ``(player_id, channel)`` each: one Redis pipeline
+    for all the sockets a process holds open, rather than one round trip per socket."""
+    if not leases:
+        return
     expires = time.time() + _lease_seconds()
     if (backend := _redis()) is not None:
         client = backend._cache.get_client(write=True)
-        key = _redis_key(backend, player_id)
-        pipe = client.pipeline(transaction=True)
-        pipe.zadd(key, {channel: expires}, xx=True)
-        pipe.expire(key, int(_lease_seconds()) + 1)
+        pipe = client.pipeline(transaction=False)
+        for player_id, channel in leases:
+            key = _redis_key(backend, player_id)
+            pipe.zadd(key, {channel: expires}, xx=True)
+            pipe.expire(key, int(_lease_seconds()) + 1)
         pipe.execute()
         return
     with _local_lock:
-        leases = _local.get(player_id)
-        if leases is not None and channel in leases:
-            leases[channel] = expires
+        for player_id, channel in leases:
+            held = _local.get(player_id)
+            if held is not None and channel in held:
+                held[channel] = expires
 
 
 def socket_lease_drop(*, player_id: int, channel: str) -> None:

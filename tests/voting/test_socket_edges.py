@@ -211,6 +211,19 @@ async def test_sockets_of_a_killed_process_free_their_slots_when_their_leases_ex
     await ws.disconnect()
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_an_open_socket_keeps_its_slot_past_its_lease_time(game, dealt, settings) -> None:
+    # The process renews its sockets' leases together, every third of their life: a socket
+    # open for longer than its lease still holds its slot, and gives it back on closing.
+    settings.FM2_WS = {**settings.FM2_WS, "MAX_SOCKETS_PER_PLAYER": 1, "SOCKET_LEASE_SECONDS": 1}
+    ws = await connect(dealt.pk, game.voter)
+    await asyncio.sleep(2.5)
+    assert await refused_with(dealt.pk, game.voter) == 4429
+    await ws.disconnect()
+    ws = await connect(dealt.pk, game.voter)
+    await ws.disconnect()
+
+
 # --- the origin check --------------------------------------------------------------------------
 
 def handshake(origin: str | None, host: str = "localhost:8000", scheme: str = "ws") -> dict:
