@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim
@@ -253,6 +253,19 @@ def _question_can_end(question_id: int, deadline: datetime, now: datetime) -> bo
     return now >= deadline or not Round.objects.filter(room_play__question_id=question_id, state=Round.State.PLAYING, deadline__gt=now).exists()
 
 
+def _question_over(question_id: int, now: datetime) -> int | None:
+    """The room of this question when it is still playing but over (its deadline passed, or
+    no round of it can take a vote), else None: one unlocked query."""
+    open_rounds = Round.objects.filter(room_play__question_id=OuterRef("pk"), state=Round.State.PLAYING, deadline__gt=now)
+    row = (
+        RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING)
+        .annotate(open=Exists(open_rounds))
+        .values_list("room_id", "deadline", "open")
+        .first()
+    )
+    return row[0] if row is not None and (now >= row[1] or not row[2]) else None
+
+
 def room_question_finish(*, question_id: int) -> bool:
     """End the question if the database says it is over: its deadline has passed, or every
     round of it is over (voted, timed out, given up). Called after each vote, by the sockets
@@ -260,12 +273,21 @@ def room_question_finish(*, question_id: int) -> bool:
     is left as it is (an unlocked look first, so the calls that find nothing cost no lock).
     Returns True when this call ended it."""
     now = clock.now()
-    row = RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING).values_list("room_id", "deadline").first()
-    if row is None or not _question_can_end(question_id, row[1], now):
+    room_id = _question_over(question_id, now)
+    if room_id is None:
         return False
     with transaction.atomic():
-        room = Room.objects.select_for_update().get(pk=row[0])
+        room = Room.objects.select_for_update().get(pk=room_id)
         return _finish_question(room, RoomQuestion.objects.get(pk=question_id), now)
+
+
+def room_vote_cast(*, question_id: int, round_id: int, player: AbstractBaseUser, false_claim: int) -> tuple[dict[str, Any], bool]:
+    """A member's vote in their round of the question (the round services' ``vote_cast``,
+    committed), and whether the question looked over just after it, so the socket acks the
+    vote first and only then finishes the question (``room_question_finish``): one trip to a
+    database thread for the vote and the look, not two."""
+    result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
+    return result, _question_over(question_id, clock.now()) is not None
 
 
 def _finish_question(room: Room, question: RoomQuestion, now: datetime, *, force: bool = False) -> bool:
