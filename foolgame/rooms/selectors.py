@@ -44,3 +44,8 @@ def question_found(*, question: RoomQuestion) -> list[dict[str, Any]]:
     plays = RoomRound.objects.filter(question=question, round__vote__correct=True)
     rows = plays.order_by("-round__vote__points", "player__username").values_list("player__username", "round__vote__points")
     return [{"username": username, "points": points} for username, points in rows]
+
+
+def round_room_question(*, round_id: int) -> int | None:
+    """The id of the room question this round was dealt for, or None for a solo round."""
+    return RoomRound.objects.filter(round_id=round_id).values_list("question_id", flat=True).first()

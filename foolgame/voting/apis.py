@@ -11,6 +11,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.players.models import LedgerEntry
+from foolgame.rooms.rounds import room_round_settled
 from foolgame.voting import services
 from foolgame.voting.models import Report
 from foolgame.voting.notifications import notifications_mark_read, notifications_unread_count, player_notifications
@@ -170,6 +171,7 @@ class RoundDetailApi(ApiView):
         "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence.",
     )
     def get(self, request: Request, round_id: int) -> Response:
+        room_round_settled(round_id=round_id)  # a room's question past its deadline ends first, as the room's read does
         return Response(services.round_get_state(round_id=round_id, player=request.user))
 
 
@@ -237,11 +239,14 @@ class RoundVoteApi(ApiView):
         summary="Mark the claim you think is false",
         description="Casts the round's one vote. A correct vote earns the points left on the clock; the author of the "
         "false claim earns fool points when the vote is wrong. The answer reveals which claim was false and both "
-        "claims' gold evidence.",
+        "claims' gold evidence. On a live room's round, the room's question ends at once when this was the last vote "
+        "it waited for.",
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(VoteSerializer, request)
-        return Response(services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"]))
+        result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"])
+        room_round_settled(round_id=round_id)  # after the vote's commit, as the room socket does
+        return Response(result)
 
 
 class RoundLikeApi(ApiView):
@@ -296,7 +301,9 @@ class RoundReportApi(ApiView):
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(ReportSerializer, request)
-        return Response(services.round_report(round_id=round_id, player=request.user, **data))
+        result = services.round_report(round_id=round_id, player=request.user, **data)
+        room_round_settled(round_id=round_id)  # a report ends a room's round: its question may be over
+        return Response(result)
 
 
 class LeaderboardEntrySerializer(serializers.Serializer):
@@ -428,4 +435,6 @@ class RoundForfeitApi(ApiView):
         "round's final state, with the answer.",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        return Response(services.round_forfeit(round_id=round_id, player=request.user))
+        state = services.round_forfeit(round_id=round_id, player=request.user)
+        room_round_settled(round_id=round_id)  # after the commit: the room's question may be over now
+        return Response(state)
