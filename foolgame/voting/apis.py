@@ -43,13 +43,16 @@ class EvidenceSerializer(serializers.Serializer):
     section_header = serializers.CharField()
 
 
+ROOM_WITHHELD = "left out for a live room's round while its question plays"
+
+
 class ResultSerializer(serializers.Serializer):
-    correct = serializers.BooleanField(required=False)
-    points = serializers.IntegerField(required=False, help_text="points awarded to the voter")
-    remaining = serializers.FloatField(required=False)
-    false_claim = serializers.IntegerField()
-    labels = serializers.ListField(child=serializers.CharField())
-    gold = serializers.ListField(child=EvidenceSerializer(many=True))
+    correct = serializers.BooleanField(required=False, help_text=f"after a vote; {ROOM_WITHHELD}")
+    points = serializers.IntegerField(required=False, help_text=f"points awarded to the voter; {ROOM_WITHHELD}")
+    remaining = serializers.FloatField(required=False, help_text="seconds left when the vote was cast")
+    false_claim = serializers.IntegerField(required=False, help_text=f"0 left, 1 right; {ROOM_WITHHELD}")
+    labels = serializers.ListField(child=serializers.CharField(), required=False, help_text=ROOM_WITHHELD)
+    gold = serializers.ListField(child=EvidenceSerializer(many=True), required=False, help_text=ROOM_WITHHELD)
 
 
 class RoundStateSerializer(serializers.Serializer):
@@ -68,7 +71,10 @@ class RoundStateSerializer(serializers.Serializer):
         help_text="clues still to buy per claim; while playing, both show the longer list's length less what was bought "
         "(a claim whose list runs out answers no_more_clues); once over, the true numbers",
     )
-    result = ResultSerializer(required=False, help_text="only once the round is over (not for a voided round)")
+    result = ResultSerializer(
+        required=False,
+        help_text="only once the round is over (not for a voided round, nor for a live room's round before its question is over)",
+    )
     message = serializers.CharField(required=False, help_text="why the round was voided (status voided only)")
 
 
@@ -168,7 +174,8 @@ class RoundDetailApi(ApiView):
         responses={200: RoundStateSerializer, **errors(e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
         summary="The round as its player may see it now",
         description="Before the vote: no labels, no gold evidence and no unrevealed clues. A round found past its deadline "
-        "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence.",
+        "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence; a live room's "
+        "round shows no `result` (and padded `clues_left`) until its question is over, when the whole room gets the answer.",
     )
     def get(self, request: Request, round_id: int) -> Response:
         room_round_settled(round_id=round_id)  # a room's question past its deadline ends first, as the room's read does
@@ -239,8 +246,9 @@ class RoundVoteApi(ApiView):
         summary="Mark the claim you think is false",
         description="Casts the round's one vote. A correct vote earns the points left on the clock; the author of the "
         "false claim earns fool points when the vote is wrong. The answer reveals which claim was false and both "
-        "claims' gold evidence. On a live room's round, the room's question ends at once when this was the last vote "
-        "it waited for.",
+        "claims' gold evidence. On a live room's round the answer is only `remaining` (as the room socket's `voted` "
+        "frame): the whole room gets the answer when the question is over, at once when this was the last vote it "
+        "waited for.",
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(VoteSerializer, request)
@@ -432,7 +440,8 @@ class RoundForfeitApi(ApiView):
         summary="Give up an open round: it ends now without points",
         description="Ends one of the player's open rounds (dealt or playing) now, with no points for anyone; it is "
         "stored as a timeout that ended before its deadline, and its claims stay dealt to the player. Answers the "
-        "round's final state, with the answer.",
+        "round's final state, with the answer; a live room's round answers without it until its question is over "
+        "(at once when this was the last round the question waited for).",
     )
     def post(self, request: Request, round_id: int) -> Response:
         state = services.round_forfeit(round_id=round_id, player=request.user)

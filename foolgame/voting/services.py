@@ -28,6 +28,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry, PlayerRating
+from foolgame.rooms.selectors import round_answer_withheld
 from foolgame.voting import clock, events, notifications
 from foolgame.voting.counters import claim_refs_lock, claim_votes_count, claim_votes_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
@@ -278,7 +279,9 @@ _UNUSED_CLAIM_FIELDS = ("left_claim__release_retrieved", "right_claim__release_r
 def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
     """The round, if it is ``player``'s (anyone's when None); another player's round is
     "not found", so its existence does not leak. ``lock`` takes its row lock."""
-    rounds = Round.objects.select_related("left_claim__page", "right_claim__page").defer(*_UNUSED_CLAIM_FIELDS)
+    # The room question the round may belong to comes in the same query (an outer join):
+    # its answer is withheld while that question plays (``round_answer_withheld``).
+    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", "room_play__question").defer(*_UNUSED_CLAIM_FIELDS)
     if lock:
         rounds = rounds.select_for_update(of=("self",))
     try:
@@ -393,7 +396,9 @@ def _gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
 
 def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> dict[str, Any]:
     """The round as its player may see it now. Before the vote: no label, no gold sentence,
-    no clue not yet bought; before the start: not even the claims' text. ``reveals``: the
+    no clue not yet bought; before the start: not even the claims' text. A room's round
+    over before its question shows no result and padded clue counts until the question is
+    over (``round_answer_withheld``): the answer is the whole room's at once. ``reveals``: the
     round's clue reveals when the caller knows them (a round started just now has none)."""
     state: dict[str, Any] = {
         "id": round_.pk,
@@ -426,7 +431,9 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
             "clues_left": _clues_left(round_, [len(c) for c in clues]),
         }
     )
-    if round_.state == Round.State.VOTED:
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and round_answer_withheld(round_=round_):
+        state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
+    elif round_.state == Round.State.VOTED:
         state["result"] = _result_payload(round_, round_.vote)
     elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
         state["result"] = _answer_payload(round_)
@@ -438,12 +445,13 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
 VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
 
 
-def _clues_left(round_: Round, bought: list[int]) -> list[int]:
-    """Clues still to buy per claim. While the round is playing both claims show the longer
-    list's length less what was bought, so the lengths never tell which claim is false
-    (a claim whose list runs out answers ``no_more_clues``); once over, the true numbers."""
+def _clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> list[int]:
+    """Clues still to buy per claim. While the round is playing (or ``padded``: a room's
+    round over before its question) both claims show the longer list's length less what was
+    bought, so the lengths never tell which claim is false (a claim whose list runs out
+    answers ``no_more_clues``); once over, the true numbers."""
     lengths = [len(c.clues) for c in round_.claims]
-    if round_.state == Round.State.PLAYING:
+    if padded or round_.state == Round.State.PLAYING:
         return [max(max(lengths) - n, 0) for n in bought]
     return [max(length - n, 0) for length, n in zip(lengths, bought)]
 
@@ -455,6 +463,12 @@ def _answer_payload(round_: Round) -> dict[str, Any]:
         "labels": [Claim.Label.REFUTES if i == round_.false_index else Claim.Label.SUPPORTS for i in (0, 1)],
         "gold": _gold_payloads(round_.claims),
     }
+
+
+def _vote_ack(vote: Vote) -> dict[str, Any]:
+    """A vote on a room's round while its question plays: in, and with how much time; not
+    whether it was right (the room socket's ``voted`` frame)."""
+    return {"remaining": round(vote.remaining, 2)}
 
 
 def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
@@ -535,6 +549,8 @@ def _rate_on_commit(vote: Vote) -> None:
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote, its ledger rows and the claims' vote counters are written in one transaction.
+    On a room's round while its question plays the answer is only the time left: whether
+    the vote was right is the whole room's news when the question is over.
 
     Locking: the round's two claim rows (in id order), then the round's row. Moderation
     locks a claim before the rounds it voids, so taking the claims first keeps one order."""
@@ -575,6 +591,8 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 events.round_changed_on_commit(round_)
                 events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
                 _rate_on_commit(vote)
+                if round_answer_withheld(round_=round_):
+                    return _vote_ack(vote)
                 return _result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
@@ -751,7 +769,8 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
     (GAME.md: a timeout pays nobody and is kept as data) whose ``ended_at`` comes before its
     deadline. Its claims stay dealt to the player (SeenClaim), so giving up never buys a
     second look at a pair. A round dealt but not started gets its clock set to now, so it is
-    a started round that ended at once. Returns the round's state, answer included.
+    a started round that ended at once. Returns the round's state, answer included (not for
+    a room's round while its question plays: ``round_state``).
 
     Locking: the round's row lock, as every service that changes a round."""
     with transaction.atomic():
