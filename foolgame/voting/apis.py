@@ -159,7 +159,8 @@ class RoundCreateApi(ApiView):
         summary="Your open rounds, newest first (to resume or give up one)",
         description="The player's rounds that are dealt or playing, newest first, each as its state may be seen now: the "
         "true remaining time from the server's clock and the clues already bought. Rounds past their deadline are "
-        "timed out first and not listed. Only `open=1` is served.",
+        "timed out first and not listed. A live room's rounds are never listed: they are played in their room. "
+        "Only `open=1` is served.",
     )
     def get(self, request: Request) -> Response:
         if request.query_params.get("open") not in ("1", "true"):

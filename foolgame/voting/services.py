@@ -231,6 +231,13 @@ def _deal_level(player: AbstractBaseUser) -> float | None:
     return pair_target(Rating(skill.rating, skill.deviation, skill.volatility), options["DEAL_SOLVE_CHANCE"])
 
 
+def _solo_open_rounds(player: AbstractBaseUser) -> models.QuerySet[Round]:
+    """The player's open rounds (dealt or playing) of their own, not a room's: a room's round
+    is played only in its room, so it never counts against the solo limit, nor is it
+    resumed, listed or expired by the solo page's calls (the room finishes it)."""
+    return Round.objects.filter(player=player, state__in=Round.OPEN_STATES, room_play__isnull=True)
+
+
 def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
     """Deal a fair pair: one true and one false claim, same page when possible, else same category.
 
@@ -242,7 +249,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
     rounds_expire_for_player(player=player)
     with transaction.atomic():
         get_user_model().objects.select_for_update().get(pk=player.pk)
-        if Round.objects.filter(player=player, state__in=Round.OPEN_STATES).count() >= MAX_OPEN_ROUNDS:
+        if _solo_open_rounds(player).count() >= MAX_OPEN_ROUNDS:
             raise ServiceError(
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
@@ -345,7 +352,7 @@ def _abandon_if_stale(round_: Round, now: datetime) -> bool:
 
 
 def rounds_expire_for_player(*, player: AbstractBaseUser) -> None:
-    for round_id in Round.objects.filter(player=player, state__in=Round.OPEN_STATES).values_list("id", flat=True):
+    for round_id in _solo_open_rounds(player).values_list("id", flat=True):
         round_expire(round_id=round_id)
 
 
@@ -755,7 +762,7 @@ def rounds_open_for_player(*, player: AbstractBaseUser) -> list[dict[str, Any]]:
     stale unstarted ones withdrawn, so what is listed can still be played."""
     rounds_expire_for_player(player=player)
     rounds = (
-        Round.objects.filter(player=player, state__in=Round.OPEN_STATES)
+        _solo_open_rounds(player)
         .select_related("left_claim__page", "right_claim__page")
         .defer(*_UNUSED_CLAIM_FIELDS)
         .order_by("-created", "-id")

@@ -1,6 +1,6 @@
 """A room's rounds played with the solo round's REST twins: the answer waits for the question
-as it does on the room socket, and a REST vote or give-up that was the last one the question
-waited for ends it at once."""
+as it does on the room socket, the solo play page never picks a room round up, and a REST
+vote or give-up that was the last one the question waited for ends it at once."""
 
 from __future__ import annotations
 
@@ -76,6 +76,20 @@ def test_the_round_services_hold_back_a_room_rounds_answer_for_every_transport(p
     assert rounds.vote_cast(round_id=mine["hana"].pk, player=party.host, false_claim=0).keys() == {"remaining"}
     assert "result" not in rounds.round_forfeit(round_id=mine["pia"].pk, player=party.players[0])
     assert "result" not in rounds.round_start(round_id=mine["hana"].pk, player=party.host)
+
+
+def test_the_solo_resume_list_and_deal_never_see_a_room_round(party, fake_clock) -> None:
+    question, mine = start_question(party)
+    pia = login("pia")
+    assert pia.get("/api/rounds?open=1").json() == []
+    page = pia.get("/play/")
+    assert page.status_code == 200 and question.left_claim.text not in page.content.decode()
+    # The open room round does not count against the solo limit of 3 open rounds.
+    dealt = [post(pia, "/api/rounds", {}) for _ in range(3)]
+    assert [d.status_code for d in dealt] == [201, 201, 201], dealt[-1].content
+    listed = [r["id"] for r in pia.get("/api/rounds?open=1").json()]
+    assert sorted(listed) == sorted(d.json()["id"] for d in dealt) and mine["pia"].pk not in listed
+    assert Round.objects.get(pk=mine["pia"].pk).state == "playing"  # still hers to play in the room
 
 
 def test_the_last_rest_vote_ends_the_question_and_tells_the_room(party, fake_clock, settings, django_capture_on_commit_callbacks) -> None:
