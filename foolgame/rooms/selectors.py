@@ -1,4 +1,5 @@
-"""Reads for live rooms: the scoreboard and who found a question's answer."""
+"""Reads for live rooms: the scoreboard, who found a question's answer, and what a member's
+round of a question may show while it plays."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from django.db.models import Count, Q, Sum
 
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+from foolgame.voting.models import Round
 
 
 def room_scoreboard(*, room: Room) -> list[dict[str, Any]]:
@@ -44,3 +46,25 @@ def question_found(*, question: RoomQuestion) -> list[dict[str, Any]]:
     plays = RoomRound.objects.filter(question=question, round__vote__correct=True)
     rows = plays.order_by("-round__vote__points", "player__username").values_list("player__username", "round__vote__points")
     return [{"username": username, "points": points} for username, points in rows]
+
+
+def round_answer_withheld(*, round_: Round) -> bool:
+    """Is this a member's round of a room question still playing? Then no payload of the
+    round carries its answer (result, labels, gold, whether the vote was right, the true
+    clue counts): everyone gets it at once when the question is over, as on the room socket,
+    whichever transport the member plays the round with (REST twins, round socket).
+
+    Free when the round was read with ``room_play__question`` selected (the round services'
+    ``_get_round``); one query otherwise."""
+    if Round.room_play.is_cached(round_):
+        try:
+            play = round_.room_play
+        except RoomRound.DoesNotExist:
+            return False
+        return play.question.state == RoomQuestion.State.PLAYING
+    return RoomRound.objects.filter(round_id=round_.pk, question__state=RoomQuestion.State.PLAYING).exists()
+
+
+def round_room_question(*, round_id: int) -> int | None:
+    """The id of the room question this round was dealt for, or None for a solo round."""
+    return RoomRound.objects.filter(round_id=round_id).values_list("question_id", flat=True).first()

@@ -11,6 +11,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.players.models import LedgerEntry
+from foolgame.rooms.rounds import room_round_settled
 from foolgame.voting import services
 from foolgame.voting.models import Report
 from foolgame.voting.notifications import notifications_mark_read, notifications_unread_count, player_notifications
@@ -42,13 +43,16 @@ class EvidenceSerializer(serializers.Serializer):
     section_header = serializers.CharField()
 
 
+ROOM_WITHHELD = "left out for a live room's round while its question plays"
+
+
 class ResultSerializer(serializers.Serializer):
-    correct = serializers.BooleanField(required=False)
-    points = serializers.IntegerField(required=False, help_text="points awarded to the voter")
-    remaining = serializers.FloatField(required=False)
-    false_claim = serializers.IntegerField()
-    labels = serializers.ListField(child=serializers.CharField())
-    gold = serializers.ListField(child=EvidenceSerializer(many=True))
+    correct = serializers.BooleanField(required=False, help_text=f"after a vote; {ROOM_WITHHELD}")
+    points = serializers.IntegerField(required=False, help_text=f"points awarded to the voter; {ROOM_WITHHELD}")
+    remaining = serializers.FloatField(required=False, help_text="seconds left when the vote was cast")
+    false_claim = serializers.IntegerField(required=False, help_text=f"0 left, 1 right; {ROOM_WITHHELD}")
+    labels = serializers.ListField(child=serializers.CharField(), required=False, help_text=ROOM_WITHHELD)
+    gold = serializers.ListField(child=EvidenceSerializer(many=True), required=False, help_text=ROOM_WITHHELD)
 
 
 class RoundStateSerializer(serializers.Serializer):
@@ -67,7 +71,10 @@ class RoundStateSerializer(serializers.Serializer):
         help_text="clues still to buy per claim; while playing, both show the longer list's length less what was bought "
         "(a claim whose list runs out answers no_more_clues); once over, the true numbers",
     )
-    result = ResultSerializer(required=False, help_text="only once the round is over (not for a voided round)")
+    result = ResultSerializer(
+        required=False,
+        help_text="only once the round is over (not for a voided round, nor for a live room's round before its question is over)",
+    )
     message = serializers.CharField(required=False, help_text="why the round was voided (status voided only)")
 
 
@@ -152,7 +159,8 @@ class RoundCreateApi(ApiView):
         summary="Your open rounds, newest first (to resume or give up one)",
         description="The player's rounds that are dealt or playing, newest first, each as its state may be seen now: the "
         "true remaining time from the server's clock and the clues already bought. Rounds past their deadline are "
-        "timed out first and not listed. Only `open=1` is served.",
+        "timed out first and not listed. A live room's rounds are never listed: they are played in their room. "
+        "Only `open=1` is served.",
     )
     def get(self, request: Request) -> Response:
         if request.query_params.get("open") not in ("1", "true"):
@@ -167,9 +175,11 @@ class RoundDetailApi(ApiView):
         responses={200: RoundStateSerializer, **errors(e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
         summary="The round as its player may see it now",
         description="Before the vote: no labels, no gold evidence and no unrevealed clues. A round found past its deadline "
-        "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence.",
+        "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence; a live room's "
+        "round shows no `result` (and padded `clues_left`) until its question is over, when the whole room gets the answer.",
     )
     def get(self, request: Request, round_id: int) -> Response:
+        room_round_settled(round_id=round_id)  # a room's question past its deadline ends first, as the room's read does
         return Response(services.round_get_state(round_id=round_id, player=request.user))
 
 
@@ -237,11 +247,15 @@ class RoundVoteApi(ApiView):
         summary="Mark the claim you think is false",
         description="Casts the round's one vote. A correct vote earns the points left on the clock; the author of the "
         "false claim earns fool points when the vote is wrong. The answer reveals which claim was false and both "
-        "claims' gold evidence.",
+        "claims' gold evidence. On a live room's round the answer is only `remaining` (as the room socket's `voted` "
+        "frame): the whole room gets the answer when the question is over, at once when this was the last vote it "
+        "waited for.",
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(VoteSerializer, request)
-        return Response(services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"]))
+        result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"])
+        room_round_settled(round_id=round_id)  # after the vote's commit, as the room socket does
+        return Response(result)
 
 
 class RoundLikeApi(ApiView):
@@ -296,7 +310,9 @@ class RoundReportApi(ApiView):
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = _data(ReportSerializer, request)
-        return Response(services.round_report(round_id=round_id, player=request.user, **data))
+        result = services.round_report(round_id=round_id, player=request.user, **data)
+        room_round_settled(round_id=round_id)  # a report ends a room's round: its question may be over
+        return Response(result)
 
 
 class LeaderboardEntrySerializer(serializers.Serializer):
@@ -425,7 +441,10 @@ class RoundForfeitApi(ApiView):
         summary="Give up an open round: it ends now without points",
         description="Ends one of the player's open rounds (dealt or playing) now, with no points for anyone; it is "
         "stored as a timeout that ended before its deadline, and its claims stay dealt to the player. Answers the "
-        "round's final state, with the answer.",
+        "round's final state, with the answer; a live room's round answers without it until its question is over "
+        "(at once when this was the last round the question waited for).",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        return Response(services.round_forfeit(round_id=round_id, player=request.user))
+        state = services.round_forfeit(round_id=round_id, player=request.user)
+        room_round_settled(round_id=round_id)  # after the commit: the room's question may be over now
+        return Response(state)

@@ -28,6 +28,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry, PlayerRating
+from foolgame.rooms.selectors import round_answer_withheld
 from foolgame.voting import clock, events, notifications
 from foolgame.voting.counters import claim_refs_lock, claim_votes_count, claim_votes_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
@@ -230,6 +231,13 @@ def _deal_level(player: AbstractBaseUser) -> float | None:
     return pair_target(Rating(skill.rating, skill.deviation, skill.volatility), options["DEAL_SOLVE_CHANCE"])
 
 
+def _solo_open_rounds(player: AbstractBaseUser) -> models.QuerySet[Round]:
+    """The player's open rounds (dealt or playing) of their own, not a room's: a room's round
+    is played only in its room, so it never counts against the solo limit, nor is it
+    resumed, listed or expired by the solo page's calls (the room finishes it)."""
+    return Round.objects.filter(player=player, state__in=Round.OPEN_STATES, room_play__isnull=True)
+
+
 def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
     """Deal a fair pair: one true and one false claim, same page when possible, else same category.
 
@@ -241,7 +249,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
     rounds_expire_for_player(player=player)
     with transaction.atomic():
         get_user_model().objects.select_for_update().get(pk=player.pk)
-        if Round.objects.filter(player=player, state__in=Round.OPEN_STATES).count() >= MAX_OPEN_ROUNDS:
+        if _solo_open_rounds(player).count() >= MAX_OPEN_ROUNDS:
             raise ServiceError(
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
@@ -278,7 +286,9 @@ _UNUSED_CLAIM_FIELDS = ("left_claim__release_retrieved", "right_claim__release_r
 def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
     """The round, if it is ``player``'s (anyone's when None); another player's round is
     "not found", so its existence does not leak. ``lock`` takes its row lock."""
-    rounds = Round.objects.select_related("left_claim__page", "right_claim__page").defer(*_UNUSED_CLAIM_FIELDS)
+    # The room question the round may belong to comes in the same query (an outer join):
+    # its answer is withheld while that question plays (``round_answer_withheld``).
+    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", "room_play__question").defer(*_UNUSED_CLAIM_FIELDS)
     if lock:
         rounds = rounds.select_for_update(of=("self",))
     try:
@@ -342,7 +352,7 @@ def _abandon_if_stale(round_: Round, now: datetime) -> bool:
 
 
 def rounds_expire_for_player(*, player: AbstractBaseUser) -> None:
-    for round_id in Round.objects.filter(player=player, state__in=Round.OPEN_STATES).values_list("id", flat=True):
+    for round_id in _solo_open_rounds(player).values_list("id", flat=True):
         round_expire(round_id=round_id)
 
 
@@ -393,7 +403,9 @@ def _gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
 
 def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> dict[str, Any]:
     """The round as its player may see it now. Before the vote: no label, no gold sentence,
-    no clue not yet bought; before the start: not even the claims' text. ``reveals``: the
+    no clue not yet bought; before the start: not even the claims' text. A room's round
+    over before its question shows no result and padded clue counts until the question is
+    over (``round_answer_withheld``): the answer is the whole room's at once. ``reveals``: the
     round's clue reveals when the caller knows them (a round started just now has none)."""
     state: dict[str, Any] = {
         "id": round_.pk,
@@ -426,7 +438,9 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
             "clues_left": _clues_left(round_, [len(c) for c in clues]),
         }
     )
-    if round_.state == Round.State.VOTED:
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and round_answer_withheld(round_=round_):
+        state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
+    elif round_.state == Round.State.VOTED:
         state["result"] = _result_payload(round_, round_.vote)
     elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
         state["result"] = _answer_payload(round_)
@@ -438,12 +452,13 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
 VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
 
 
-def _clues_left(round_: Round, bought: list[int]) -> list[int]:
-    """Clues still to buy per claim. While the round is playing both claims show the longer
-    list's length less what was bought, so the lengths never tell which claim is false
-    (a claim whose list runs out answers ``no_more_clues``); once over, the true numbers."""
+def _clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> list[int]:
+    """Clues still to buy per claim. While the round is playing (or ``padded``: a room's
+    round over before its question) both claims show the longer list's length less what was
+    bought, so the lengths never tell which claim is false (a claim whose list runs out
+    answers ``no_more_clues``); once over, the true numbers."""
     lengths = [len(c.clues) for c in round_.claims]
-    if round_.state == Round.State.PLAYING:
+    if padded or round_.state == Round.State.PLAYING:
         return [max(max(lengths) - n, 0) for n in bought]
     return [max(length - n, 0) for length, n in zip(lengths, bought)]
 
@@ -455,6 +470,12 @@ def _answer_payload(round_: Round) -> dict[str, Any]:
         "labels": [Claim.Label.REFUTES if i == round_.false_index else Claim.Label.SUPPORTS for i in (0, 1)],
         "gold": _gold_payloads(round_.claims),
     }
+
+
+def _vote_ack(vote: Vote) -> dict[str, Any]:
+    """A vote on a room's round while its question plays: in, and with how much time; not
+    whether it was right (the room socket's ``voted`` frame)."""
+    return {"remaining": round(vote.remaining, 2)}
 
 
 def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
@@ -536,6 +557,8 @@ def _rate_on_commit(vote: Vote) -> None:
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote, its ledger rows and the claims' vote counters are written in one transaction.
+    On a room's round while its question plays the answer is only the time left: whether
+    the vote was right is the whole room's news when the question is over.
 
     Locking: the round's two claim rows (in id order), then the round's row. Moderation
     locks a claim before the rounds it voids, so taking the claims first keeps one order."""
@@ -576,6 +599,8 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 events.round_changed_on_commit(round_)
                 events.task_batched_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
                 _rate_on_commit(vote)
+                if round_answer_withheld(round_=round_):
+                    return _vote_ack(vote)
                 return _result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
@@ -738,7 +763,7 @@ def rounds_open_for_player(*, player: AbstractBaseUser) -> list[dict[str, Any]]:
     stale unstarted ones withdrawn, so what is listed can still be played."""
     rounds_expire_for_player(player=player)
     rounds = (
-        Round.objects.filter(player=player, state__in=Round.OPEN_STATES)
+        _solo_open_rounds(player)
         .select_related("left_claim__page", "right_claim__page")
         .defer(*_UNUSED_CLAIM_FIELDS)
         .order_by("-created", "-id")
@@ -752,7 +777,8 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
     (GAME.md: a timeout pays nobody and is kept as data) whose ``ended_at`` comes before its
     deadline. Its claims stay dealt to the player (SeenClaim), so giving up never buys a
     second look at a pair. A round dealt but not started gets its clock set to now, so it is
-    a started round that ended at once. Returns the round's state, answer included.
+    a started round that ended at once. Returns the round's state, answer included (not for
+    a room's round while its question plays: ``round_state``).
 
     Locking: the round's row lock, as every service that changes a round."""
     with transaction.atomic():

@@ -11,7 +11,7 @@ from foolgame.players.models import LedgerEntry
 from foolgame.rooms import services
 from foolgame.rooms.models import Room, RoomQuestion, RoomRound
 from foolgame.voting import services as rounds
-from foolgame.voting.models import Round, SeenClaim
+from foolgame.voting.models import Round, SeenClaim, Vote
 from tests.factories import PageFactory, UserFactory
 from tests.rooms.conftest import claim_pool
 from tests.voting.conftest import make_claim
@@ -136,8 +136,9 @@ def test_shorter_question_moves_the_clock_origin_so_awards_follow_the_time_left(
     assert (question.deadline - question.started_at).total_seconds() == 60
     assert rounds.round_get_state(round_id=pia.pk, player=party.players[0])["remaining"] == 60
     fake_clock.advance(15)
-    result = rounds.vote_cast(round_id=pia.pk, player=party.players[0], false_claim=question.false_claim_index)
-    assert result["points"] == 45
+    ack = rounds.vote_cast(round_id=pia.pk, player=party.players[0], false_claim=question.false_claim_index)
+    assert ack == {"remaining": 45}  # the answer (and so the points) wait for the question's end
+    assert Vote.objects.get(round=pia).points == 45
 
 
 def test_time_up_times_out_the_rounds_left_and_a_late_vote_is_refused(party, fake_clock) -> None:
