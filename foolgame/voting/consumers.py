@@ -26,6 +26,7 @@ from django.conf import settings
 
 from foolgame.api.errors import ServiceError
 from foolgame.middleware import SERVICE_DOWN_ERRORS
+from foolgame.rooms.rounds import room_round_settled
 from foolgame.voting import clock, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Round, Report
@@ -359,6 +360,8 @@ class RoundConsumer(GameSocketConsumer):
         result = await self._call(services.vote_cast, false_claim=_claim_field(frame, "false_claim"))
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
+        if "correct" not in result:  # a room's round, its answer withheld: the question may be over now
+            await database_sync_to_async(room_round_settled)(round_id=self.round_id)
 
     async def on_like(self, frame: dict[str, Any]) -> None:
         await self._call(services.round_like, claim=_claim_field(frame, "claim", nullable=True))
@@ -371,6 +374,7 @@ class RoundConsumer(GameSocketConsumer):
         if not isinstance(note, str):
             raise FrameError("invalid_note", "note must be text.")
         await self._call(services.round_report, claim=_claim_field(frame, "claim"), reason=reason, note=note)
+        await database_sync_to_async(room_round_settled)(round_id=self.round_id)  # a room's question may be over now
         await self._refresh()
         await self.send_frame("ok", {"for": "report"})
 

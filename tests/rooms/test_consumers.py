@@ -209,3 +209,28 @@ async def test_open_sockets_keep_their_members_present_in_one_write(party, setti
     seen = await database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))()
     assert all(s > long_ago for s in seen)
     await close_all(sockets)
+
+
+async def test_a_last_vote_through_the_round_socket_ends_the_question_for_the_room(party, fake_clock) -> None:
+    # A member may play their round of the question over the solo round socket: the vote is
+    # acknowledged without the answer and, as the last one the question waited for, sends
+    # the room its answer at once rather than at the deadline.
+    sockets = await everyone(party)
+    await sockets["hana"].send_to(text_data=json.dumps({"type": "start"}))
+    question = {name: await frame(ws, "question") for name, ws in sockets.items()}
+    answer = await false_index()
+    for name in ("hana", "pia"):
+        await sockets[name].send_to(text_data=json.dumps({"type": "vote", "false_claim": answer}))
+        await frame(sockets[name], "voted")
+    otto = next(p for p in party.players if p.username == "otto")
+    round_socket = WebsocketCommunicator(router, f"/ws/rounds/{question['otto']['round']}/")
+    round_socket.scope["user"] = otto
+    assert (await round_socket.connect())[0]
+    await round_socket.send_to(text_data=json.dumps({"type": "vote", "false_claim": answer}))
+    while (result := json.loads(await round_socket.receive_from(timeout=3)))["type"] != "result":
+        pass
+    assert result == {"type": "result", "remaining": result["remaining"]}  # no verdict, no answer
+    shown = await frame(sockets["pia"], "answer")
+    assert shown["false_claim"] == answer and {f["username"] for f in shown["found"]} == {"hana", "pia", "otto"}
+    await round_socket.disconnect()
+    await close_all(sockets)
