@@ -33,6 +33,7 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit, Sighting
 from foolgame.pages.models import Sentence
 from foolgame.players.services import player_role_set, role_group_ensure
+from foolgame.voting.counters import claim_votes_lock, claim_votes_recount
 from foolgame.voting.models import Report, Vote
 from foolgame.voting.notifications import notification_for_moderation
 from scoring import filters
@@ -257,19 +258,23 @@ def _refresh_locked(rows: dict[int, ClaimQuality], prior: tuple[float, float]) -
 
 
 def quality_refresh(*, claim_ids: Sequence[int], prior: tuple[float, float] | None = None) -> int:
-    """Recompute the flags of these claims from their votes and reports. Idempotent.
+    """Recompute the flags of these claims from their votes and reports, and their vote
+    counters (``claim_votes_recount``). Idempotent.
 
-    Called on commit after every vote (both claims of the round) and every report, and in
-    chunks by :func:`quality_refresh_all`. Returns how many rows were written."""
+    Called on commit after every vote (both claims of the round; batched with the other
+    votes of half a second) and every report, and in chunks by :func:`quality_refresh_all`.
+    Returns how many claims were refreshed."""
     ids = sorted({int(pk) for pk in claim_ids})
     prior = prior or prior_current()
     with transaction.atomic():
         # The claims first, in id order, as a moderator's action and a vote take them: a
         # refresh that inserted a missing quality row while a moderator held its claim (and
-        # was about to insert the same row) deadlocked.
-        ids = list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+        # was about to insert the same row) deadlocked. No key update: votes in flight, which
+        # hold the claims key share, are not waited for.
+        ids = claim_votes_lock(claim_ids=ids)
         if not ids:
             return 0
+        claim_votes_recount(claim_ids=ids)  # the dealer's counters: see voting.counters
         rows = _lock_rows(ids)
         _refresh_locked(rows, prior)
     return len(ids)

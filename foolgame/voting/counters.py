@@ -1,10 +1,19 @@
 """Per-claim vote counters kept on the claim row, so that dealing never aggregates history.
 
 ``Claim.game_votes`` is the number of voted rounds that dealt the claim: the count that
-``claims_for_player`` used to aggregate over the dealt rows at every deal. The vote adds to
-it in its own transaction (``claim_votes_count``); the migration that made the column
-filled it from the history (``claim_counters_backfill``), and the same function rebuilds it
-whenever it is in doubt. Nothing else changes a voted round, so nothing else touches it.
+``claims_for_player`` used to aggregate over the dealt rows at every deal. It is *recounted*
+for the claims of each vote by the claims' quality refresh, which every vote sends after its
+commit (batched: ``claim_votes_recount``, under the refresh's claim locks), and for every
+claim by the hourly full refresh; the migration that made the column filled it from the
+history (``claim_counters_backfill``). A recount is exact whatever order the refreshes run
+in, so the counter may lag a vote by the batch's half second but never drifts.
+
+The vote itself no longer writes the claim rows: it takes them *key share*
+(``claim_refs_lock``), as a deal does, so the room's twenty votes on one pair do not queue
+on the pair's rows (they did, up to 100 ms each, when the vote counted in its own
+transaction). A moderator's lock (``FOR UPDATE``) still waits for the votes in flight and
+holds off new ones, and the ratings and quality refreshes, which write the claim rows, take
+``FOR NO KEY UPDATE`` (``claim_votes_lock``), which waits for neither.
 """
 
 from __future__ import annotations
@@ -12,27 +21,29 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db.models import Count, F, Model
+from django.db.models import Count, Model
 
 VOTED = "voted"  # Round.State.VOTED, spelled out so the migration can use this with its historical models
 
 
-def claim_votes_lock(*, claim_ids: Iterable[int]) -> None:
-    """Lock the claim rows a vote will count on (``select_for_update``, in id order), before
-    the round's lock: a moderator's action locks its claim before the rounds it voids, so
-    every writer takes claims first and no two wait on each other in opposite orders."""
+def claim_votes_lock(*, claim_ids: Iterable[int]) -> list[int]:
+    """Lock claim rows to write their vote-derived columns (ratings, counters), in id order:
+    ``FOR NO KEY UPDATE``, which waits for another writer and for a moderator but not for
+    the key-share locks of votes and deals in flight. Returns the ids that exist."""
     from foolgame.claims.models import Claim
 
-    list(Claim.objects.select_for_update(of=("self",)).filter(pk__in=set(claim_ids)).order_by("pk").values_list("pk", flat=True))
+    claims = Claim.objects.select_for_update(of=("self",), no_key=True).filter(pk__in=set(claim_ids)).order_by("pk")
+    return list(claims.values_list("pk", flat=True))
 
 
 def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
-    """Before writing rows that refer to these claims (a deal's round and dealt rows): take
-    the key-share locks the rows' foreign-key checks would take anyway, in id order. The
-    checks take them in the order the rows name the claims (screen order), against votes
-    that lock the same claims for update in id order: a deal and a vote deadlocked. Key
-    share does not block other deals, only a writer that locks the claim for update (a vote,
-    a moderator). SQLite serialises writers and has no row locks: nothing to do there."""
+    """Before writing rows that refer to these claims (a deal's round and dealt rows, a
+    vote's ledger rows): take the key-share locks the rows' foreign-key checks would take
+    anyway, in id order and before any round's lock. The checks take them in the order the
+    rows name the claims (screen order), against a moderator who locks a claim for update
+    before the rounds it voids: taking them first, in id order, keeps one order. Key share
+    blocks no other deal or vote, only a moderator's ``FOR UPDATE``. SQLite serialises
+    writers and has no row locks: nothing to do there."""
     from django.db import connection
 
     from foolgame.claims.models import Claim
@@ -44,12 +55,31 @@ def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
         cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(set(claim_ids))])
 
 
-def claim_votes_count(*, claim_ids: Iterable[int]) -> None:
-    """One more vote for each claim, in one UPDATE. Call inside the vote's transaction,
-    after ``claim_votes_lock``, which already holds the rows (so no lock order is at stake)."""
+def claim_votes_recount(*, claim_ids: Iterable[int]) -> int:
+    """Set these claims' ``game_votes`` to their count of voted rounds (the backfill's
+    aggregate, for these claims only), writing only the ones that differ; returns how many
+    changed. Call with the claims' rows locked (``claim_votes_lock``: the quality refresh),
+    so two recounts of one claim run one after the other and the later one reads every vote
+    committed before it."""
     from foolgame.claims.models import Claim
+    from foolgame.voting.models import SeenClaim
 
-    Claim.objects.filter(pk__in=set(claim_ids)).update(game_votes=F("game_votes") + 1)
+    ids = sorted(set(claim_ids))
+    voted = (
+        SeenClaim.objects.filter(claim_id__in=ids, round__state=VOTED)
+        .order_by()
+        .values("claim_id")
+        .annotate(n=Count("round_id", distinct=True))
+        .values_list("claim_id", "n")
+    )
+    counts = dict(voted)
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for pk, stored in Claim.objects.filter(pk__in=ids).values_list("pk", "game_votes"):
+        if counts.get(pk, 0) != stored:
+            by_count[counts.get(pk, 0)].append(pk)
+    for n, pks in by_count.items():
+        Claim.objects.filter(pk__in=pks).update(game_votes=n)
+    return sum(len(pks) for pks in by_count.values())
 
 
 def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_model: type[Model] | None = None, chunk: int = 1000) -> int:

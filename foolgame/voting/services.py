@@ -30,7 +30,7 @@ from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry, PlayerRating
 from foolgame.rooms.selectors import round_answer_withheld
 from foolgame.voting import clock, events, notifications
-from foolgame.voting.counters import claim_refs_lock, claim_votes_count, claim_votes_lock
+from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.selectors import claims_for_player
 from scoring.ratings import DEFAULT_RATING, Rating, pair_target
@@ -556,17 +556,20 @@ def _rate_on_commit(vote: Vote) -> None:
 
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
-    the vote, its ledger rows and the claims' vote counters are written in one transaction.
-    On a room's round while its question plays the answer is only the time left: whether
-    the vote was right is the whole room's news when the question is over.
+    the vote and its ledger rows are written in one transaction; the claims' vote counters,
+    quality flags and ratings follow from it after the commit (batched tasks: see
+    ``voting.counters``). On a room's round while its question plays the answer is only the
+    time left: whether the vote was right is the whole room's news when the question is over.
 
-    Locking: the round's two claim rows (in id order), then the round's row. Moderation
-    locks a claim before the rounds it voids, so taking the claims first keeps one order."""
+    Locking: the round's two claim rows key share (in id order: ``claim_refs_lock``), then
+    the round's row. Moderation locks a claim for update before the rounds it voids, so
+    taking the claims first keeps one order; key share lets the votes of a room, all on one
+    pair, run side by side."""
     _check_index(false_claim, field="false_claim")
     try:
         with transaction.atomic():
             claim_ids = Round.objects.filter(pk=round_id).values_list("left_claim_id", "right_claim_id").first()
-            claim_votes_lock(claim_ids=claim_ids or ())
+            claim_refs_lock(claim_ids=claim_ids or ())
             round_ = _get_round(round_id=round_id, player=player, lock=True)
             now = clock.now()
             remaining = _check_playing(round_, now)
@@ -595,7 +598,6 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
-                claim_votes_count(claim_ids=[round_.left_claim_id, round_.right_claim_id])
                 events.round_changed_on_commit(round_)
                 events.task_batched_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
                 _rate_on_commit(vote)

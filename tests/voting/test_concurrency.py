@@ -148,3 +148,63 @@ def test_deals_and_votes_on_the_same_claims_at_once_never_deadlock(db) -> None:
             return job()
 
         assert race(len(jobs), next_job) == Counter({"ok": 12}), f"attempt {attempt}"
+
+
+def test_a_vote_does_not_wait_for_another_vote_on_the_same_pair(monkeypatch) -> None:
+    """A room's players all vote on one pair at once: a vote in flight (held open here just
+    before its commit) must not hold back another player's vote on the same claims, nor a
+    deal of them. (The vote used to lock the pair's rows for update to count on them.)"""
+    from django.db import connection
+
+    from foolgame.voting import notifications
+
+    author, page = UserFactory(), PageFactory()
+    make_claim(page, label="SUPPORTS", author=author)
+    make_claim(page, label="REFUTES", author=author)
+    players = [UserFactory() for _ in range(2)]
+    rounds = [services.round_create(player=p) for p in players]
+    assert len({(r.left_claim_id, r.right_claim_id) for r in rounds} | {(r.right_claim_id, r.left_claim_id) for r in rounds}) == 2
+    for player, round_ in zip(players, rounds):
+        services.round_start(round_id=round_.pk, player=player)
+    paused, release = threading.Event(), threading.Event()
+    original = notifications.notifications_for_vote
+
+    def held(**kwargs: object) -> object:
+        result = original(**kwargs)
+        if threading.current_thread().name == "held":
+            paused.set()
+            release.wait(15)
+        return result
+
+    monkeypatch.setattr(notifications, "notifications_for_vote", held)
+    done: list[str] = []
+
+    def vote(i: int) -> None:
+        try:
+            services.vote_cast(round_id=rounds[i].pk, player=players[i], false_claim=rounds[i].false_index)
+            done.append(f"vote {i}")
+        finally:
+            connection.close()
+
+    def deal() -> None:
+        try:
+            services.round_create(player=UserFactory())
+            done.append("deal")
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=vote, args=(0,), name="held")
+    first.start()
+    try:
+        assert paused.wait(10), "the first vote never reached its ledger rows"
+        others = [threading.Thread(target=vote, args=(1,)), threading.Thread(target=deal)]
+        for thread in others:
+            thread.start()
+        for thread in others:
+            thread.join(timeout=5)
+        assert sorted(done) == ["deal", "vote 1"], "a vote or deal waited for the vote in flight"
+    finally:
+        release.set()
+        first.join(timeout=15)
+    assert sorted(done) == ["deal", "vote 0", "vote 1"]
+    assert Vote.objects.count() == 2
