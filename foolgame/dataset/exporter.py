@@ -486,6 +486,9 @@ def _write_votes(
         "left_claim_id", "left_claim__label", "left_claim__page_id", "left_claim__status", "left_claim__author_id", "left_claim__external_id",
         "right_claim_id", "right_claim__label", "right_claim__page_id", "right_claim__status", "right_claim__author_id", "right_claim__external_id",
         "vote__correct", "vote__remaining", "false_claim_index",
+        # A room's round keeps its clock's origin up to 150 s before the question's instant
+        # (rooms shorten the 180 s clock): its day is the question's own.
+        "room_play__question__started_at",
     )
     any_sightings = Sighting.objects.exists()
     done = 0
@@ -557,7 +560,7 @@ def _write_votes(
                     "reported": row["state"] == Round.State.REPORTED,
                     "voided_by": (row["void_action"] or "moderation") if voided else None,
                     "voter_saw_answer": any(moment is not None and moment <= row["ended_at"] for moment in seen),
-                    "day": _day(row["started_at"]),
+                    "day": _day(row["room_play__question__started_at"] or row["started_at"]),
                 },
             )
             summary.votes += 1
