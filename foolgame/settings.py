@@ -406,10 +406,14 @@ FM2_WS = {
     "MAX_FRAMES_PER_SECOND": 10,
     # Round sockets one player may hold open at once, across all web processes (close 4429).
     "MAX_SOCKETS_PER_PLAYER": env.int("FM2_WS_MAX_SOCKETS_PER_PLAYER", default=5),
-    # Each open socket holds a lease this long, renewed by its tick every third of it, so a
-    # process killed with sockets open frees its player's slots within this time.
+    # Each open socket holds a lease this long, renewed with the process's other sockets' every
+    # third of it, so a process killed with sockets open frees its player's slots within this time.
     "SOCKET_LEASE_SECONDS": 30,
 }
+
+# The web process's garbage collector thresholds (gc.set_threshold, set by foolgame.asgi after
+# it freezes what startup loaded): see the comment there.
+FM2_GC_THRESHOLDS = tuple(int(x) for x in env.list("FM2_GC_THRESHOLDS", default=["10000", "50", "100"]))
 
 # --- Quality filters and moderation (GAME.md; foolgame.moderation over scoring.filters) -----
 FM2_MODERATION = {
