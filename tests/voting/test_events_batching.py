@@ -97,3 +97,31 @@ def test_eager_tasks_run_at_once_with_the_ids(django_capture_on_commit_callbacks
     with django_capture_on_commit_callbacks(execute=True):
         events.task_batched_on_commit(Eager("eager"), (3, 1))
     assert ran == [[3, 1]]
+
+
+def test_groups_are_sent_side_by_side_each_in_its_own_order(publisher) -> None:
+    # One room's answer must not wait behind a slow send to another group; one group's
+    # messages still arrive in the order they were published.
+    import asyncio
+
+    sent: list[tuple[str, int]] = []
+    both_b = threading.Event()
+
+    async def group_send(group: str, message: dict) -> None:
+        if group == "slow" and message["n"] == 0:
+            await asyncio.sleep(0.5)
+        sent.append((group, message["n"]))
+        if [g for g, _ in sent].count("room-B") == 2:
+            both_b.set()
+
+    wait_for(lambda: hasattr(publisher, "layer"))
+    publisher.layer.group_send = group_send
+    for n in range(3):
+        publisher.publish("slow", {"type": "x", "n": n})
+    publisher.publish("room-B", {"type": "room.answer", "n": 0})
+    publisher.publish("room-B", {"type": "room.ended", "n": 1})
+    assert both_b.wait(0.3), "another group's slow send held this one"
+    wait_for(lambda: len(sent) == 5)
+    assert [n for g, n in sent if g == "slow"] == [0, 1, 2]
+    assert [n for g, n in sent if g == "room-B"] == [0, 1]
+    assert sent.index(("room-B", 0)) < sent.index(("slow", 0))
