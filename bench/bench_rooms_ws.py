@@ -14,6 +14,8 @@ one second after the answer. Printed:
 - vote ack p50/p99: vote frame sent to its ``voted`` frame received (target p99 <= 100 ms).
 - scoreboard p50/p99: from the room's last vote sent to each of its players receiving the
   answer and scoreboard (target p99 <= 200 ms).
+- client loop lag p50/p99: how late the clients' own event loop woke from a 10 ms sleep, the
+  share of the figures above that is the clients' delay in reading a frame.
 - CPU use of the server, the worker, Redis and the clients, and how busy the whole machine was.
 
     python bench/bench_rooms_ws.py --rooms 50 --players 20 --questions 3
@@ -38,7 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bench.bench_rounds_ws import cpu_seconds, fresh_database, free_port, machine_jiffies, pct, rss_kib, wait_port  # noqa: E402
+from bench.bench_rounds_ws import fresh_database, free_port, machine_jiffies, pct, rss_kib, tree_cpu_seconds, wait_port  # noqa: E402
 from foolgame.serving import uvicorn_flags  # noqa: E402
 
 SETUP = r"""
@@ -134,9 +136,20 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
                 results["errors"].append(frame["code"])
 
 
+async def loop_lag(samples: list[float], stop: asyncio.Event) -> None:
+    """How late this process's event loop wakes from a 10 ms sleep: the part of every figure
+    that is the clients' own delay in reading a frame, not the server's."""
+    while not stop.is_set():
+        asked = time.monotonic()
+        await asyncio.sleep(0.01)
+        samples.append(time.monotonic() - asked - 0.01)
+
+
 async def run_clients(port: int, origin: str, rooms: list[dict], args: argparse.Namespace) -> tuple[dict, list[Room]]:
-    results: dict = {"expected": sum(len(r["sessions"]) for r in rooms), "connected": 0, "ended": 0, "ack": [], "ack_at": [], "errors": []}
+    results: dict = {"expected": sum(len(r["sessions"]) for r in rooms), "connected": 0, "ended": 0, "ack": [], "ack_at": [], "errors": [], "lag": []}
     everyone = asyncio.Event()
+    stop_lag = asyncio.Event()
+    lag = asyncio.create_task(loop_lag(results["lag"], stop_lag))
     played = [Room(r["code"], len(r["sessions"])) for r in rooms]
     tasks = []
     order = [(room, session, i == 0) for room, info in zip(played, rooms) for i, session in enumerate(info["sessions"])]
@@ -145,6 +158,8 @@ async def run_clients(port: int, origin: str, rooms: list[dict], args: argparse.
         tasks.append(asyncio.create_task(member(port, origin, room, session, host, args, results, everyone)))
         await asyncio.sleep(1 / args.arrival_rate)
     done = await asyncio.gather(*tasks, return_exceptions=True)
+    stop_lag.set()
+    await lag
     results["failures"] = [repr(d) for d in done if isinstance(d, BaseException)][:3]
     return results, played
 
@@ -190,7 +205,7 @@ def main() -> None:
                                   cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(web_port)
         processes = (("server", server), ("worker", worker), ("redis", redis))
-        cpu_before = {name: cpu_seconds(p.pid) for name, p in processes}
+        cpu_before = {name: tree_cpu_seconds(p.pid) for name, p in processes}
         client_before = resource.getrusage(resource.RUSAGE_SELF)
         machine_before = machine_jiffies()
         started = time.monotonic()
@@ -198,7 +213,7 @@ def main() -> None:
         wall = time.monotonic() - started
         client_after = resource.getrusage(resource.RUSAGE_SELF)
         machine_after = machine_jiffies()
-        cpu = {name: round(100 * (cpu_seconds(p.pid) - cpu_before[name]) / wall, 1) for name, p in processes}
+        cpu = {name: round(100 * (tree_cpu_seconds(p.pid) - cpu_before[name]) / wall, 1) for name, p in processes}
         cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
         cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
         spread, delay, scoreboard, incomplete = [], [], [], 0
@@ -231,6 +246,8 @@ def main() -> None:
             "vote_rate_per_s": round(args.rooms * args.players / args.vote_window, 1),
             "scoreboard_ms_p50": ms(scoreboard, 50),
             "scoreboard_ms_p99": ms(scoreboard, 99),
+            "client_loop_lag_ms_p50": ms(results["lag"], 50),
+            "client_loop_lag_ms_p99": ms(results["lag"], 99),
             "error_codes": sorted(set(results["errors"])),
             "server_rss_mib": round(rss_kib(server.pid) / 1024, 1),
             "cpu_percent": cpu,
