@@ -21,6 +21,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async as _database_sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -178,6 +179,19 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         except Exception:
             await self._release()  # a crash must not keep the player's socket slot for its lease time
             raise
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch without its ``close_old_connections`` before every message:
+        that call goes through the process's one thread-sensitive thread, so every frame and
+        every group message to every socket (a room's question and answer, 20 each) queued
+        for that one thread first. With 1,000 sockets the queue reached hundreds of
+        milliseconds when rooms changed questions, stalling votes and answers alike. The
+        consumers touch the database only through ``database_sync_to_async``, which closes
+        stale connections itself around each call, in the thread that uses them."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
         await super().accept(subprotocol, headers)
