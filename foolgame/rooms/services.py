@@ -136,12 +136,12 @@ def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
         question = _open_question(room)
         if room.state != Room.State.ENDED and room.host_id == player.pk:
             if question is not None:
-                _finish_question(room, question, now, force=True)
+                _finish_question(room, question.pk, now, force=True)
             _end_room(room, Room.EndReason.HOST_LEFT, now)
         elif room.state != Room.State.ENDED:
             if question is not None:
                 _forfeit(question.plays.filter(player=player, round__state=Round.State.PLAYING).values_list("round_id", "player_id"))
-                _finish_question(room, question, now)
+                _finish_question(room, question.pk, now)
             events.members_changed_on_commit(room)
     return {"ok": True}
 
@@ -184,7 +184,7 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
         if room.state == Room.State.ENDED:
             raise ServiceError("room_over", "This room has ended.", status_code=409)
         question = _open_question(room)
-        if question is not None and not _finish_question(room, question, now):
+        if question is not None and not _finish_question(room, question.pk, now):
             raise ServiceError("question_playing", "Wait until everyone has voted or the time is up.", status_code=409)
         if room.state == Room.State.ENDED:  # that was the last question
             raise ServiceError("room_over", "This room has ended.", status_code=409)
@@ -217,8 +217,9 @@ def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: i
     commit, every socket of the room gets the question and a worker is asked to finish it at
     its deadline. The rounds' clock origin is set so that their deadline is the question's."""
     # The rows written below reference both claims, which takes a key-share lock on each in
-    # column order; a vote in another room locks the same claims in id order first. Taking
-    # the key-share locks here in id order keeps the two from waiting on each other.
+    # column order; a moderator locks a claim for update before the rounds it voids, and
+    # votes take the same key-share locks in id order. Taking them here in id order first
+    # keeps one order with both.
     claim_refs_lock(claim_ids=(left_id, right_id))
     deadline = now + timedelta(seconds=room.seconds)
     origin = deadline - timedelta(seconds=_round_seconds())
@@ -248,11 +249,6 @@ def _open_question(room: Room) -> RoomQuestion | None:
     return RoomQuestion.objects.filter(room=room, number=room.current, state=RoomQuestion.State.PLAYING).first()
 
 
-def _question_can_end(question_id: int, deadline: datetime, now: datetime) -> bool:
-    """Time is up, or no round of the question can still take a vote."""
-    return now >= deadline or not Round.objects.filter(room_play__question_id=question_id, state=Round.State.PLAYING, deadline__gt=now).exists()
-
-
 def _question_over(question_id: int, now: datetime) -> int | None:
     """The room of this question when it is still playing but over (its deadline passed, or
     no round of it can take a vote), else None: one unlocked query."""
@@ -278,7 +274,7 @@ def room_question_finish(*, question_id: int) -> bool:
         return False
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
-        return _finish_question(room, RoomQuestion.objects.get(pk=question_id), now)
+        return _finish_question(room, question_id, now)
 
 
 def room_vote_cast(*, question_id: int, round_id: int, player: AbstractBaseUser, false_claim: int) -> tuple[dict[str, Any], bool]:
@@ -290,12 +286,12 @@ def room_vote_cast(*, question_id: int, round_id: int, player: AbstractBaseUser,
     return result, _question_over(question_id, clock.now()) is not None
 
 
-def _finish_question(room: Room, question: RoomQuestion, now: datetime, *, force: bool = False) -> bool:
+def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool = False) -> bool:
     """Under the room's lock: end the question when it is over (``force``: now, giving up
     every round still open). Rounds past their deadline are timed out by the round services.
     On commit every socket gets the answer, who found it and the scoreboard."""
-    question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question.pk)
-    if question.state != RoomQuestion.State.PLAYING or not (force or _question_can_end(question.pk, question.deadline, now)):
+    question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question_id)
+    if question.state != RoomQuestion.State.PLAYING or not (force or _question_over(question.pk, now) is not None):
         return False
     still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
     if force:
@@ -427,7 +423,7 @@ def rooms_sweep() -> int:
                 continue
             question = _open_question(room)
             if question is not None:
-                _finish_question(room, question, now, force=True)
+                _finish_question(room, question.pk, now, force=True)
             _end_room(room, Room.EndReason.HOST_GONE, now)
             changed += 1
     return changed
