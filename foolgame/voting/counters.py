@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from django.db.models import Count, Model
 
 VOTED = "voted"  # Round.State.VOTED, spelled out so the migration can use this with its historical models
+COUNT_CHUNK = 1000  # claim ids per UPDATE when counters are written
 
 
 def claim_votes_lock(*, claim_ids: Iterable[int]) -> list[int]:
@@ -55,6 +57,21 @@ def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
         cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(set(claim_ids))])
 
 
+def _voted_rounds_per_claim(seen_model: type[Model], claim_ids: list[int] | None = None) -> Any:
+    """(claim id, voted rounds that dealt it) for every claim with one, or for these claims."""
+    seen = seen_model._default_manager.filter(round__state=VOTED)
+    if claim_ids is not None:
+        seen = seen.filter(claim_id__in=claim_ids)
+    return seen.order_by().values("claim_id").annotate(n=Count("round_id", distinct=True)).values_list("claim_id", "n")
+
+
+def _write_counts(claims: Any, by_count: dict[int, list[int]], chunk: int) -> None:
+    """One UPDATE per (count, chunk of claim ids)."""
+    for n, ids in by_count.items():
+        for start in range(0, len(ids), chunk):
+            claims.filter(pk__in=ids[start : start + chunk]).update(game_votes=n)
+
+
 def claim_votes_recount(*, claim_ids: Iterable[int]) -> int:
     """Set these claims' ``game_votes`` to their count of voted rounds (the backfill's
     aggregate, for these claims only), writing only the ones that differ; returns how many
@@ -65,24 +82,16 @@ def claim_votes_recount(*, claim_ids: Iterable[int]) -> int:
     from foolgame.voting.models import SeenClaim
 
     ids = sorted(set(claim_ids))
-    voted = (
-        SeenClaim.objects.filter(claim_id__in=ids, round__state=VOTED)
-        .order_by()
-        .values("claim_id")
-        .annotate(n=Count("round_id", distinct=True))
-        .values_list("claim_id", "n")
-    )
-    counts = dict(voted)
+    counts = dict(_voted_rounds_per_claim(SeenClaim, ids))
     by_count: dict[int, list[int]] = defaultdict(list)
     for pk, stored in Claim.objects.filter(pk__in=ids).values_list("pk", "game_votes"):
         if counts.get(pk, 0) != stored:
             by_count[counts.get(pk, 0)].append(pk)
-    for n, pks in by_count.items():
-        Claim.objects.filter(pk__in=pks).update(game_votes=n)
+    _write_counts(Claim.objects, by_count, COUNT_CHUNK)
     return sum(len(pks) for pks in by_count.values())
 
 
-def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_model: type[Model] | None = None, chunk: int = 1000) -> int:
+def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_model: type[Model] | None = None, chunk: int = COUNT_CHUNK) -> int:
     """Set every claim's ``game_votes`` to the count of voted rounds that dealt it. One
     grouped read of the voted dealt rows, then one UPDATE per (count, chunk of ids): no
     correlated subquery per claim, so it runs in seconds on 100,000 claims. The migration
@@ -92,19 +101,10 @@ def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_mode
         from foolgame.voting.models import SeenClaim
 
         claim_model, seen_model = claim_model or Claim, seen_model or SeenClaim
-    counts = (
-        seen_model._default_manager.filter(round__state=VOTED)
-        .order_by()
-        .values("claim_id")
-        .annotate(n=Count("round_id", distinct=True))
-        .values_list("claim_id", "n")
-    )
     by_count: dict[int, list[int]] = defaultdict(list)
-    for claim_id, n in counts.iterator(chunk_size=10000):
+    for claim_id, n in _voted_rounds_per_claim(seen_model).iterator(chunk_size=10000):
         by_count[n].append(claim_id)
     claims = claim_model._default_manager
     claims.exclude(game_votes=0).update(game_votes=0)
-    for n, ids in by_count.items():
-        for start in range(0, len(ids), chunk):
-            claims.filter(pk__in=ids[start : start + chunk]).update(game_votes=n)
+    _write_counts(claims, by_count, chunk)
     return sum(len(ids) for ids in by_count.values())
