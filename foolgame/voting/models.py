@@ -107,7 +107,7 @@ class Vote(models.Model):
     remaining = models.FloatField(help_text="Seconds left on the server clock when the vote arrived.")
     created = models.DateTimeField()
     # Whether the vote's ratings update (foolgame.voting.ratings) has been applied: the
-    # rate_vote task sets it with the update, in one transaction, so a vote is rated once.
+    # rating task (rate_votes) sets it with the update, in one transaction, so a vote is rated once.
     rated = models.BooleanField(default=False, editable=False)
 
     class Meta:

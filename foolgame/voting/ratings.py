@@ -1,9 +1,10 @@
 """Skill ratings of players and difficulty ratings of claims, kept in the database.
 
 The rules are :mod:`scoring.ratings`; this module reads and writes them. A vote updates its
-voter's and its two claims' Glicko-2 ratings once, by the ``rate_vote`` task sent after the
-vote's commit (``ratings_rate_vote``: the vote's ``rated`` flag is set with the update, so a
-redelivery, the ``rate_pending_votes`` sweep and a refit never count it twice);
+voter's and its two claims' Glicko-2 ratings once, by the ``rate_votes`` task sent after the
+vote's commit, batched with the other votes of half a second (``ratings_rate_vote`` per vote:
+the vote's ``rated`` flag is set with the update, so a redelivery, the ``rate_pending_votes``
+sweep and a refit never count it twice);
 ``ratings_refit`` rebuilds every rating from the vote table in one batch (the ``refit_ratings`` command), either by a Rasch fit the per-vote updates then
 go on from, or by replaying Glicko-2 over the votes in the order they were cast. Both are
 deterministic: a refit run twice writes the same numbers.
@@ -65,8 +66,8 @@ def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: i
 
 
 def ratings_rate_vote(*, vote_id: int) -> bool:
-    """Apply one vote's ratings update, once: under the vote's claims' locks (id order, as
-    the vote took them) and the vote's row, skipped when the vote is already rated (a task
+    """Apply one vote's ratings update, once: under the vote's claims' locks (id order, no
+    key update: ``claim_votes_lock``) and the vote's row, skipped when the vote is already rated (a task
     delivered twice, the sweep, a refit). True when this call rated it."""
     row = (
         Vote.objects.filter(pk=vote_id, rated=False)
@@ -274,7 +275,7 @@ def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, ch
         )
         done += len(part)
         report("writing", done, total)
-    # The votes read are in these ratings now: their rate_vote tasks must not add them again.
+    # The votes read are in these ratings now: their rating tasks must not add them again.
     for part in _chunks(sorted(vote_ids), chunk):
         Vote.objects.filter(pk__in=part, rated=False).update(rated=True)
     return RefitSummary(method, len(votes), len(result.players), len(result.claims), converged)

@@ -259,8 +259,8 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
             )
         # The round and dealt rows reference both claims (a key-share lock each, in screen
-        # order); a vote locks the same claims for update in id order. Take the key-share
-        # locks in id order first, or a deal and a vote deadlock.
+        # order); a moderator locks a claim for update before the rounds it voids. Take the
+        # key-share locks in id order first, as a vote does, so no two wait in opposite orders.
         claim_refs_lock(claim_ids=(pair[0].id, pair[1].id))
         left, right = pair if random.random() < 0.5 else pair[::-1]
         round_ = Round.objects.create(

@@ -24,16 +24,16 @@ def sweep_rounds() -> int:
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def rate_vote(vote_id: int) -> bool:
-    """Sent after each vote's commit: apply its ratings update, once (a redelivery finds the
-    vote rated and does nothing)."""
+    """One vote's ratings update, once (a redelivery finds the vote rated and does nothing):
+    what the previous release sent after each vote, kept so the messages it left queued still
+    run. Votes now send ``rate_votes``."""
     return ratings_rate_vote(vote_id=vote_id)
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def rate_votes(vote_ids: list[int]) -> int:
     """Sent after votes commit, one run for the votes of half a second (a batch: see
-    ``events.task_batched_on_commit``): rate each once, in vote order. ``rate_vote`` stays
-    for single votes already queued by an older release."""
+    ``events.task_batched_on_commit``): rate each once, in vote order."""
     return ratings_rate_votes(vote_ids=vote_ids)
 
 

@@ -122,9 +122,9 @@ def test_votes_racing_a_moderation_action_on_their_claim_neither_deadlock_nor_mi
 
 def test_deals_and_votes_on_the_same_claims_at_once_never_deadlock(db) -> None:
     """A deal writes rows that reference its two claims (the round, the dealt rows), which
-    takes a key-share lock on each, in screen order; a vote locks the same claims for update
-    in id order. A deal that locked the higher id first deadlocked with such a vote, so the
-    deal locks its pair in id order before writing."""
+    takes a key-share lock on each, in screen order. A deal that locked the higher id first
+    deadlocked with a vote when votes locked their claims for update in id order, so the deal
+    locks its pair in id order before writing (votes now take key share, as deals do)."""
     author = UserFactory()
     page = PageFactory()
     make_claim(page, label="SUPPORTS", author=author)
