@@ -155,22 +155,21 @@ class RoomConsumer(GameSocketConsumer):
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
         """The ack says the vote is in, not whether it was right: the answer is for
-        everyone at once, when the question is over. The vote and the look whether it was
-        the last one the question waited for are one trip to a database thread; the ack is
-        handed to the loop from there, and when the question looked over the same thread
-        goes on to finish it (no second wait for a thread before the room's answer)."""
+        everyone at once, when the question is over. The vote, then the question's finish
+        when that was the last vote it waited for (``room_question_finish``: one query when
+        it was not), are one trip to a database thread; the ack is handed to the loop as soon
+        as the vote is in (no second wait for a thread before the room's answer)."""
         false_claim = _claim_field(frame, "false_claim")
         round_id, question_id, player = self._own_round(), self.question_id, self.scope["user"]
         loop = asyncio.get_running_loop()
 
         def vote_then_finish() -> None:
-            result, over = services.room_vote_cast(question_id=question_id, round_id=round_id, player=player, false_claim=false_claim)
+            result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
             asyncio.run_coroutine_threadsafe(self._voted(result), loop)
-            if over:
-                try:
-                    services.room_question_finish(question_id=question_id)
-                except Exception:  # the vote stands; the deadline, the task or the sweep ends the question
-                    logger.exception("room socket: question %s not finished after the last vote", question_id)
+            try:
+                services.room_question_finish(question_id=question_id)
+            except Exception:  # the vote stands; the deadline, the task or the sweep ends the question
+                logger.exception("room socket: question %s not finished after a vote", question_id)
 
         await database_sync_to_async(vote_then_finish)()
 

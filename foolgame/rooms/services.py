@@ -277,15 +277,6 @@ def room_question_finish(*, question_id: int) -> bool:
         return _finish_question(room, question_id, now)
 
 
-def room_vote_cast(*, question_id: int, round_id: int, player: AbstractBaseUser, false_claim: int) -> tuple[dict[str, Any], bool]:
-    """A member's vote in their round of the question (the round services' ``vote_cast``,
-    committed), and whether the question looked over just after it, so the socket acks the
-    vote first and only then finishes the question (``room_question_finish``): one trip to a
-    database thread for the vote and the look, not two."""
-    result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
-    return result, _question_over(question_id, clock.now()) is not None
-
-
 def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool = False) -> bool:
     """Under the room's lock: end the question when it is over (``force``: now, giving up
     every round still open). Rounds past their deadline are timed out by the round services.
