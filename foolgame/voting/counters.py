@@ -57,6 +57,25 @@ def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
         cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(set(claim_ids))])
 
 
+def round_claims_lock(*, round_id: int) -> None:
+    """``claim_refs_lock`` on the two claims of this round, found and locked in one query
+    (a vote's first statement: it has only the round's id)."""
+    from django.db import connection
+
+    from foolgame.claims.models import Claim
+    from foolgame.voting.models import Round
+
+    if connection.vendor != "postgresql":
+        return
+    claims, rounds = (connection.ops.quote_name(m._meta.db_table) for m in (Claim, Round))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {claims} WHERE id IN (SELECT left_claim_id FROM {rounds} WHERE id = %s"
+            f" UNION ALL SELECT right_claim_id FROM {rounds} WHERE id = %s) ORDER BY id FOR KEY SHARE",
+            [round_id, round_id],
+        )
+
+
 def _voted_rounds_per_claim(seen_model: type[Model], claim_ids: list[int] | None = None) -> Any:
     """(claim id, voted rounds that dealt it) for every claim with one, or for these claims."""
     seen = seen_model._default_manager.filter(round__state=VOTED)

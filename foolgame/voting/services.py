@@ -30,7 +30,7 @@ from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry, PlayerRating
 from foolgame.rooms.selectors import round_answer_withheld
 from foolgame.voting import clock, events, notifications
-from foolgame.voting.counters import claim_refs_lock
+from foolgame.voting.counters import claim_refs_lock, round_claims_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.selectors import claims_for_player
 from scoring.ratings import DEFAULT_RATING, Rating, pair_target
@@ -561,15 +561,14 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
     ``voting.counters``). On a room's round while its question plays the answer is only the
     time left: whether the vote was right is the whole room's news when the question is over.
 
-    Locking: the round's two claim rows key share (in id order: ``claim_refs_lock``), then
+    Locking: the round's two claim rows key share (in id order, in one query: ``round_claims_lock``), then
     the round's row. Moderation locks a claim for update before the rounds it voids, so
     taking the claims first keeps one order; key share lets the votes of a room, all on one
     pair, run side by side."""
     _check_index(false_claim, field="false_claim")
     try:
         with transaction.atomic():
-            claim_ids = Round.objects.filter(pk=round_id).values_list("left_claim_id", "right_claim_id").first()
-            claim_refs_lock(claim_ids=claim_ids or ())
+            round_claims_lock(round_id=round_id)
             round_ = _get_round(round_id=round_id, player=player, lock=True)
             now = clock.now()
             remaining = _check_playing(round_, now)
