@@ -396,6 +396,9 @@ FM2_ROOMS = {
     "SEEN_EVERY_SECONDS": 10,
     "HOST_AWAY_SECONDS": 5 * 60,
     "CODE_LENGTH": 6,
+    # A room's next pair is chosen by a worker while its question plays (rooms.tasks.
+    # prepare_pair) and kept this long past the question's seconds for the host's next deal.
+    "PREPARED_PAIR_SECONDS": 10 * 60,
 }
 
 # --- WebSockets (foolgame.voting.consumers, foolgame.security, foolgame.serving) ----------

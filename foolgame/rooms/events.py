@@ -56,3 +56,12 @@ def finish_task_on_commit(question: RoomQuestion) -> None:
 
     if not task_runs_eagerly(tasks.finish_question):
         task_on_commit(tasks.finish_question, question.pk, eta=question.deadline)
+
+
+def prepare_task_on_commit(room: Room) -> None:
+    """After the commit, ask a worker to choose the room's next pair ahead of its deal
+    (``services.room_prepare_pair``). Not sent with eager tasks: the deal chooses it then."""
+    from foolgame.rooms import tasks
+
+    if not task_runs_eagerly(tasks.prepare_pair):
+        task_on_commit(tasks.prepare_pair, room.pk)

@@ -23,6 +23,7 @@ messages, the finish task) wait for the commit.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -31,6 +32,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, Q
 
@@ -45,6 +47,8 @@ from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round, SeenClaim
 from foolgame.voting.selectors import claims_for_players
+
+logger = logging.getLogger(__name__)
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud and typed
 
@@ -85,6 +89,7 @@ def room_create(*, host: AbstractBaseUser, category: str | None = None, question
         else:  # pragma: no cover - 32^6 codes
             raise ServiceError("try_again", "Could not find a free room code; try again.", status_code=409)
         RoomMember.objects.create(room=room, player=host, joined_at=now, seen_at=now)
+        events.prepare_task_on_commit(room)
     return room
 
 
@@ -193,7 +198,8 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
         if not present:
             raise ServiceError("nobody_present", "Nobody is in the room to play.", status_code=409)
         players = list(get_user_model().objects.select_for_update().filter(pk__in=present).order_by("pk"))
-        pair = _deal_room_pair(claims_for_players(players=players, category=room.category or None))
+        pool = claims_for_players(players=players, category=room.category or None)
+        pair = _prepared_pair(room, pool) or _deal_room_pair(pool)
         if pair is None:
             raise ServiceError("no_pair_available", "No fair pair of claims is left for everyone in this room.", status_code=404)
         left, right = pair if random.random() < 0.5 else pair[::-1]
@@ -210,6 +216,46 @@ def _deal_room_pair(pool: Any) -> Any:
     random.shuffle(window)
     pair = rounds._pair_from(pool, window, lambda anchor: random.choice)
     return pair if pair is not None else rounds._deal_pair(pool)
+
+
+def _prepared_key(room_id: int) -> str:
+    return f"rooms:next-pair:{room_id}"
+
+
+def room_prepare_pair(*, room_id: int) -> bool:
+    """Choose the room's next pair ahead of its deal (a task, after each deal and when the
+    room is made): the dealer's reads of the pool for every member then run in a worker while
+    the question plays, not in the web process at the moment every room ends a question and
+    deals the next. Kept in the cache for the deal after the current question only; the deal
+    checks it against the members present then (``_prepared_pair``) and deals afresh when it
+    no longer fits. Returns True when a pair was put aside."""
+    room = Room.objects.filter(pk=room_id).first()
+    if room is None or room.state == Room.State.ENDED or room.current >= room.questions:
+        return False
+    players = list(get_user_model().objects.filter(pk__in=_present_players(room, clock.now())))
+    pair = _deal_room_pair(claims_for_players(players=players, category=room.category or None)) if players else None
+    if pair is None:  # the deal will say why, with the players it finds
+        return False
+    prepared = {"after": room.current, "claims": [pair[0].id, pair[1].id]}
+    cache.set(_prepared_key(room.pk), prepared, timeout=room.seconds + _options()["PREPARED_PAIR_SECONDS"])
+    return True
+
+
+def _prepared_pair(room: Room, pool: Any) -> Any:
+    """The pair ``room_prepare_pair`` put aside for this deal when both claims are still in
+    the pool of the players dealt to now (playable, none written by any of them or dealt to
+    any of them: one query), else None. A cache that fails is no pair, never a failed deal."""
+    try:
+        prepared = cache.get(_prepared_key(room.pk))
+    except Exception:
+        logger.warning("rooms: the prepared pair of room %s could not be read", room.pk, exc_info=True)
+        return None
+    if not isinstance(prepared, dict) or prepared.get("after") != room.current:
+        return None
+    found = rounds._candidates(pool.filter(pk__in=prepared["claims"]).values_list(*rounds._DEAL_FIELDS))
+    if len(found) != 2 or found[0].label == found[1].label:
+        return None
+    return tuple(found)
 
 
 def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: int, false_index: int, now: datetime) -> RoomQuestion:
@@ -242,6 +288,8 @@ def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: i
     question = RoomQuestion.objects.select_related("left_claim__page", "right_claim__page").get(pk=question.pk)
     events.question_started_on_commit(room, question, {r.player_id: r.pk for r in made})
     events.finish_task_on_commit(question)
+    if question.number < room.questions:
+        events.prepare_task_on_commit(room)
     return question
 
 
@@ -249,17 +297,20 @@ def _open_question(room: Room) -> RoomQuestion | None:
     return RoomQuestion.objects.filter(room=room, number=room.current, state=RoomQuestion.State.PLAYING).first()
 
 
-def _question_over(question_id: int, now: datetime) -> int | None:
-    """The room of this question when it is still playing but over (its deadline passed, or
-    no round of it can take a vote), else None: one unlocked query."""
-    open_rounds = Round.objects.filter(room_play__question_id=OuterRef("pk"), state=Round.State.PLAYING, deadline__gt=now)
+def _question_over(question_id: int, now: datetime) -> tuple[int, bool] | None:
+    """When this question is still playing but over (its deadline passed, or no round of it
+    can take a vote): its room, and whether any of its rounds still says playing (one past
+    its deadline, to be timed out); else None. One unlocked query. Both answers hold once
+    read: a question over stays over and no round goes back to playing, so a finish may
+    trust a look taken before its lock."""
+    playing = Round.objects.filter(room_play__question_id=OuterRef("pk"), state=Round.State.PLAYING)
     row = (
         RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING)
-        .annotate(open=Exists(open_rounds))
-        .values_list("room_id", "deadline", "open")
+        .annotate(open=Exists(playing.filter(deadline__gt=now)), playing=Exists(playing))
+        .values_list("room_id", "deadline", "open", "playing")
         .first()
     )
-    return row[0] if row is not None and (now >= row[1] or not row[2]) else None
+    return (row[0], row[3]) if row is not None and (now >= row[1] or not row[2]) else None
 
 
 def room_question_finish(*, question_id: int) -> bool:
@@ -269,25 +320,30 @@ def room_question_finish(*, question_id: int) -> bool:
     is left as it is (an unlocked look first, so the calls that find nothing cost no lock).
     Returns True when this call ended it."""
     now = clock.now()
-    room_id = _question_over(question_id, now)
-    if room_id is None:
+    over = _question_over(question_id, now)
+    if over is None:
         return False
     with transaction.atomic():
-        room = Room.objects.select_for_update().get(pk=room_id)
-        return _finish_question(room, question_id, now)
+        room = Room.objects.select_for_update().get(pk=over[0])
+        return _finish_question(room, question_id, now, over=over)
 
 
-def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool = False) -> bool:
+def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool = False, over: tuple[int, bool] | None = None) -> bool:
     """Under the room's lock: end the question when it is over (``force``: now, giving up
-    every round still open). Rounds past their deadline are timed out by the round services.
-    On commit every socket gets the answer, who found it and the scoreboard."""
+    every round still open; ``over``: what ``_question_over`` found before the lock, else it
+    looks now). Rounds past their deadline are timed out by the round services. On commit
+    every socket gets the answer, who found it and the scoreboard."""
     question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question_id)
-    if question.state != RoomQuestion.State.PLAYING or not (force or _question_over(question.pk, now) is not None):
+    if question.state != RoomQuestion.State.PLAYING:
         return False
+    if not force:
+        over = over or _question_over(question.pk, now)
+        if over is None:
+            return False
     still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
     if force:
         _forfeit(still_open)
-    else:
+    elif over is not None and over[1]:  # none says playing after the room's last vote: no query
         for round_id, _ in still_open:
             rounds.round_expire(round_id=round_id)
     question.state, question.ended_at = RoomQuestion.State.DONE, min(now, question.deadline)
