@@ -172,7 +172,7 @@ CHANNEL_GROUP_EXPIRY = env.int("CHANNEL_GROUP_EXPIRY", default=900)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "foolgame.channel_layer.RedisChannelLayer",
             "CONFIG": {
                 "hosts": [
                     {

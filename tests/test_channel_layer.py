@@ -1,0 +1,93 @@
+"""The Redis channel layer's one-trip receive (``foolgame.channel_layer``), against a real
+Redis: every socket of a group gets each message once and in order, a receive that stops
+between popping a message and handing it over loses nothing, and nothing stays behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+
+import pytest
+
+from foolgame.channel_layer import RedisChannelLayer
+
+REDIS_URL = os.environ.get("REDIS_URL")
+pytestmark = pytest.mark.skipif(not REDIS_URL, reason="the channel layer is tested on Redis (set REDIS_URL)")
+
+
+@pytest.fixture
+async def layer():
+    layer = RedisChannelLayer(hosts=[{"address": REDIS_URL}], prefix=f"fm2test-{uuid.uuid4().hex[:8]}", expiry=60)
+    yield layer
+    await layer.flush()
+    await layer.close_pools()
+
+
+async def receive_all(layer: RedisChannelLayer, channel: str, count: int) -> list[int]:
+    return [(await asyncio.wait_for(layer.receive(channel), 10))["n"] for _ in range(count)]
+
+
+async def test_every_socket_of_a_group_gets_each_message_once_in_order(layer) -> None:
+    sockets = [await layer.new_channel() for _ in range(3)]
+    for channel in sockets:
+        await layer.group_add("room-ABC", channel)
+    for n in range(40):
+        await layer.group_send("room-ABC", {"type": "room.answer", "n": n})
+    got = await asyncio.gather(*(receive_all(layer, channel, 40) for channel in sockets))
+    assert got == [list(range(40))] * 3
+    with pytest.raises(asyncio.TimeoutError):  # and no second copy of any
+        await asyncio.wait_for(layer.receive(sockets[0]), 0.3)
+
+
+async def test_a_message_popped_but_not_handed_over_is_received_again_and_only_once(layer) -> None:
+    channel = await layer.new_channel()
+    for n in range(3):
+        await layer.send(channel, {"type": "x", "n": n})
+    key = layer.prefix + layer.non_local_name(channel)
+    # A receive cancelled after the pop, before the message reached its socket.
+    assert await layer._brpop_with_clean(0, key, timeout=1) is not None
+    assert await receive_all(layer, channel, 3) == [0, 1, 2]
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(layer.receive(channel), 0.3)
+
+
+async def test_messages_handed_over_leave_no_backup_behind(layer) -> None:
+    channel = await layer.new_channel()
+    for n in range(5):
+        await layer.send(channel, {"type": "x", "n": n})
+    assert await receive_all(layer, channel, 5) == list(range(5))
+    key = layer.prefix + layer.non_local_name(channel)
+    backup = layer._backup_channel_name(key)
+    connection = layer.connection(0)
+    assert 0 < await connection.ttl(backup) <= 60, "the last one handed over expires with the messages"
+    with pytest.raises(asyncio.TimeoutError):  # the next receive clears it before it waits
+        await asyncio.wait_for(layer.receive(channel), 0.3)
+    assert await connection.zcard(backup) == 0
+    assert await connection.zcard(key) == 0
+
+
+async def test_a_group_send_keeps_to_each_channels_capacity(layer) -> None:
+    layer.capacity = 2
+    channel = await layer.new_channel()
+    await layer.group_add("room-CAP", channel)
+    for n in range(4):
+        await layer.group_send("room-CAP", {"type": "x", "n": n})
+    assert await receive_all(layer, channel, 2) == [0, 1], "the ones past capacity are dropped, as channels-redis does"
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(layer.receive(channel), 0.3)
+
+
+async def test_a_group_send_skips_expired_members_and_drops_expired_messages(layer) -> None:
+    stale, fresh = await layer.new_channel(), await layer.new_channel()
+    await layer.group_add("room-EXP", stale)
+    await layer.group_send("room-EXP", {"type": "x", "n": 0})  # never read by stale: it expires
+    layer.group_expiry, layer.expiry = 1, 1
+    await asyncio.sleep(2.1)
+    await layer.group_add("room-EXP", fresh)
+    await layer.group_send("room-EXP", {"type": "x", "n": 1})
+    connection = layer.connection(0)
+    assert await connection.zrange(layer._group_key("room-EXP"), 0, -1) == [fresh.encode()]
+    key = layer.prefix + layer.non_local_name(fresh)  # the process's key, which held message 0 too
+    assert await connection.zcard(key) == 1, "the expired message went with the send"
+    assert await receive_all(layer, fresh, 1) == [1]
