@@ -43,8 +43,9 @@ def question_ended_on_commit(room: Room, answer: dict[str, Any]) -> None:
     group_send_on_commit(room_group(room.code), {"type": "room.answer", **answer})
 
 
-def room_ended_on_commit(room: Room) -> None:
-    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": room_scoreboard(room=room)}
+def room_ended_on_commit(room: Room, *, scoreboard: list[dict[str, Any]] | None = None) -> None:
+    scoreboard = room_scoreboard(room=room) if scoreboard is None else scoreboard
+    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": scoreboard}
     group_send_on_commit(room_group(room.code), message)
 
 

@@ -349,9 +349,10 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
     question.state, question.ended_at = RoomQuestion.State.DONE, min(now, question.deadline)
     question.save(update_fields=["state", "ended_at"])
     last = question.number >= room.questions
-    events.question_ended_on_commit(room, question_answer(question, room=room, over=last or force))
+    answer = question_answer(question, room=room, over=last or force)
+    events.question_ended_on_commit(room, answer)
     if last:
-        _end_room(room, Room.EndReason.DONE, now)
+        _end_room(room, Room.EndReason.DONE, now, scoreboard=answer["scoreboard"])
     return True
 
 
@@ -379,10 +380,11 @@ def question_answer(question: RoomQuestion, *, room: Room, over: bool = False) -
     }
 
 
-def _end_room(room: Room, reason: str, now: datetime) -> None:
+def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[dict[str, Any]] | None = None) -> None:
+    """``scoreboard``: the one its last answer just read, when nothing has changed since."""
     room.state, room.ended_at, room.end_reason = Room.State.ENDED, now, reason
     room.save(update_fields=["state", "ended_at", "end_reason"])
-    events.room_ended_on_commit(room)
+    events.room_ended_on_commit(room, scoreboard=scoreboard)
 
 
 # --- what a member sees -------------------------------------------------------------------
