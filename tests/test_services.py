@@ -115,7 +115,7 @@ async def test_new_redis_connections_do_not_scan_the_installed_packages(monkeypa
     stalled every socket's ticks. The settings give it, for the layer and the cache."""
     import redis.utils
     from asgiref.sync import sync_to_async
-    from channels_redis.core import RedisChannelLayer
+    from foolgame.channel_layer import RedisChannelLayer
     from django.core.cache import caches
 
     def scan() -> str:

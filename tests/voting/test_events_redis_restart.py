@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from channels.layers import channel_layers
-from channels_redis.core import RedisChannelLayer
+from foolgame.channel_layer import RedisChannelLayer
 
 from foolgame.voting import events
 
@@ -58,7 +58,7 @@ def redis_server(settings) -> Iterator[RedisServer]:
     server.start()
     settings.CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "foolgame.channel_layer.RedisChannelLayer",
             "CONFIG": {"hosts": [{"address": f"redis://127.0.0.1:{server.port}/0", "socket_timeout": 30}], "prefix": "fm2-test"},
         }
     }
