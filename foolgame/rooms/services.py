@@ -330,9 +330,10 @@ def room_question_finish(*, question_id: int) -> bool:
 
 def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool = False, over: tuple[int, bool] | None = None) -> bool:
     """Under the room's lock: end the question when it is over (``force``: now, giving up
-    every round still open; ``over``: what ``_question_over`` found before the lock, else it
-    looks now). Rounds past their deadline are timed out by the round services. On commit
-    every socket gets the answer, who found it and the scoreboard."""
+    every round still open, for a caller that then ends the room with its own reason;
+    ``over``: what ``_question_over`` found before the lock, else it looks now). Rounds past
+    their deadline are timed out by the round services. On commit every socket gets the
+    answer, who found it and the scoreboard; after the last question, the room's end."""
     question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question_id)
     if question.state != RoomQuestion.State.PLAYING:
         return False
@@ -351,7 +352,7 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
     last = question.number >= room.questions
     answer = question_answer(question, room=room, over=last or force)
     events.question_ended_on_commit(room, answer)
-    if last:
+    if last and not force:
         _end_room(room, Room.EndReason.DONE, now, scoreboard=answer["scoreboard"])
     return True
 

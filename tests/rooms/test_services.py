@@ -211,6 +211,20 @@ def test_the_host_leaving_ends_the_room_and_open_rounds_without_points(party, fa
     assert error.value.code == "room_over"
 
 
+def test_the_host_leaving_during_the_last_question_ends_the_room_once(db, fake_clock, monkeypatch) -> None:
+    claim_pool()
+    host, guest = UserFactory(username="hana"), UserFactory(username="gus")
+    room = services.room_create(host=host, questions=1)
+    services.room_join(code=room.code, player=guest)
+    services.room_next_question(code=room.code, player=host)
+    ended: list[str] = []
+    monkeypatch.setattr(services.events, "room_ended_on_commit", lambda room, **kwargs: ended.append(room.end_reason))
+    services.room_leave(code=room.code, player=host)
+    room.refresh_from_db()
+    assert (room.state, room.end_reason) == ("ended", "host_left")
+    assert ended == ["host_left"], "one end for the sockets, with the reason the room ended early"
+
+
 def test_a_player_leaving_gives_up_their_round_and_can_end_the_question(party, fake_clock) -> None:
     services.room_next_question(code=party.room.code, player=party.host)
     question = current(party.room)
