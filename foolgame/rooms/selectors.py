@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.voting.models import Round
@@ -15,13 +15,22 @@ def room_scoreboard(*, room: Room) -> list[dict[str, Any]]:
     """Every member, ranked by the points their votes in this room earned (the solo award:
     the points on the clock when the vote was right), then by right answers; equal scores
     share a rank. Members who left stay on it, marked."""
-    totals = {
-        row["player_id"]: row
-        for row in RoomRound.objects.filter(question__room=room)
-        .values("player_id")
-        .annotate(points=Sum("round__vote__points"), correct=Count("pk", filter=Q(round__vote__correct=True)), voted=Count("round__vote"))
+    return room_results(room=room)[0]
+
+
+def room_results(*, room: Room, question: RoomQuestion | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The scoreboard (``room_scoreboard``) and, for ``question``, the members who found its
+    false claim, most points first: two queries, the members and their votes' totals in the
+    room (with the points of a right vote on the question)."""
+    sums: dict[str, Any] = {
+        "points": Sum("round__vote__points"),
+        "correct": Count("pk", filter=Q(round__vote__correct=True)),
+        "voted": Count("round__vote"),
     }
-    rows = []
+    if question is not None:
+        sums["found"] = Max("round__vote__points", filter=Q(question_id=question.pk, round__vote__correct=True))
+    totals = {row["player_id"]: row for row in RoomRound.objects.filter(question__room=room).values("player_id").annotate(**sums)}
+    rows, found = [], []
     for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
         total = totals.get(player_id, {})
         rows.append(
@@ -34,18 +43,14 @@ def room_scoreboard(*, room: Room) -> list[dict[str, Any]]:
                 "left": left_at is not None,
             }
         )
+        if total.get("found") is not None:
+            found.append({"username": username, "points": total["found"]})
     rows.sort(key=lambda r: (-r["points"], -r["correct"], r["username"]))
     for i, row in enumerate(rows):
         same = i > 0 and (rows[i - 1]["points"], rows[i - 1]["correct"]) == (row["points"], row["correct"])
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
-    return rows
-
-
-def question_found(*, question: RoomQuestion) -> list[dict[str, Any]]:
-    """The members who found the false claim of this question, most points first."""
-    plays = RoomRound.objects.filter(question=question, round__vote__correct=True)
-    rows = plays.order_by("-round__vote__points", "player__username").values_list("player__username", "round__vote__points")
-    return [{"username": username, "points": points} for username, points in rows]
+    found.sort(key=lambda f: (-f["points"], f["username"]))
+    return rows, found
 
 
 def round_answer_withheld(*, round_: Round) -> bool:

@@ -41,7 +41,7 @@ from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
 from foolgame.rooms import events
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
-from foolgame.rooms.selectors import question_found, room_scoreboard
+from foolgame.rooms.selectors import room_results, room_scoreboard
 from foolgame.voting import clock
 from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import services as rounds
@@ -370,13 +370,14 @@ def _forfeit(plays: Iterable[tuple[int, int]]) -> None:
 
 def question_answer(question: RoomQuestion, *, room: Room, over: bool = False) -> dict[str, Any]:
     """What everyone sees once a question is over: the answer, who found it, the scoreboard."""
+    scoreboard, found = room_results(room=room, question=question)
     return {
         "question_id": question.pk,
         "number": question.number,
         "questions": room.questions,
         **rounds._answer_payload(question),
-        "found": question_found(question=question),
-        "scoreboard": room_scoreboard(room=room),
+        "found": found,
+        "scoreboard": scoreboard,
         "over": over,
     }
 

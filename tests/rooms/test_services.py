@@ -119,6 +119,24 @@ def test_votes_pay_as_solo_rounds_and_the_question_ends_when_everyone_voted(part
     assert answer["found"] == [{"username": "hana", "points": 80}, {"username": "pia", "points": 70}]
 
 
+def test_who_found_a_question_counts_that_question_only(party, fake_clock) -> None:
+    services.room_next_question(code=party.room.code, player=party.host)
+    first = current(party.room)
+    for name, player in (("hana", party.host), ("pia", party.players[0]), ("otto", party.players[1])):
+        rounds.vote_cast(round_id=rounds_of(first)[name].pk, player=player, false_claim=first.false_claim_index)
+    assert services.room_question_finish(question_id=first.pk)
+    services.room_next_question(code=party.room.code, player=party.host)
+    second = current(party.room)
+    fake_clock.advance(30)  # 150 s left: a right vote earns 120
+    rounds.vote_cast(round_id=rounds_of(second)["pia"].pk, player=party.players[0], false_claim=second.false_claim_index)
+    rounds.vote_cast(round_id=rounds_of(second)["hana"].pk, player=party.host, false_claim=1 - second.false_claim_index)
+    rounds.vote_cast(round_id=rounds_of(second)["otto"].pk, player=party.players[1], false_claim=1 - second.false_claim_index)
+    assert services.room_question_finish(question_id=second.pk)
+    answer = services.room_state(code=party.room.code, player=party.host)["question"]["answer"]
+    assert answer["found"] == [{"username": "pia", "points": 120}], "hana and otto found the first question, not this one"
+    assert [(r["username"], r["points"], r["correct"]) for r in answer["scoreboard"]] == [("pia", 240, 2), ("hana", 120, 1), ("otto", 120, 1)]
+
+
 def test_the_answer_is_held_back_until_the_question_is_over(party, fake_clock) -> None:
     services.room_next_question(code=party.room.code, player=party.host)
     question = current(party.room)
