@@ -287,3 +287,19 @@ def test_a_timeout_stops_the_clock_and_shows_the_answer(asgi_live_server: str, p
     expect(page.locator(".claim-card .verdict").first).to_be_visible()
     expect(page.get_by_role("link", name="Write a claim about this page")).to_be_visible()
     assert Round.objects.get(player__username="slowcoach").state == Round.State.TIMED_OUT
+
+
+def test_start_stays_disabled_until_the_page_script_can_deal(asgi_live_server: str, page: Page) -> None:
+    """A click on Start before play.js has put its handler on would be lost (the timeout test
+    above once clicked it in that gap on a loaded machine and waited for a round that never
+    came): the button is disabled in the HTML and the script enables it."""
+    make_pairs(1)
+    UserFactory(username="early-clicker")
+    page.route(re.compile(r".*/fm2/play\.js.*"), lambda route: route.abort())
+    log_in(page, asgi_live_server, "early-clicker")
+    page.wait_for_url(re.compile(r".*/play/$"))
+    expect(page.get_by_role("button", name="Start a round")).to_be_disabled()
+    page.unroute(re.compile(r".*/fm2/play\.js.*"))
+    page.reload()
+    page.get_by_role("button", name="Start a round").click()
+    expect(page.locator(".claim-card").nth(0).locator(".claim-text")).not_to_be_empty()

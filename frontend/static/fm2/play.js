@@ -500,6 +500,7 @@
   // --- controls -----------------------------------------------------------------------------
 
   $("#start-button").addEventListener("click", () => { $("#open-rounds").hidden = true; dealRound(); });
+  $("#start-button").disabled = false; // the page's HTML keeps it disabled until this handler is on
   nextButton.addEventListener("click", dealRound);
   forfeitButton.addEventListener("click", forfeitCurrent);
   cards.forEach((card, index) => {
