@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, Page, expect
 
 from foolgame.rooms.models import RoomQuestion
+from foolgame.rooms.services import room_create
 from tests.factories import UserFactory
 from tests.rooms.conftest import claim_pool
 from tests.voting.test_browser import log_in
@@ -71,3 +73,22 @@ def test_three_players_play_a_room(asgi_live_server: str, browser: Browser) -> N
     host.get_by_role("button", name="End the room").click()
     for page in (pia, otto):
         expect(page.locator("#room-status")).to_contain_text("The host ended the room")
+
+
+def test_room_buttons_wait_for_the_page_script(asgi_live_server: str, browser: Browser) -> None:
+    """Host a room and Leave the room act through room.js: clicked before it has put its
+    handlers on, the first would only reload the lobby and the second do nothing, so both
+    are disabled in the HTML until the script enables them."""
+    page = player(browser, asgi_live_server, "hana")
+    room = room_create(host=get_user_model().objects.get(username="hana"))
+    script = re.compile(r".*/fm2/room\.js.*")
+    page.route(script, lambda route: route.abort())
+    page.goto(asgi_live_server + "/rooms/")
+    expect(page.get_by_role("button", name="Host a room")).to_be_disabled()
+    page.goto(asgi_live_server + f"/rooms/{room.code}/")
+    expect(page.get_by_role("button", name="Leave the room")).to_be_disabled()
+    page.unroute(script)
+    page.reload()
+    expect(page.get_by_role("button", name="Leave the room")).to_be_enabled()
+    page.goto(asgi_live_server + "/rooms/")
+    expect(page.get_by_role("button", name="Host a room")).to_be_enabled()

@@ -30,6 +30,7 @@
         showError($("#host-error"), error.message);
       }
     });
+    $("#host-button").disabled = false; // disabled in the HTML until this handler is on
   }
 
   // --- the room ------------------------------------------------------------------------------
@@ -291,6 +292,7 @@
       showError(errorBox, error.message);
     }
   });
+  leaveButton.disabled = false; // disabled in the HTML until this handler is on
 
   (async function join() {
     try {
