@@ -91,3 +91,22 @@ def test_claim_text_with_markup_is_shown_as_text(live_server, page: Page, eiffel
     page.goto(live_server.url + "/accounts/me/")
     expect(page.get_by_text("<img src=x", exact=False)).to_be_visible()
     assert dialogs == []
+
+
+def test_save_waits_for_the_page_script(live_server, page: Page, eiffel_live: Article) -> None:
+    """Submitted before write.js has put its handler on, the claim form would reload the page
+    and lose the draft: Save the claim is disabled in the HTML until the script enables it."""
+    page.goto(live_server.url + "/accounts/signup/")
+    page.get_by_label("User name").fill("early-writer")
+    page.get_by_label("Password").fill("a long enough passphrase")
+    page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("early-writer")
+    script = re.compile(r".*/fm2/write\.js.*")
+    page.route(script, lambda route: route.abort())
+    page.get_by_role("link", name="Write", exact=True).click()
+    page.get_by_role("button", name="Take the next task").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Eiffel Tower")
+    expect(page.get_by_role("button", name="Save the claim")).to_be_disabled()
+    page.unroute(script)
+    page.reload()
+    expect(page.get_by_role("button", name="Save the claim")).to_be_enabled()

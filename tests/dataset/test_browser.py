@@ -97,3 +97,17 @@ def test_players_get_403_from_the_research_page(live_server, page: Page) -> None
     response = page.goto(live_server.url + "/research/")
     assert response is not None and response.status == 403
     expect(page.get_by_role("heading", name="Researchers only")).to_be_visible()
+
+
+def test_start_export_waits_for_the_page_script(world, live_server, page: Page) -> None:
+    """Submitted before exports.js has put its handler on, the form would only reload the page:
+    Start export is disabled in the HTML until the script enables it."""
+    UserFactory(username="rita")
+    call_command("createresearcher", "rita", stdout=None)
+    script = re.compile(r".*/fm2/exports\.js.*")
+    page.route(script, lambda route: route.abort())
+    log_in(page, live_server.url, "rita", "/research/")
+    expect(page.get_by_role("button", name="Start export")).to_be_disabled()
+    page.unroute(script)
+    page.reload()
+    expect(page.get_by_role("button", name="Start export")).to_be_enabled()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -62,3 +64,26 @@ def test_players_get_403_from_the_queue_page(live_server, page: Page) -> None:
     response = page.goto(live_server.url + "/moderation/")
     assert response is not None and response.status == 403
     expect(page.get_by_role("heading", name="Moderators only")).to_be_visible()
+
+
+def test_the_action_buttons_wait_for_the_page_script(live_server, page: Page) -> None:
+    """Keep, Remove, Relabel and Save act through moderation.js: clicked before it has put its
+    handler on they would do nothing, so they are disabled in the HTML until it enables them."""
+    moderator_set(username=UserFactory(username="mona").username)
+    spam, _ = claim_pair(title="Saturn")
+    for n in range(3):
+        Report.objects.create(claim=spam, reporter=UserFactory(username=f"reporter{n}"), reason="spam", note=f"spam {n}")
+    quality_refresh(claim_ids=[spam.pk])
+    script = re.compile(r".*/fm2/moderation\.js.*")
+    page.route(script, lambda route: route.abort())
+    page.goto(live_server.url + "/accounts/login/?next=/moderation/")
+    page.get_by_label("User name").fill("mona")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    card = page.locator(".mod-card").nth(0)
+    for name in ("Keep", "Remove", re.compile("Relabel")):
+        expect(card.get_by_role("button", name=name)).to_be_disabled()
+    page.unroute(script)
+    page.reload()
+    for name in ("Keep", "Remove", re.compile("Relabel")):
+        expect(page.locator(".mod-card").nth(0).get_by_role("button", name=name)).to_be_enabled()

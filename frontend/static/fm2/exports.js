@@ -126,6 +126,7 @@
       button.disabled = false;
     }
   });
+  button.disabled = false; // disabled in the HTML until the handler above is on
 
   render(JSON.parse(document.getElementById("exports-initial").textContent));
 })();

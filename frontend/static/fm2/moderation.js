@@ -80,6 +80,8 @@
     if (!button) return;
     act(button.closest(".mod-card"), button.dataset.action);
   });
+  // Disabled in the HTML until the handler above is on.
+  queue.querySelectorAll("button[data-action]").forEach((button) => { button.disabled = false; });
   queue.querySelectorAll(".mod-edit-evidence").forEach((details) => {
     details.addEventListener("toggle", () => {
       if (details.open) loadSentences(details.closest(".mod-card"));

@@ -330,7 +330,8 @@
   }
 
   form.addEventListener("submit", save);
-  if (root.dataset.used || Date.now() >= expiresAt) submit.disabled = true;
+  // Disabled in the HTML until the handler above is on; a used or expired task keeps it so.
+  submit.disabled = Boolean(root.dataset.used) || Date.now() >= expiresAt;
   refreshGold();
   tick();
   // Text typed before this deferred script ran (or restored by the browser on back/forward)
