@@ -303,3 +303,21 @@ def test_start_stays_disabled_until_the_page_script_can_deal(asgi_live_server: s
     page.reload()
     page.get_by_role("button", name="Start a round").click()
     expect(page.locator(".claim-card").nth(0).locator(".claim-text")).not_to_be_empty()
+
+
+@pytest.mark.parametrize("path", ["/play/", "/rooms/", "/write/"])
+def test_pages_that_need_javascript_say_so_without_it(asgi_live_server: str, browser, path: str) -> None:
+    """Their buttons stay disabled without the script; a notice says why instead of nothing."""
+    UserFactory(username="no-script")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    log_in(page, asgi_live_server, "no-script")
+    page.wait_for_url(re.compile(r".*/play/$"))
+    assert page.goto(asgi_live_server + path).status == 200
+    notice = page.locator(".needs-js")
+    if path == "/write/":  # its start page posts plain forms: only the writing page needs the script
+        expect(notice).to_have_count(0)
+    else:
+        expect(notice).to_be_visible()
+        expect(notice).to_contain_text("needs JavaScript")
+    context.close()
