@@ -46,6 +46,23 @@ def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
     before the rounds it voids: taking them first, in id order, keeps one order. Key share
     blocks no other deal or vote, only a moderator's ``FOR UPDATE``. SQLite serialises
     writers and has no row locks: nothing to do there."""
+    _claims_key_share("id = ANY(%s)", [sorted(set(claim_ids))])
+
+
+def round_claims_lock(*, round_id: int) -> None:
+    """``claim_refs_lock`` on the two claims of this round, found and locked in one query
+    (a vote's first statement: it has only the round's id)."""
+    from django.db import connection
+
+    from foolgame.voting.models import Round
+
+    rounds = connection.ops.quote_name(Round._meta.db_table)
+    where = f"id IN (SELECT left_claim_id FROM {rounds} WHERE id = %s UNION ALL SELECT right_claim_id FROM {rounds} WHERE id = %s)"
+    _claims_key_share(where, [round_id, round_id])
+
+
+def _claims_key_share(where: str, params: list[Any]) -> None:
+    """Key-share lock the claim rows ``where`` names, in id order (PostgreSQL only)."""
     from django.db import connection
 
     from foolgame.claims.models import Claim
@@ -54,26 +71,7 @@ def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
         return
     table = connection.ops.quote_name(Claim._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(set(claim_ids))])
-
-
-def round_claims_lock(*, round_id: int) -> None:
-    """``claim_refs_lock`` on the two claims of this round, found and locked in one query
-    (a vote's first statement: it has only the round's id)."""
-    from django.db import connection
-
-    from foolgame.claims.models import Claim
-    from foolgame.voting.models import Round
-
-    if connection.vendor != "postgresql":
-        return
-    claims, rounds = (connection.ops.quote_name(m._meta.db_table) for m in (Claim, Round))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM {claims} WHERE id IN (SELECT left_claim_id FROM {rounds} WHERE id = %s"
-            f" UNION ALL SELECT right_claim_id FROM {rounds} WHERE id = %s) ORDER BY id FOR KEY SHARE",
-            [round_id, round_id],
-        )
+        cursor.execute(f"SELECT id FROM {table} WHERE {where} ORDER BY id FOR KEY SHARE", params)
 
 
 def _voted_rounds_per_claim(seen_model: type[Model], claim_ids: list[int] | None = None) -> Any:
