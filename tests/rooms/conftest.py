@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pytest
 
 from foolgame.rooms import services
-from foolgame.rooms.models import Room
+from foolgame.rooms.models import Room, RoomQuestion
 from tests.factories import PageFactory, UserFactory
 from tests.voting.conftest import FakeClock, make_claim
 
@@ -27,6 +27,18 @@ class Party:
     @property
     def everyone(self) -> list:
         return [self.host, *self.players]
+
+
+def here(room: Room, *players) -> None:
+    """These members' sockets renew their presence (tests move the clock past it)."""
+    for player in players:
+        services.room_member_seen(room_id=room.pk, player_id=player.pk)
+
+
+def current(room: Room) -> RoomQuestion:
+    """The room's current question, read afresh."""
+    room.refresh_from_db()
+    return RoomQuestion.objects.get(room=room, number=room.current)
 
 
 def claim_pool(pages: int = 4, *, authors: list | None = None) -> list:

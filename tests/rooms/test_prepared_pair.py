@@ -11,7 +11,7 @@ from foolgame.rooms.models import RoomQuestion
 from foolgame.rooms.tasks import prepare_pair
 from foolgame.voting import services as rounds
 from tests.factories import PageFactory, UserFactory
-from tests.rooms.conftest import claim_pool
+from tests.rooms.conftest import claim_pool, current, here
 from tests.voting.conftest import make_claim
 
 pytestmark = pytest.mark.django_db
@@ -26,11 +26,6 @@ def clear_cache():
 
 def pair_of(question: RoomQuestion) -> set[int]:
     return {question.left_claim_id, question.right_claim_id}
-
-
-def current(room) -> RoomQuestion:
-    room.refresh_from_db()
-    return RoomQuestion.objects.get(room=room, number=room.current)
 
 
 def no_pool_reads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,8 +43,7 @@ def test_the_next_pair_is_chosen_ahead_and_the_deal_uses_it_without_reading_the_
     assert prepared["after"] == 1 and not set(prepared["claims"]) & pair_of(first)
     fake_clock.advance(181)
     services.room_question_finish(question_id=first.pk)
-    for player in party.players:
-        services.room_member_seen(room_id=party.room.pk, player_id=player.pk)
+    here(party.room, *party.players)
     no_pool_reads(monkeypatch)
     services.room_next_question(code=party.room.code, player=party.host)
     second = current(party.room)
@@ -85,8 +79,7 @@ def test_a_pair_prepared_for_an_earlier_question_is_ignored(party, fake_clock, m
     cache.set(services._prepared_key(party.room.pk), {"after": 0, "claims": sorted(pair_of(first))})  # before question 1
     fake_clock.advance(181)
     services.room_question_finish(question_id=first.pk)
-    for player in party.players:
-        services.room_member_seen(room_id=party.room.pk, player_id=player.pk)
+    here(party.room, *party.players)
     services.room_next_question(code=party.room.code, player=party.host)
     assert not pair_of(current(party.room)) & pair_of(first)
 

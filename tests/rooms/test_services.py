@@ -13,7 +13,7 @@ from foolgame.rooms.models import Room, RoomQuestion, RoomRound
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round, SeenClaim, Vote
 from tests.factories import PageFactory, UserFactory
-from tests.rooms.conftest import claim_pool
+from tests.rooms.conftest import claim_pool, current, here
 from tests.voting.conftest import make_claim
 
 pytestmark = pytest.mark.django_db
@@ -21,17 +21,6 @@ pytestmark = pytest.mark.django_db
 
 def rounds_of(question: RoomQuestion) -> dict[str, Round]:
     return {play.player.username: play.round for play in RoomRound.objects.filter(question=question).select_related("round", "player")}
-
-
-def here(room: Room, *players) -> None:
-    """These members' sockets renew their presence (tests move the clock past it)."""
-    for player in players:
-        services.room_member_seen(room_id=room.pk, player_id=player.pk)
-
-
-def current(room: Room) -> RoomQuestion:
-    room.refresh_from_db()
-    return RoomQuestion.objects.get(room=room, number=room.current)
 
 
 def test_create_gives_a_short_code_and_the_host_is_a_member(db) -> None:
