@@ -22,7 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
+
+# SciPy is imported by the two functions that use it, not here: scipy.stats alone costs a
+# process about 70 MB, and every Django process imports this module (the moderation
+# services), while only the quality refresh (a Celery task) and the prior fit need it.
 
 __all__ = [
     "DEFAULT_A",
@@ -101,6 +104,8 @@ def credible_interval(
     _check_prior(a, b)
     if not 0 < mass < 1:
         raise ValueError(f"mass must be in (0, 1), got {mass}")
+    from scipy import stats
+
     posterior = stats.beta(a + correct, b + votes - correct)
     tail = (1 - mass) / 2
     return float(posterior.ppf(tail)), float(posterior.ppf(1 - tail))
@@ -146,6 +151,8 @@ def fit_beta_binomial_prior(pairs: Iterable[tuple[int, int]]) -> Prior:
     voted = [(c, v) for c, v in counts if v > 0]
     if not voted:
         raise ValueError("no claim has votes: nothing to fit the prior on")
+    from scipy import optimize, special
+
     k = np.array([c for c, _ in voted], dtype=float)
     n = np.array([v for _, v in voted], dtype=float)
     log_binom = float(

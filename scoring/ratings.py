@@ -47,9 +47,11 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
 
 from scoring.filters import Verdict
+
+# SciPy (scipy.optimize, about 45 MB a process) is imported by the batch fit alone: a vote's
+# update runs in every web process and needs only the logistic function, written out below.
 
 __all__ = [
     "GLICKO_SCALE",
@@ -117,6 +119,19 @@ class Rating:
         return cls(to_rating_scale(mu), phi * GLICKO_SCALE, volatility)
 
 
+def _expit(x: float) -> float:
+    """The logistic function ``1 / (1 + exp(-x))``, without overflow for any finite x."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def _logit(p: float) -> float:
+    """The inverse of :func:`_expit` on (0, 1)."""
+    return math.log(p / (1.0 - p))
+
+
 def _check(rating: Rating) -> None:
     values = (rating.rating, rating.deviation, rating.volatility)
     if not all(math.isfinite(x) for x in values) or rating.deviation <= 0 or rating.volatility <= 0:
@@ -128,7 +143,7 @@ def _g(phi: float) -> float:
 
 
 def _expected(mu: float, mu_j: float, g_j: float) -> float:
-    return float(special.expit(g_j * (mu - mu_j)))
+    return _expit(g_j * (mu - mu_j))
 
 
 def _new_volatility(delta: float, phi: float, v: float, sigma: float, tau: float) -> float:
@@ -370,7 +385,7 @@ class RaschFit:
             - self.claims[true_claim].value
             - self.claims[false_claim].value
         )
-        return float(special.expit(eta))
+        return _expit(eta)
 
 
 def _index(keys: Iterable[Hashable]) -> tuple[dict[Hashable, int], np.ndarray]:
@@ -396,6 +411,8 @@ def fit_rasch(
     """
     if not votes:
         raise ValueError("no votes: nothing to fit")
+    from scipy import optimize, special
+
     if not (prior_sd_skill > 0 and prior_sd_difficulty > 0):
         raise ValueError("prior standard deviations must be > 0")
     player_index, voter = _index(v.voter for v in votes)
@@ -496,7 +513,7 @@ def is_too_hard(
     low = difficulty - z * se
     if low <= break_even:
         return Verdict(False)
-    solve = float(special.expit(break_even - difficulty))
+    solve = _expit(break_even - difficulty)
     return Verdict(
         True,
         f"too hard: an average player would be right {solve:.0%} of the time on it "
@@ -517,7 +534,7 @@ def pair_target(player: Rating, solve_chance: float) -> float:
     _check(player)
     if not 0.0 < solve_chance < 1.0:
         raise ValueError(f"solve_chance must be strictly between 0 and 1, got {solve_chance}")
-    return to_rating_scale((player.mu - float(special.logit(solve_chance))) / 2.0)
+    return to_rating_scale((player.mu - _logit(solve_chance)) / 2.0)
 
 
 def conservative(rating: Rating, k: float = 2.0) -> float:

@@ -36,6 +36,7 @@ from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import ClueReveal, Like, Round
+from scoring import filters
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
@@ -131,15 +132,9 @@ class WriteSummary:
 
 
 def smoothed_correctness(correct: int, votes: int) -> float:
-    """GAME.md's ``(correct + a) / (votes + a + b)`` under the moderation's prior (4, 1).
-
-    The same formula as ``scoring.filters.smoothed_rate``, written out here because that
-    module imports SciPy (about 90 MB) for its interval and prior fitting, which the
-    streaming export's memory budget cannot spare.
-    """
+    """GAME.md's ``(correct + a) / (votes + a + b)`` under the moderation's prior (4, 1)."""
     moderation = getattr(settings, "FM2_MODERATION", {})
-    a, b = float(moderation.get("PRIOR_A", 4.0)), float(moderation.get("PRIOR_B", 1.0))
-    return (correct + a) / (votes + a + b)
+    return filters.smoothed_rate(correct, votes, float(moderation.get("PRIOR_A", 4.0)), float(moderation.get("PRIOR_B", 1.0)))
 
 
 def export_claim_id(pk: int, external_id: str | None) -> str:

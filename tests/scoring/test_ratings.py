@@ -24,6 +24,7 @@ from scoring.ratings import (
     round_update,
     to_rating_scale,
 )
+from scoring.ratings import _expit, _logit
 
 # --- Glicko-2: the paper's worked example and tables -----------------------------------
 
@@ -428,3 +429,12 @@ def test_a_rasch_fit_goes_on_as_glicko2_ratings_with_the_same_predictions() -> N
         assert special.expit(eta) == pytest.approx(fit.solve_probability(voter, t, f))
         assert ratings.claims[t].deviation == pytest.approx(GLICKO_SCALE * fit.claims[t].se)
     assert all(0 < r.deviation <= 350.0 for r in [*ratings.players.values(), *ratings.claims.values()])
+
+
+@given(st.floats(min_value=-800, max_value=800, allow_nan=False))
+def test_the_logistic_written_out_for_votes_matches_scipys(x: float) -> None:
+    """A vote's update uses a hand-written logistic so web processes never load SciPy; it
+    must agree with scipy.special.expit everywhere, overflow included (exp(800) is inf)."""
+    assert _expit(x) == pytest.approx(float(special.expit(x)), rel=1e-12, abs=1e-300)
+    if 1e-12 < _expit(x) < 1 - 1e-12:
+        assert _logit(_expit(x)) == pytest.approx(float(special.logit(_expit(x))), rel=1e-9, abs=1e-12)
