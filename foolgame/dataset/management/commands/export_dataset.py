@@ -46,6 +46,10 @@ def _usernames(path: Path) -> frozenset[str]:
 
 class Command(BaseCommand):
     help = "Export claims and votes in page-disjoint train/dev/test splits, with statistics, artifact analysis and a dataset card."
+    # Only the models' checks: the full system checks import the URL conf and through it every
+    # view, the retrieval stack and faiss (about 25 MB), none of which an export uses, while its
+    # classifier needs all the memory it can get (bench/bench_export.py: <= 300 MB).
+    requires_system_checks = ["models", "database"]
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("out_dir", type=Path)
