@@ -303,7 +303,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["foolgame.api.parsers.DepthLimitedJSONParser"],  # JSON nesting capped (FM2_HTTP)
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "foolgame.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -506,6 +506,9 @@ FM2_HTTP = {
     "ADMIN_MAX_BODY_BYTES": env.int("FM2_ADMIN_MAX_BODY_BYTES", default=1024 * 1024),
     # Retry-After of a 503 (a backing service down) and of a throttled login or signup.
     "RETRY_AFTER_SECONDS": 30,
+    # JSON bodies and socket frames nesting arrays/objects deeper than this are refused (400
+    # or an error frame, code too_deep) before json.loads recurses (foolgame.api.parsers).
+    "MAX_JSON_DEPTH": env.int("FM2_MAX_JSON_DEPTH", default=20),
 }
 # Django's own checks agree with the cap, and a body within it never spools to disk.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(FM2_HTTP["MAX_BODY_BYTES"], FM2_HTTP["ADMIN_MAX_BODY_BYTES"])

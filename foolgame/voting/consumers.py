@@ -26,6 +26,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from foolgame.api.errors import ServiceError
+from foolgame.api.parsers import TOO_DEEP, json_too_deep, max_json_depth, too_deep_message
 from foolgame.middleware import SERVICE_DOWN_ERRORS
 from foolgame.rooms.rounds import room_round_settled
 from foolgame.voting import clock, services
@@ -307,6 +308,8 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
             raise FrameError("text_only", "Send JSON text frames.")
         if len(text_data.encode("utf-8")) > MAX_FRAME_BYTES:
             raise FrameError("frame_too_large", f"A frame holds at most {MAX_FRAME_BYTES} bytes.")
+        if json_too_deep(text_data):  # before json.loads recurses (foolgame.api.parsers)
+            raise FrameError(TOO_DEEP, too_deep_message(max_json_depth()))
         try:
             frame = json.loads(text_data, parse_constant=_refuse_constant, parse_float=_finite_float)
         except FrameError:
