@@ -101,3 +101,30 @@ class PlayerRating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player_id}: {self.rating:.0f} +- {self.deviation:.0f}"
+
+
+class PlayerName(models.Model):
+    """A user name's TR39 confusable skeleton (``foolgame.players.tr39.username_skeleton``):
+    no two accounts may have names that look alike (``admin``, ``admın``, ``admіn``, ``ɑdmin``).
+
+    Kept in step with ``auth_user.username`` by a ``post_save`` receiver
+    (``player_name_record``), so every path that names or renames an account (signup, the
+    admin, ``createsuperuser``) goes through it. The unique index is on ``digest``, the
+    SHA-256 of the skeleton: a 150-letter name's skeleton can reach 3 KiB, past what a
+    PostgreSQL index entry holds. ``grandfathered`` marks the later accounts of look-alike
+    names that existed before this rule (the backfill keeps them, see migration 0005): they
+    stay outside the unique index, and new names are still compared with theirs.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="name_skeleton")
+    skeleton = models.TextField()
+    digest = models.CharField(max_length=64, db_index=True)
+    grandfathered = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["digest"], condition=models.Q(grandfathered=False), name="player_name_skeleton_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.skeleton}"

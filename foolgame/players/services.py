@@ -13,13 +13,52 @@ from django.db.models import Q
 
 from foolgame.api.errors import ServiceError
 from foolgame.throttle import throttle_bump, throttle_count, throttle_reset
+from foolgame.players.models import PlayerName
+from foolgame.players.tr39 import skeleton_digest, username_skeleton
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
 TAKEN = ("username_taken", "That user name is taken.")
+CONFUSABLE = ("username_confusable", "That user name looks like one already taken (letters from other alphabets or look-alike letters count as the same); choose another.")
 
 
 def _username_in_use(username: str) -> bool:
     return get_user_model().objects.filter(username__iexact=username).exists()
+
+
+def _confusable_holder(username: str, *, exclude_user_id: int | None = None) -> str | None:
+    """The name of another account whose name has this name's TR39 skeleton (case-insensitively), if any."""
+    taken = PlayerName.objects.filter(digest=skeleton_digest(username_skeleton(username)))
+    if exclude_user_id is not None:
+        taken = taken.exclude(user_id=exclude_user_id)
+    return taken.values_list("user__username", flat=True).first()
+
+
+def username_confusable_in_use(username: str, *, exclude_user_id: int | None = None) -> bool:
+    return _confusable_holder(username, exclude_user_id=exclude_user_id) is not None
+
+
+def _name_conflict(username: str) -> tuple[str, str]:
+    """The refusal of a name that clashes with another account's: the same name in another
+    case (the database's rule, as its unique index on lower(username)) is taken, any other
+    look-alike is confusable."""
+    same = get_user_model().objects.filter(username__iexact=username).exists()
+    return TAKEN if same else CONFUSABLE
+
+
+def player_name_record(*, user: AbstractBaseUser) -> None:
+    """Store the skeleton of the account's name (on every save that may change it: the
+    ``post_save`` receiver of ``PlayersConfig``). A name that looks like another account's
+    raises IntegrityError from the unique index, which decides between two racing signups;
+    the caller's transaction rolls the account back with it."""
+    skeleton = username_skeleton(user.get_username())
+    digest = skeleton_digest(skeleton)
+    row = PlayerName.objects.filter(user_id=user.pk).first()
+    if row is None:
+        with transaction.atomic():
+            PlayerName.objects.create(user_id=user.pk, skeleton=skeleton, digest=digest)
+    elif row.digest != digest:  # renamed: a grandfathered twin that takes a new name joins the index
+        with transaction.atomic():
+            PlayerName.objects.filter(user_id=user.pk).update(skeleton=skeleton, digest=digest, grandfathered=False)
 
 
 # --- Throttling: fixed windows of cache counters (foolgame.throttle) ------------------------
@@ -65,6 +104,8 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
         raise ServiceError("invalid_username", "A user name may hold letters, digits and @ . + - _ only.") from None
     if is_reserved_username(username) or _username_in_use(username):
         raise ServiceError(*TAKEN, status_code=409)
+    if _confusable_holder(username) is not None:
+        raise ServiceError(*_name_conflict(username), status_code=409)
     user = User(username=username)
     try:
         password_validation.validate_password(password or "", user)
@@ -78,9 +119,9 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
     user.set_password(password)
     try:
         with transaction.atomic():
-            user.save()
-    except IntegrityError:  # a racing signup of the same name (any case): the unique index on lower(username)
-        raise ServiceError(*TAKEN, status_code=409) from None
+            user.save()  # and its PlayerName row (player_name_record), in this transaction
+    except IntegrityError:  # a racing signup: the unique index on lower(username), or on the skeleton
+        raise ServiceError(*_name_conflict(username), status_code=409) from None
     if ip is not None:
         throttle_bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
     return user

@@ -1,10 +1,17 @@
-"""User names: no invisible characters, no look-alikes of system players or reserved names."""
+"""User names: no invisible characters, no look-alikes of system players or reserved names.
+
+Reserved names are compared twice: by Unicode's TR39 skeleton (``foolgame.players.tr39``, the
+same comparison every account's name gets against every other) and by the looser fold below,
+which also drops separators and reads digits and signs as letters (``FM2_Re1ease``).
+"""
 
 from __future__ import annotations
 
 import unicodedata
 
 from django.conf import settings
+
+from foolgame.players import tr39
 
 # Letters that look alike in most fonts, folded to one Latin letter (after NFKC and casefold).
 HOMOGLYPHS = str.maketrans(
@@ -39,12 +46,18 @@ def has_invisible_characters(name: str) -> bool:
     return any(ch in INVISIBLE or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Zs") for ch in name)
 
 
+def _reserved_names() -> list[str]:
+    return [*settings.FM2_SIGNUP["RESERVED_USERNAMES"], *settings.FM2["SYSTEM_PLAYERS"], settings.FM2["RELEASE_AUTHOR"]]
+
+
 def reserved_skeletons() -> set[str]:
-    names = [*settings.FM2_SIGNUP["RESERVED_USERNAMES"], *settings.FM2["SYSTEM_PLAYERS"], settings.FM2["RELEASE_AUTHOR"]]
-    return {username_skeleton(name) for name in names}
+    return {username_skeleton(name) for name in _reserved_names()}
 
 
 def is_reserved_username(name: str) -> bool:
-    skeleton = username_skeleton(name)
-    prefixes = tuple(username_skeleton(prefix) for prefix in settings.FM2_SIGNUP["RESERVED_PREFIXES"])
-    return skeleton in reserved_skeletons() or skeleton.startswith(prefixes)
+    prefixes = settings.FM2_SIGNUP["RESERVED_PREFIXES"]
+    for fold, reserved in ((username_skeleton, reserved_skeletons()), (tr39.username_skeleton, {tr39.username_skeleton(n) for n in _reserved_names()})):
+        skeleton = fold(name)
+        if skeleton in reserved or skeleton.startswith(tuple(fold(prefix) for prefix in prefixes)):
+            return True
+    return False

@@ -1,0 +1,210 @@
+"""User names are compared by their Unicode TR39 confusable skeleton with every existing name:
+``admın`` (dotless i), ``admіn`` (Cyrillic і) and ``ɑdmin`` (Latin alpha) are refused when
+``admin`` exists, and the other way round, whatever the case; the unique index on the skeleton
+decides between two signups at once."""
+
+from __future__ import annotations
+
+import threading
+import unicodedata
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import connection, connections
+from django.test import Client
+
+from foolgame.api.errors import ServiceError
+from foolgame.players import services
+from foolgame.players.models import PlayerName
+from foolgame.players.services import player_create
+from foolgame.players.tr39 import skeleton, username_skeleton
+from tests.factories import PASSWORD, UserFactory
+
+User = get_user_model()
+
+# (an existing name, a new one, whether they must collide)
+PAIRS = [
+    ("vera", "verа", True),  # Cyrillic а
+    ("vera", "ѵera", True),  # Cyrillic izhitsa
+    ("alice", "alıce", True),  # dotless i
+    ("alice", "alіce", True),  # Cyrillic і
+    ("alice", "ɑlice", True),  # Latin alpha
+    ("ɑlice", "alice", True),  # and the other way round
+    ("alice", "ALICE", True),
+    ("alice", "ALІCE", True),  # Cyrillic capital І, upper case
+    ("Alice", "ɑlıce", True),
+    ("paypal", "pаypаl", True),
+    ("henry", "hеnry", True),  # Cyrillic е
+    ("xeno", "хеnо", True),  # three Cyrillic letters
+    ("oscar", "οscar", True),  # Greek omicron
+    ("user1", "userl", True),  # digit one and small L
+    ("bob0", "bobo", True),  # digit zero and o (the prototype is a capital O)
+    ("file", "ﬁle", True),  # the fi ligature (NFKC)
+    ("ｆｏｘ", "fox", True),  # fullwidth (NFKC)
+    ("straße", "strasse", True),  # casefolding
+    ("sam", "sarn", True),  # TR39 maps m to rn: accepted, see the module's docstring
+    ("arnold", "amold", True),
+    ("ada", "adam", False),
+    ("alice", "alicia", False),
+    ("ana", "anna", False),
+    ("José", "Jose", False),  # accents are not look-alikes in TR39
+    ("Zoë", "Zoe", False),
+    ("niño", "nino", False),
+    ("kim", "klm", False),
+    ("vv", "w", False),
+    ("Борис", "Bopnc", False),
+    ("李明", "李朋", False),
+    ("player1", "player10", False),
+]
+
+
+@pytest.mark.parametrize("existing, new, collide", PAIRS)
+def test_skeletons_collide_only_for_look_alikes(existing: str, new: str, collide: bool) -> None:
+    assert (username_skeleton(existing) == username_skeleton(new)) is collide
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("admın", "adrnin"),  # ı -> i, m -> rn
+        ("ɑ", "a"),
+        ("і", "i"),
+        ("1", "l"),
+        ("I", "l"),  # TR39 alone is case-sensitive: capital I is a small L
+        ("0", "O"),
+        ("é", "e\u0301"),  # NFD, the accent kept
+    ],
+)
+def test_skeleton_follows_tr39_nfd_map_nfd(text: str, expected: str) -> None:
+    assert skeleton(text) == expected
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("existing, new, collide", PAIRS)
+def test_signup_of_a_look_alike_of_an_existing_name_is_refused(existing: str, new: str, collide: bool) -> None:
+    player_create(username=existing, password=PASSWORD)
+    if not collide:
+        assert player_create(username=new, password=PASSWORD).username == new
+        return
+    with pytest.raises(ServiceError) as refused:
+        player_create(username=new, password=PASSWORD)
+    # The same name in another case is taken (by the database's own case rule: PostgreSQL's
+    # upper() also folds the dotless ı to I); any other look-alike is confusable.
+    same_name = User.objects.filter(username__iexact=unicodedata.normalize("NFKC", new)).exists()
+    assert refused.value.code == ("username_taken" if same_name else "username_confusable")
+    assert refused.value.status_code == 409
+    assert User.objects.count() == 1 and PlayerName.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_rest_signup_of_a_look_alike_is_409_username_confusable_and_creates_nobody() -> None:
+    UserFactory(username="admiral")
+    client = Client()
+    response = client.post("/api/auth/signup", {"username": "admіral", "password": PASSWORD}, content_type="application/json")
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "username_confusable" and "looks like" in error["message"]
+    assert client.get("/api/me").status_code == 403
+    assert list(User.objects.values_list("username", flat=True)) == ["admiral"]
+
+
+@pytest.mark.django_db
+def test_html_signup_of_a_look_alike_shows_the_reason_and_creates_nobody() -> None:
+    UserFactory(username="admiral")
+    response = Client().post("/accounts/signup/", {"username": "ɑdmiral", "password": PASSWORD})
+    assert response.status_code == 200
+    assert "looks like one already taken" in response.content.decode()
+    assert User.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_every_account_gets_its_skeleton_and_a_rename_updates_it() -> None:
+    user = UserFactory(username="vera")
+    assert PlayerName.objects.get(user=user).skeleton == username_skeleton("vera")
+    user.username = "verity"
+    user.save()
+    assert PlayerName.objects.get(user=user).skeleton == username_skeleton("verity")
+    assert player_create(username="vera", password=PASSWORD)  # the old name is free again
+
+
+@pytest.mark.django_db
+def test_a_rename_to_a_look_alike_is_refused_outside_the_signup_too() -> None:
+    UserFactory(username="vera")
+    other = UserFactory(username="otto")
+    other.username = "verа"  # Cyrillic а: a shell, createsuperuser, any save
+    with pytest.raises(ValidationError):
+        other.save()
+    other.refresh_from_db()
+    assert other.username == "otto"
+    assert PlayerName.objects.get(user=other).skeleton == username_skeleton("otto")
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_a_rename_or_new_account_that_looks_like_another(admin_client) -> None:
+    UserFactory(username="vera")
+    otto = UserFactory(username="otto")
+    response = admin_client.post(f"/admin/auth/user/{otto.pk}/change/", {"username": "vеra", "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"})
+    assert response.status_code == 200 and "looks like one already taken" in response.content.decode()
+    otto.refresh_from_db()
+    assert otto.username == "otto"
+    response = admin_client.post("/admin/auth/user/add/", {"username": "ѵera", "usable_password": "false"})
+    assert response.status_code == 200 and "looks like one already taken" in response.content.decode()
+    assert not User.objects.filter(username="ѵera").exists()
+
+
+@pytest.mark.django_db
+def test_a_login_of_a_grandfathered_twin_still_works() -> None:
+    """Twins from before the rule are kept (migration 0005): saving them without a new name
+    (a login's last_login, an admin edit) changes nothing."""
+    older, later = User.objects.bulk_create([User(username="vera"), User(username="verа")])  # no receivers: as before 0005
+    for user in (older, later):
+        user.set_password(PASSWORD)
+        user.save(update_fields=["password"])
+    migration = __import__("foolgame.players.migrations.0005_name_skeletons", fromlist=["backfill"])
+    migration.backfill(apps, connection.schema_editor())
+    rows = {row.user_id: row for row in PlayerName.objects.all()}
+    assert (rows[older.pk].grandfathered, rows[later.pk].grandfathered) == (False, True)
+    assert Client().post("/api/auth/login", {"username": "verа", "password": PASSWORD}, content_type="application/json").status_code == 200
+    later.refresh_from_db()
+    later.email = "v@example.org"
+    later.save()  # not renamed: passes
+    with pytest.raises(ServiceError) as refused:
+        player_create(username="vеra", password=PASSWORD)  # Cyrillic е: like both
+    assert refused.value.code == "username_confusable"
+    later.username = "veronika"
+    later.save()
+    assert PlayerName.objects.get(user=later).grandfathered is False
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent signups need PostgreSQL")
+def test_concurrent_signups_of_look_alike_names_make_one_account(monkeypatch) -> None:
+    real = services._confusable_holder
+    barrier = threading.Barrier(2)
+
+    def checked_together(username: str, **kwargs) -> str | None:
+        holder = real(username, **kwargs)
+        barrier.wait(timeout=10)  # both have passed the check before either writes
+        return holder
+
+    monkeypatch.setattr(services, "_confusable_holder", checked_together)
+    results: list[str] = []
+
+    def signup(name: str) -> None:
+        try:
+            player_create(username=name, password=PASSWORD)
+            results.append("created")
+        except ServiceError as error:
+            results.append(error.code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=signup, args=(name,)) for name in ("admiral", "admіral")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert sorted(results) == ["created", "username_confusable"]
+    assert User.objects.count() == 1 and PlayerName.objects.count() == 1
