@@ -29,6 +29,7 @@ NOT_LOGGED_IN = "not_authenticated: not logged in (send the session cookie)"
 CSRF_FAILED = "permission_denied: the CSRF check failed (send the csrftoken cookie's value as X-CSRFToken)"
 BAD_BODY = [
     "parse_error: the body is not valid JSON",
+    "too_deep: the body's JSON nests arrays and objects deeper than FM2_MAX_JSON_DEPTH (20 by default); it was not parsed",
     "invalid: a field is missing or has the wrong type (details names each field)",
 ]
 BODY_TOO_LARGE = "body_too_large: the body is over FM2_MAX_BODY_BYTES (64 KiB by default); nothing was read"

@@ -75,7 +75,11 @@ class SignupApi(ApiView):
                     "invalid_username: empty, over 150 characters, or holding characters other than letters, digits and @ . + - _",
                     "weak_password: the password fails Django's password validators (the message says which)",
                 ],
-                e409="username_taken: another account has this user name (compared without case)",
+                e409=[
+                    "username_taken: another account has this user name (compared without case), or it is reserved or looks like a reserved name",
+                    "username_confusable: the name looks like another account's: the same Unicode TR39 confusable skeleton, "
+                    "compared without case (admın, admіn with a Cyrillic і, ɑdmin all look like admin)",
+                ],
                 e429="signup_throttled: too many accounts created from this IP address (FM2_SIGNUPS_PER_IP an hour); see Retry-After",
             ),
         },

@@ -67,6 +67,12 @@ def test_documented_error_codes_match_what_the_endpoints_answer(client, django_u
     assert bad_kind.status_code == 400 and bad_kind.json()["error"]["code"] == "invalid_kind"
     assert "`invalid_kind`" in schema[("GET", "/api/leaderboard")]["responses"]["400"]["description"]
 
+    too_deep = client.post("/api/rounds", "[" * 30 + "]" * 30, content_type="application/json")
+    assert too_deep.status_code == 400 and too_deep.json()["error"]["code"] == "too_deep"
+    assert "`too_deep`" in schema[("POST", "/api/rounds")]["responses"]["400"]["description"]
+    signup = schema[("POST", "/api/auth/signup")]["responses"]["409"]["description"]
+    assert "`username_confusable`" in signup and "`username_taken`" in signup
+
     not_moderator = client.get("/api/moderation/queue")
     assert not_moderator.status_code == 403 and not_moderator.json()["error"]["code"] == "permission_denied"
     assert "`permission_denied`" in schema[("GET", "/api/moderation/queue")]["responses"]["403"]["description"]
