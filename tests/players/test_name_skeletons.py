@@ -155,7 +155,7 @@ def test_the_admin_refuses_a_rename_or_new_account_that_looks_like_another(admin
 
 
 @pytest.mark.django_db
-def test_a_login_of_a_grandfathered_twin_still_works() -> None:
+def test_a_login_of_a_grandfathered_twin_still_works(capsys) -> None:
     """Twins from before the rule are kept (migration 0005): saving them without a new name
     (a login's last_login, an admin edit) changes nothing."""
     older, later = User.objects.bulk_create([User(username="vera"), User(username="verа")])  # no receivers: as before 0005
@@ -166,6 +166,7 @@ def test_a_login_of_a_grandfathered_twin_still_works() -> None:
     migration.backfill(apps, connection.schema_editor())
     rows = {row.user_id: row for row in PlayerName.objects.all()}
     assert (rows[older.pk].grandfathered, rows[later.pk].grandfathered) == (False, True)
+    assert "1 account(s) kept" in capsys.readouterr().out  # migrate names them
     assert Client().post("/api/auth/login", {"username": "verа", "password": PASSWORD}, content_type="application/json").status_code == 200
     later.refresh_from_db()
     later.email = "v@example.org"
