@@ -9,7 +9,7 @@ is touched). The same join (``reidentify``) reads both against every leaderboard
 salt tells which of its pairs are right.
 
     python bench/bench_reidentify.py                    # 240 players, seed 0
-    python bench/bench_reidentify.py --players 500 --seed 3
+    python bench/bench_reidentify.py --players 500 --seed 3 --rooms 80
 
 Figures (players named by the join, of those on the leaderboards; no wrong pairs in any run;
 about 10 s a run; before = 3662535, the branch point; main at 1ef4699, with the skill table's
@@ -22,6 +22,16 @@ vote counts in the join, gives 238 / 0 for seed 0 and 489 / 1 for 500 players, s
 
 The one named after (500 players, seed 3) wrote one claim and never voted: that claim's likes
 and the time buckets of the votes it fooled fit no other player's leaderboard points.
+
+Rooms (issue 24): the game also plays --rooms live rooms among its players, and a second join
+(``room_reidentify``) reads what their members saw (who found each question with the points,
+who voted) against votes.jsonl. Players named by it, of the room players, before (b26ca5b, the
+branch point: room votes in voters' runs) and after (room votes exported with no voter):
+
+    players  seed  rooms (questions)  before       after
+    240      0     40 (159)           118 of 118   0
+    240      1     40 (157)           109 of 109   0
+    500      3     80 (314)           256 of 256   0   (the leaderboards join: 0 before, 1 after, as above)
 """
 
 from __future__ import annotations
@@ -42,9 +52,11 @@ import django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-from tests.dataset.linkage import public_leaderboards, simulate_game
+from tests.dataset.linkage import public_leaderboards, room_results, simulate_game, simulate_rooms
 game = simulate_game(players=int(sys.argv[1]), seed=int(sys.argv[2]))
-json.dump({"usernames": game.usernames, "boards": public_leaderboards(), "rounds": game.rounds, "claims": game.claims}, open(sys.argv[3], "w"))
+questions = simulate_rooms(game, rooms=int(sys.argv[4]), seed=int(sys.argv[2]))
+json.dump({"usernames": game.usernames, "boards": public_leaderboards(), "rounds": game.rounds, "claims": game.claims,
+           "rooms": room_results(), "questions": questions}, open(sys.argv[3], "w"))
 """
 
 
@@ -56,6 +68,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=240)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rooms", type=int, default=40, help="live rooms played among the players (2-6 members, 3-5 questions)")
     parser.add_argument("--base", default=None, help="the commit whose export is 'before' (default: git merge-base HEAD main)")
     options = parser.parse_args()
     base = options.base or subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
@@ -64,7 +77,7 @@ def main() -> None:
         work = Path(tmp)
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "foolgame.settings", "DATABASE_URL": f"sqlite:///{work / 'game.sqlite3'}",
                "REDIS_URL": "", "PYTHONPATH": str(REPO)}
-        run(REPO, ["-c", SIMULATE, str(options.players), str(options.seed), str(work / "game.json")], env)
+        run(REPO, ["-c", SIMULATE, str(options.players), str(options.seed), str(work / "game.json"), str(options.rooms)], env)
         old = work / "base"
         old.mkdir()
         archive = subprocess.run(["git", "archive", base], cwd=REPO, check=True, capture_output=True).stdout
@@ -79,7 +92,7 @@ def main() -> None:
 
         django.setup()
         from foolgame.dataset.privacy import Pseudonyms, salt_from_file
-        from tests.dataset.linkage import identified, reidentify
+        from tests.dataset.linkage import identified, reidentify, room_identified, room_reidentify
 
         game = json.loads((work / "game.json").read_text())
         pseudonyms = Pseudonyms(salt_from_file(salt))
@@ -88,12 +101,18 @@ def main() -> None:
             for pk, name in game["usernames"].items()
         }
         print(f"players {len(mine)} ({len({r['username'] for r in game['boards']['total']})} on the leaderboards), "
-              f"seed {options.seed}, rounds {game['rounds']}, claims {game['claims']}")
+              f"seed {options.seed}, rounds {game['rounds']}, claims {game['claims']}, rooms {options.rooms} ({game['questions']} questions)")
+        owns = lambda name, pseudonym: pseudonym in mine[name]  # noqa: E731
         for label, (_, out) in exports.items():
             linkage = reidentify(game["boards"], out)
-            right = identified(linkage, lambda name, pseudonym: pseudonym in mine[name])
+            right = identified(linkage, owns)
             tag = f"{label} ({base[:7]})" if label == "before" else label
             print(f"{tag + ':':18} {len(right)} named, {len(linkage.matches) - len(right)} wrong; pseudonyms {linkage.pseudonyms}")
+            rooms = room_reidentify(game["rooms"], out)
+            named, wrong = room_identified(rooms, owns)
+            print(f"{'  rooms join:':18} {len(named)} named of {rooms.players} room players, {wrong} wrong pins")
+            both = set(named) | set(right)
+            print(f"{'  either join:':18} {len(both)} named")
 
 
 if __name__ == "__main__":

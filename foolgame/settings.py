@@ -399,6 +399,16 @@ FM2_ROOMS = {
     # A room's next pair is chosen by a worker while its question plays (rooms.tasks.
     # prepare_pair) and kept this long past the question's seconds for the host's next deal.
     "PREPARED_PAIR_SECONDS": 10 * 60,
+    # Abuse caps (issue 24): rooms one host may have open at once (409 too_many_open_rooms)
+    # and create per hour (429 room_rate_limited, with retry_after); joins and leaves one
+    # player may send per JOIN_LEAVE_WINDOW_SECONDS across rooms (429 join_leave_rate_limited);
+    # each room socket gets at most one members frame per MEMBERS_FRAME_SECONDS (the latest
+    # board: joins and leaves in between are coalesced into it).
+    "MAX_OPEN_ROOMS_PER_HOST": env.int("FM2_ROOM_MAX_OPEN_PER_HOST", default=3),
+    "ROOMS_PER_HOUR": env.int("FM2_ROOMS_PER_HOUR", default=20),
+    "JOIN_LEAVES_PER_WINDOW": env.int("FM2_ROOM_JOIN_LEAVES_PER_WINDOW", default=12),
+    "JOIN_LEAVE_WINDOW_SECONDS": 60,
+    "MEMBERS_FRAME_SECONDS": env.float("FM2_ROOM_MEMBERS_FRAME_SECONDS", default=1.0),
 }
 
 # --- WebSockets (foolgame.voting.consumers, foolgame.security, foolgame.serving) ----------

@@ -535,10 +535,12 @@ def _write_votes(
             correct = row["vote__correct"] if voted else None
             least = _least_voter_points(row["vote__remaining"]) if correct else 0
             seen = [sightings.get((row["player_id"], row[f"{side}_claim_id"])) for side in ("left", "right")]
+            # A room's round has no voter: its room's results are public (privacy.py).
+            room_round = row["room_play__question__started_at"] is not None
             files.write(
                 "votes",
                 {
-                    "voter": voters(row["player_id"], {"verify": least, "total": least}),
+                    "voter": None if room_round else voters(row["player_id"], {"verify": least, "total": least}),
                     "true_claim": ids[true_index],
                     "false_claim": ids[false_index],
                     "true_claim_split": sides[true_index][2],

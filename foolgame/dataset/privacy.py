@@ -10,6 +10,16 @@ person, that join named every player of a simulated 240-player game). So the exp
 with its own pseudonym, and a run ends before what it shows would let it out-score the
 K-th best player of any leaderboard. An author's runs and the same person's voting runs are
 never tied together.
+
+Rooms' results are public too (issue 24). After each question of a live room, every member
+sees who found it (usernames, with their points) and the scoreboard (who voted), and knows
+the pair's texts, hence its claim ids in the export: joined with ``votes.jsonl``, a question
+with one finder named that finder's run, and with it the run's other rounds (one player's
+three runs in the attack of issue 24). No cut of runs helps there, since one vote is enough:
+so a room's round is exported with ``voter: null``, in no run (the exporter's
+``_write_votes``), and its vote still counts in the claims' totals. What the room join can
+still learn is the row of a finder the room named: its clues bought and time bucket, no
+other record of theirs (``tests/dataset/linkage.py``, ``room_reidentify``).
 """
 
 from __future__ import annotations

@@ -440,7 +440,7 @@ One ended round a line, in the order the rounds were dealt:
 
 | field | meaning |
 | --- | --- |
-| `voter` | the pseudonym of a run of at most 10 of one voter's rounds (see Privacy) |
+| `voter` | the pseudonym of a run of at most 10 of one voter's rounds (see Privacy); null for a round of a live room |
 | `true_claim`, `false_claim` | claim ids; `true_claim_split`, `false_claim_split` their splits |
 | `false_claim_side` | where the false claim was on screen, `left` or `right` |
 | `true_claim_public`, `false_claim_public` | the claim comes from the published FM2 release, replayed in the game: **its label and evidence are public**, so anyone holding the release could answer it; keep these votes apart from votes on the game's own claims |
@@ -489,6 +489,9 @@ one of the 238 players on the leaderboards. So this export is coarsened:
   voting runs. A run also ends before the fewest points it shows (claims, likes, the
   authors' least share of the votes on them, the voters' least points) would pass the 5th
   best player's on any leaderboard, so at least 5 players could own it.
+- **A live room's rounds have no voter** (`voter` null). A room shows its members who found
+  each question, with their points, and who voted; with the pair's claim ids that would pin
+  those rows, and the runs holding them, on named players.
 - On the simulated 240-player game the same join (the points and the skill table's vote
   counts), reading each pseudonym both as a whole person and as part of one, names nobody
   (`tests/dataset/test_linkage.py`). It does not try the ratings themselves: a run's 10

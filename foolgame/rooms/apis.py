@@ -17,6 +17,10 @@ from foolgame.rooms import services
 from foolgame.voting.apis import OK, ResultSerializer, RoundStateSerializer, _data
 
 NOT_FOUND = "room_not_found: no room has this code"
+JOIN_LEAVE_LIMIT = (
+    f"join_leave_rate_limited: more than {settings.FM2_ROOMS['JOIN_LEAVES_PER_WINDOW']} joins and leaves of yours in "
+    f"{settings.FM2_ROOMS['JOIN_LEAVE_WINDOW_SECONDS']} s; nothing changed; details.retry_after (seconds, also the Retry-After header)"
+)
 
 
 class CreateRoomSerializer(serializers.Serializer):
@@ -28,9 +32,9 @@ class CreateRoomSerializer(serializers.Serializer):
 class ScoreSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     username = serializers.CharField()
-    points = serializers.IntegerField(help_text="what this member's votes in the room earned")
-    correct = serializers.IntegerField(help_text="right answers in the room")
-    voted = serializers.IntegerField()
+    points = serializers.IntegerField(help_text="what this member's votes on the room's finished questions earned (a question still playing counts once it is over)")
+    correct = serializers.IntegerField(help_text="right answers on the finished questions")
+    voted = serializers.IntegerField(help_text="votes on the finished questions")
     host = serializers.BooleanField()
     left = serializers.BooleanField()
 
@@ -54,6 +58,7 @@ class QuestionSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField()
     deadline = serializers.DateTimeField()
     remaining = serializers.FloatField(allow_null=True)
+    votes = serializers.IntegerField(help_text="how many members have voted on this question so far (never who)")
     round = RoundStateSerializer(allow_null=True, help_text="your own round (null: you watch this question); no result until the question is over")
     answer = AnswerSerializer(required=False, help_text="once the question is over")
 
@@ -70,7 +75,10 @@ class RoomSerializer(serializers.Serializer):
     seconds = serializers.IntegerField()
     number = serializers.IntegerField(help_text="the current question's number (0 before the first)")
     clue_cost = serializers.IntegerField()
-    scoreboard = ScoreSerializer(many=True)
+    members = serializers.IntegerField(help_text="how many players are in the room now")
+    scoreboard = ScoreSerializer(
+        many=True, allow_null=True, help_text="members (and those who left) only, else null: the finished questions' totals, nothing of the question playing"
+    )
     question = QuestionSerializer(allow_null=True, help_text="members only: the current question")
 
 
@@ -94,6 +102,9 @@ class RoomCreateApi(ApiView):
                     "invalid_seconds: seconds is not 30 to 180",
                     "unknown_category: no category has this slug or name",
                 ],
+                e409=f"too_many_open_rooms: you host {settings.FM2_ROOMS['MAX_OPEN_ROOMS_PER_HOST']} rooms not ended already; details.rooms lists their codes",
+                e429=f"room_rate_limited: you made {settings.FM2_ROOMS['ROOMS_PER_HOUR']} rooms in the last hour; details has retry_after "
+                "(seconds, also the Retry-After header) and retry_at",
             ),
         },
         summary="Host a live room",
@@ -115,9 +126,10 @@ class RoomDetailApi(ApiView):
     @extend_schema(
         responses={200: RoomSerializer, **errors(e404=NOT_FOUND)},
         summary="The room as you may see it now",
-        description="Its settings, members and scoreboard; for a member, the current question with their own round "
-        "(no answer before the question is over, even after their vote). A question found past its deadline is "
-        "finished by this read. A member's read counts as being present.",
+        description="Its settings and member count; for a member, the scoreboard of the finished questions and the "
+        "current question with their own round (no answer before the question is over, even after their vote; of the "
+        "others, only how many have voted). Anyone else gets no scoreboard (null) and no question. A question found "
+        "past its deadline is finished by this read. A member's read counts as being present.",
     )
     def get(self, request: Request, code: str) -> Response:
         return Response(services.room_state(code=code, player=request.user))
@@ -130,7 +142,7 @@ class RoomJoinApi(ApiView):
         request=None,
         responses={
             200: RoomSerializer,
-            **errors(post=True, reads_body=False, e404=NOT_FOUND, e409=["room_over: the room has ended", f"room_full: the room holds its {settings.FM2_ROOMS['MAX_MEMBERS']} players"]),
+            **errors(post=True, reads_body=False, e404=NOT_FOUND, e409=["room_over: the room has ended", f"room_full: the room holds its {settings.FM2_ROOMS['MAX_MEMBERS']} players"], e429=JOIN_LEAVE_LIMIT),
         },
         summary="Join a room by its code",
         description="Makes you a member (again, after leaving). Joining while a question plays, you watch it and play "
@@ -173,7 +185,7 @@ class RoomLeaveApi(ApiView):
 
     @extend_schema(
         request=None,
-        responses={200: OK, **errors(post=True, reads_body=False, e403="not_a_member: you are not in this room", e404=NOT_FOUND)},
+        responses={200: OK, **errors(post=True, reads_body=False, e403="not_a_member: you are not in this room", e404=NOT_FOUND, e429=JOIN_LEAVE_LIMIT)},
         summary="Leave a room (the host leaving ends it)",
         description="You give up your round of the open question (no points) and leave. When the host leaves, the room "
         "ends for everyone: the open question ends at once (votes already cast keep their points).",

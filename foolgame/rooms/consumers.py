@@ -76,6 +76,9 @@ class RoomConsumer(GameSocketConsumer):
     admitted: bool = False
     room_id: int | None = None
     member_id: int | None = None
+    members_board: list[dict[str, Any]] | None = None  # the latest board of a members message not sent yet
+    members_task: asyncio.Task | None = None
+    members_sent_at: float = float("-inf")  # the loop's time of the last members frame
 
     async def connect(self) -> None:
         self.code = self.label = str(self.scope["url_route"]["kwargs"]["code"]).upper()
@@ -102,6 +105,8 @@ class RoomConsumer(GameSocketConsumer):
         return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
 
     async def disconnect(self, code: int) -> None:
+        if self.members_task is not None:
+            self.members_task.cancel()
         if self.admitted:
             self._forget()
         if self.member_id is not None and self.member_id not in _presence and self.leased:
@@ -229,15 +234,42 @@ class RoomConsumer(GameSocketConsumer):
         if event["question_id"] == self.question_id:
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
+        self._members_superseded()
         await self.send_frame("answer", answer)
 
     async def room_members(self, event: dict[str, Any]) -> None:
-        if self._live():
-            await self.send_frame("members", {"scoreboard": event["scoreboard"]})
+        """At most one members frame per MEMBERS_FRAME_SECONDS, carrying the latest board:
+        a burst of joins and leaves costs each socket one frame now and one at the end of
+        the burst, not one per join."""
+        if not self._live():
+            return
+        self.members_board = event["scoreboard"]
+        if self.members_task is None:
+            self.members_task = asyncio.create_task(self._send_members())
+
+    async def _send_members(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self.members_board is not None:
+                wait = self.members_sent_at + float(settings.FM2_ROOMS["MEMBERS_FRAME_SECONDS"]) - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
+                board, self.members_board = self.members_board, None
+                if board is not None:
+                    self.members_sent_at = loop.time()
+                    await self.send_frame("members", {"scoreboard": board})
+        finally:
+            self.members_task = None
+
+    def _members_superseded(self) -> None:
+        """An answer or the end carries a board read after any members message before it."""
+        self.members_board = None
 
     async def room_ended(self, event: dict[str, Any]) -> None:
         if not self._live():
             return
+        self._members_superseded()
         await self.send_frame("ended", {"reason": event["reason"], "scoreboard": event["scoreboard"]})
         self._forget()
         await self.close(code=CLOSE_ROOM_ENDED)

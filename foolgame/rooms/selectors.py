@@ -1,5 +1,10 @@
 """Reads for live rooms: the scoreboard, who found a question's answer, and what a member's
-round of a question may show while it plays."""
+round of a question may show while it plays.
+
+Nothing here tells anyone how a member did on a question still playing: the scoreboard sums
+finished questions only (a vote's points and ``correct`` would otherwise show on the board
+the moment it is cast, and a canary's vote would give the answer to everyone else), and of
+the question playing only the number of votes cast is told (``question_votes``), never whose."""
 
 from __future__ import annotations
 
@@ -12,16 +17,18 @@ from foolgame.voting.models import Round
 
 
 def room_scoreboard(*, room: Room) -> list[dict[str, Any]]:
-    """Every member, ranked by the points their votes in this room earned (the solo award:
-    the points on the clock when the vote was right), then by right answers; equal scores
-    share a rank. Members who left stay on it, marked."""
+    """Every member, ranked by the points their votes on the room's finished questions earned
+    (the solo award: the points on the clock when the vote was right), then by right answers;
+    equal scores share a rank. Members who left stay on it, marked. A question still playing
+    counts for nobody until it is over."""
     return room_results(room=room)[0]
 
 
 def room_results(*, room: Room, question: RoomQuestion | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The scoreboard (``room_scoreboard``) and, for ``question``, the members who found its
-    false claim, most points first: two queries, the members and their votes' totals in the
-    room (with the points of a right vote on the question)."""
+    """The scoreboard (``room_scoreboard``) and, for ``question`` (a finished one), the members
+    who found its false claim, most points first: two queries, the members and their votes'
+    totals over the room's finished questions (with the points of a right vote on the
+    question)."""
     sums: dict[str, Any] = {
         "points": Sum("round__vote__points"),
         "correct": Count("pk", filter=Q(round__vote__correct=True)),
@@ -29,7 +36,7 @@ def room_results(*, room: Room, question: RoomQuestion | None = None) -> tuple[l
     }
     if question is not None:
         sums["found"] = Max("round__vote__points", filter=Q(question_id=question.pk, round__vote__correct=True))
-    totals = {row["player_id"]: row for row in RoomRound.objects.filter(question__room=room).values("player_id").annotate(**sums)}
+    totals = {row["player_id"]: row for row in RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).values("player_id").annotate(**sums)}
     rows, found = [], []
     for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
         total = totals.get(player_id, {})
@@ -51,6 +58,11 @@ def room_results(*, room: Room, question: RoomQuestion | None = None) -> tuple[l
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
     found.sort(key=lambda f: (-f["points"], f["username"]))
     return rows, found
+
+
+def question_votes(*, question: RoomQuestion) -> int:
+    """How many votes were cast on this question so far: a count, never whose."""
+    return RoomRound.objects.filter(question=question, round__vote__isnull=False).count()
 
 
 def round_answer_withheld(*, round_: Round) -> bool:

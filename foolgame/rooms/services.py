@@ -24,6 +24,7 @@ messages, the finish task) wait for the commit.
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -41,7 +42,8 @@ from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
 from foolgame.rooms import events
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
-from foolgame.rooms.selectors import room_results, room_scoreboard
+from foolgame.throttle import throttle_bump
+from foolgame.rooms.selectors import question_votes, room_results, room_scoreboard
 from foolgame.voting import clock
 from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import services as rounds
@@ -78,6 +80,8 @@ def room_create(*, host: AbstractBaseUser, category: str | None = None, question
         raise ServiceError("unknown_category", "No such category.")
     now = clock.now()
     with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=host.pk).first()  # the host's caps hold under concurrent creates
+        _check_room_caps(host, now)
         for _ in range(10):
             code = "".join(random.choices(CODE_ALPHABET, k=options["CODE_LENGTH"]))
             try:
@@ -91,6 +95,48 @@ def room_create(*, host: AbstractBaseUser, category: str | None = None, question
         RoomMember.objects.create(room=room, player=host, joined_at=now, seen_at=now)
         events.prepare_task_on_commit(room)
     return room
+
+
+def _check_room_caps(host: AbstractBaseUser, now: datetime) -> None:
+    """At most MAX_OPEN_ROOMS_PER_HOST rooms of one host not ended, and ROOMS_PER_HOUR made
+    in the last hour, counted from the stored rooms; the caller holds the host's row lock."""
+    options = _options()
+    open_codes = list(Room.objects.filter(host=host).exclude(state=Room.State.ENDED).order_by("created").values_list("code", flat=True))
+    if len(open_codes) >= options["MAX_OPEN_ROOMS_PER_HOST"]:
+        raise ServiceError(
+            "too_many_open_rooms",
+            f"You host {len(open_codes)} rooms already (at most {options['MAX_OPEN_ROOMS_PER_HOST']}); end one first.",
+            status_code=409,
+            details={"rooms": open_codes},
+        )
+    limit = options["ROOMS_PER_HOUR"]
+    recent = list(Room.objects.filter(host=host, created__gt=now - timedelta(hours=1)).order_by("-created").values_list("created", flat=True)[:limit])
+    if len(recent) >= limit:
+        again = recent[-1] + timedelta(hours=1)
+        wait = max(1, math.ceil((again - now).total_seconds()))
+        raise ServiceError(
+            "room_rate_limited",
+            f"You made {limit} rooms in the last hour; you can host again in {wait} s.",
+            status_code=429,
+            retry_after=wait,
+            details={"retry_after": wait, "retry_at": again.isoformat()},
+        )
+
+
+def _check_join_leave_rate(player: AbstractBaseUser) -> None:
+    """At most JOIN_LEAVES_PER_WINDOW joins and leaves per player per window, across rooms:
+    each one sends every member a members frame. Counted before anything is written, so a
+    refused call changes nothing (the refused ones count too)."""
+    options = _options()
+    count, wait = throttle_bump("room-join-leave", (str(player.pk),), int(options["JOIN_LEAVE_WINDOW_SECONDS"]))
+    if count > options["JOIN_LEAVES_PER_WINDOW"]:
+        raise ServiceError(
+            "join_leave_rate_limited",
+            f"At most {options['JOIN_LEAVES_PER_WINDOW']} joins and leaves in {options['JOIN_LEAVE_WINDOW_SECONDS']} s; try again in {wait} s.",
+            status_code=429,
+            retry_after=wait,
+            details={"retry_after": wait},
+        )
 
 
 def _get_room(code: str, *, lock: bool = False) -> Room:
@@ -108,6 +154,7 @@ def room_join(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
     question plays watches it and gets the next one.
 
     Locking: the room's row, so the member cap holds."""
+    _check_join_leave_rate(player)
     now = clock.now()
     with transaction.atomic():
         room = _get_room(code, lock=True)
@@ -129,6 +176,7 @@ def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
     """Leave the room. The host leaving ends it (an open question ends at once; votes already
     cast keep their points). Anyone else gives up their round of the open question, which
     then ends if everyone else has voted."""
+    _check_join_leave_rate(player)
     now = clock.now()
     with transaction.atomic():
         room = _get_room(code, lock=True)
@@ -393,10 +441,12 @@ def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[dict[s
 
 
 def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
-    """The room as this player may see it now: its settings, members and scoreboard; for a
-    member, the current question with their own round (before the question is over: no
-    answer, even after their vote) or, for a member who joined during it, none (watching:
-    not even the claims). A question found over its deadline is finished first."""
+    """The room as this player may see it now: its settings and how many members it has;
+    for a member (or one who left), the scoreboard of the finished questions and the current
+    question with their own round (before the question is over: no answer, even after their
+    vote; of the others, only how many have voted) or, for a member who joined during it,
+    none (watching: not even the claims). Anyone else sees what they need to join, not the
+    scoreboard. A question found over its deadline is finished first."""
     room = _get_room(code)
     question = _open_question(room)
     if question is not None and room_question_finish(question_id=question.pk):
@@ -416,7 +466,8 @@ def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
         "seconds": room.seconds,
         "number": room.current,
         "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
-        "scoreboard": room_scoreboard(room=room),
+        "members": RoomMember.objects.filter(room=room, left_at__isnull=True).count(),
+        "scoreboard": room_scoreboard(room=room) if member is not None else None,
         "question": None,
     }
     if member is None or room.current == 0:
@@ -446,6 +497,7 @@ def question_view(question: RoomQuestion, *, room: Room, player_id: int) -> dict
         if question.state == RoomQuestion.State.PLAYING:
             own.pop("result", None)  # nobody sees the answer before the question is over
         view["round"] = own
+    view["votes"] = question_votes(question=question)
     if question.state == RoomQuestion.State.DONE:
         answer = question_answer(question, room=room)
         if play is None:  # a watcher was not dealt this pair: its answer stays unseen

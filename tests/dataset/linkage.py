@@ -16,6 +16,15 @@ that reading may be wrong, so a pair counts only when each is the other's only f
 ``simulate_game`` writes a game of many players straight into the database with
 ``bulk_create``: claims with their write rows, rounds with votes, clues, likes and the
 ledger rows ``scoring.rounds.round_awards`` gives, exactly as the services would write them.
+
+Rooms (issue 24). A live room's results are public to its members: after each question,
+who found it with their points, and the scoreboard (whose ``voted`` count grew: who voted).
+The members know the pair's texts, hence its claim ids in the export. ``room_reidentify``
+joins those results to ``votes.jsonl``: each member who voted on a question must own one of
+the pair's votes whose ``correct`` and time bucket fit what the room showed; a member left
+with one candidate pseudonym (after taking out those pinned on others) is named.
+``simulate_rooms`` plays rooms among a simulated game's players, and ``room_results``
+reads what their members saw.
 """
 
 from __future__ import annotations
@@ -92,6 +101,8 @@ def export_bounds(export_dir: Path) -> dict[str, _Bounds]:
             likes = claim.get("total_likes") or 0
             bounds[claim["author"]].add("like", LIKE_POINTS * likes, LIKE_POINTS * likes)
     for vote in _read_jsonl(export_dir / "votes.jsonl"):
+        if vote.get("voter") is None:
+            continue  # a vote of no pseudonym (a room's): nothing to pin it on
         voter = bounds[vote["voter"]]
         if vote.get("outcome") == "voted" or vote.get("correct") is not None:
             voter.lo["votes"] += 1
@@ -162,6 +173,141 @@ def reidentify(leaderboards: Mapping[str, Iterable[Mapping[str, Any]]], export_d
 def identified(linkage: Linkage, owns: Callable[[str, str], bool]) -> list[str]:
     """The players the join named rightly: ``owns(username, pseudonym)`` is the truth."""
     return sorted(name for name, pseudonym in linkage.matches.items() if owns(name, pseudonym))
+
+
+# --- the room join (issue 24) ---------------------------------------------------------------
+
+
+@dataclass
+class RoomLinkage:
+    matches: dict[str, set[str]]
+    """username -> the pseudonyms the join pins on them."""
+    questions: int
+    players: int
+
+
+def _points_fit(bucket: int | None, points: int) -> bool:
+    """A vote's ``remaining_bucket`` and the points the room showed for it agree."""
+    if bucket is None:
+        return True
+    return min(POT, bucket) <= points <= min(POT, bucket + 29)
+
+
+def room_reidentify(results: Iterable[Mapping[str, Any]], export_dir: Path) -> RoomLinkage:
+    """Join the rooms' public results (``room_results``) to an export's votes."""
+    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for vote in _read_jsonl(export_dir / "votes.jsonl"):
+        if vote.get("voter") is not None and vote.get("outcome", "voted") == "voted":
+            by_pair[(vote["true_claim"], vote["false_claim"])].append(vote)
+    candidates: list[tuple[str, set[str]]] = []
+    players: set[str] = set()
+    results = list(results)
+    for question in results:
+        found = {f["username"]: f["points"] for f in question["found"]}
+        rows = by_pair.get((question["true_claim"], question["false_claim"]), [])
+        for name in question["voters"]:
+            players.add(name)
+            fits = {
+                row["voter"]
+                for row in rows
+                if bool(row.get("correct")) == (name in found) and (name not in found or _points_fit(row.get("remaining_bucket"), found[name]))
+            }
+            candidates.append((name, fits))
+    matches: dict[str, set[str]] = defaultdict(set)
+    owner: dict[str, str] = {}
+    changed = True
+    while changed:  # pin the lone candidates, take them from the others, again
+        changed = False
+        for name, fits in candidates:
+            left = {p for p in fits if owner.get(p, name) == name}
+            if len(left) == 1:
+                (pseudonym,) = left
+                if pseudonym not in owner:
+                    owner[pseudonym] = name
+                    matches[name].add(pseudonym)
+                    changed = True
+    return RoomLinkage(dict(matches), len(results), len(players))
+
+
+def room_identified(linkage: RoomLinkage, owns: Callable[[str, str], bool]) -> tuple[list[str], int]:
+    """The players the room join named rightly, and how many of its pins were wrong."""
+    right = sorted(name for name, pseudonyms in linkage.matches.items() if any(owns(name, p) for p in pseudonyms))
+    wrong = sum(1 for name, pseudonyms in linkage.matches.items() for p in pseudonyms if not owns(name, p))
+    return right, wrong
+
+
+def simulate_rooms(game: SimulatedGame, *, rooms: int = 30, seed: int = 0, start: datetime | None = None) -> int:
+    """Rooms played by the game's players (2 to 6 members, 3 to 5 questions of 180 s), each
+    question one pair for all, with the rounds, votes, awards and room rows the services
+    write. Returns the number of questions."""
+    from foolgame.claims.models import Claim
+    from foolgame.players.models import LedgerEntry
+    from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+    from foolgame.voting.models import Round, Vote
+    from scoring.rounds import round_awards
+
+    rng = random.Random(seed + 1000)
+    moment = start or datetime(2026, 3, 20, 18, 0, tzinfo=dt_timezone.utc)
+    ids = sorted(game.usernames)
+    claims = list(Claim.objects.filter(author_id__in=ids).values("id", "label", "author_id"))
+    by_label = {label: [c for c in claims if c["label"] == label] for label in Claim.Label.values}
+    asked = 0
+    for n in range(rooms):
+        members = rng.sample(ids, rng.randint(2, 6))
+        moment += timedelta(minutes=rng.randint(5, 90))
+        room = Room.objects.create(code=f"S{seed % 10}{n:04d}"[:8], host_id=members[0], questions=rng.randint(3, 5), seconds=180,
+                                   state=Room.State.ENDED, created=moment, end_reason=Room.EndReason.DONE)
+        RoomMember.objects.bulk_create(RoomMember(room=room, player_id=m, joined_at=moment, seen_at=moment) for m in members)
+        for number in range(1, room.questions + 1):
+            true_c = rng.choice([c for c in by_label["SUPPORTS"] if c["author_id"] not in members])
+            false_c = rng.choice([c for c in by_label["REFUTES"] if c["author_id"] not in members])
+            false_index = rng.randint(0, 1)
+            left, right = (false_c, true_c) if false_index == 0 else (true_c, false_c)
+            moment += timedelta(minutes=4)
+            question = RoomQuestion.objects.create(room=room, number=number, left_claim_id=left["id"], right_claim_id=right["id"],
+                                                   false_claim_index=false_index, state=RoomQuestion.State.DONE, started_at=moment,
+                                                   deadline=moment + timedelta(seconds=180), ended_at=moment + timedelta(seconds=180))
+            asked += 1
+            for member in members:
+                remaining = rng.uniform(3.0, 176.0)
+                votes = rng.random() < 0.9
+                round_ = Round.objects.create(player_id=member, left_claim_id=left["id"], right_claim_id=right["id"], false_claim_index=false_index,
+                                              state=Round.State.VOTED if votes else Round.State.TIMED_OUT, started_at=moment,
+                                              deadline=moment + timedelta(seconds=180),
+                                              ended_at=moment + timedelta(seconds=180 - (remaining if votes else 0)))
+                RoomRound.objects.create(question=question, player_id=member, round=round_)
+                if not votes:
+                    continue
+                correct = rng.random() < 0.7
+                awards = round_awards(outcome="correct" if correct else "wrong", remaining=remaining, voter=member,
+                                      true_claim_author=true_c["author_id"], false_claim_author=false_c["author_id"], pot=POT)
+                Vote.objects.create(round=round_, false_claim_index=false_index if correct else 1 - false_index, correct=correct,
+                                    points=sum(a.amount for a in awards if a.role == "voter"), remaining=remaining, created=round_.ended_at)
+                LedgerEntry.objects.bulk_create(
+                    LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim_id=false_c["id"] if a.role != "true_claim_author" else true_c["id"],
+                                cause=f"round:{round_.pk}")
+                    for a in awards
+                )
+        room.ended_at = moment + timedelta(seconds=180)
+        room.save(update_fields=["ended_at"])
+    return asked
+
+
+def room_results() -> list[dict[str, Any]]:
+    """What every room's members saw after each question: the pair (as the export's claim
+    ids: the members read its texts), who found it with their points (``found``), and who
+    voted on it (the ``voted`` counts that grew on the scoreboard)."""
+    from foolgame.rooms.models import Room, RoomQuestion, RoomRound
+    from foolgame.rooms.selectors import room_results as results_of
+
+    shown = []
+    for room in Room.objects.all():
+        for question in RoomQuestion.objects.filter(room=room, state=RoomQuestion.State.DONE).order_by("number"):
+            _, found = results_of(room=room, question=question)
+            true_id, false_id = (question.right_claim_id, question.left_claim_id) if question.false_claim_index == 0 else (question.left_claim_id, question.right_claim_id)
+            voters = RoomRound.objects.filter(question=question, round__vote__isnull=False).values_list("player__username", flat=True)
+            shown.append({"true_claim": f"game-{true_id}", "false_claim": f"game-{false_id}", "found": found, "voters": sorted(voters)})
+    return shown
 
 
 # --- the simulated game ----------------------------------------------------------------------

@@ -9,7 +9,17 @@ import pytest
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.services import dataset_export
-from tests.dataset.linkage import identified, public_leaderboards, reidentify, simulate_game, write_exact_export
+from tests.dataset.linkage import (
+    identified,
+    public_leaderboards,
+    reidentify,
+    room_identified,
+    room_reidentify,
+    room_results,
+    simulate_game,
+    simulate_rooms,
+    write_exact_export,
+)
 
 SALT = b"a fixed salt for the tests, 32 bytes"
 
@@ -40,6 +50,27 @@ def test_the_leaderboard_join_names_nobody_in_an_export_of_a_240_player_game(tmp
     assert linkage.players >= 200 and linkage.pseudonyms > linkage.players
     assert identified(linkage, truth) == []
     assert linkage.matches == {}  # not even a wrong guess is unambiguous
+
+
+@pytest.mark.django_db
+def test_the_rooms_results_join_names_nobody(tmp_path: Path) -> None:
+    # Issue 24: who found each question (with points) and who voted are public to a room's
+    # members, who know the pair; joined with votes.jsonl they named runs of their fellows.
+    game = simulate_game(players=80, seed=5)
+    assert simulate_rooms(game, rooms=25, seed=5) >= 75
+    results = room_results()
+    truth = owns(game, Pseudonyms(SALT))
+    write_exact_export(tmp_path / "exact", lambda pk: Pseudonyms(SALT).named(f"user:{pk}"))  # the control: one pseudonym a person
+    control = room_reidentify(results, tmp_path / "exact")
+    assert len(room_identified(control, truth)[0]) >= 0.5 * control.players
+    dataset_export(out_dir=tmp_path / "out", options=ExportOptions(), salt=SALT)
+    linkage = room_reidentify(results, tmp_path / "out")
+    assert linkage.players >= 40
+    # What it may still pin is a solo round of someone else dealt the same pair: a wrong guess.
+    assert room_identified(linkage, truth)[0] == []
+    # The leaderboards join still names nobody with the rooms' points on the boards.
+    boards = public_leaderboards()
+    assert identified(reidentify(boards, tmp_path / "out"), truth) == []
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,8 @@ def test_the_export_counts_room_votes(party, fake_clock, tmp_path: Path) -> None
     assert sorted((v["outcome"], v["correct"], v["remaining_bucket"]) for v in votes) == [
         ("timeout", None, None), ("voted", False, 150), ("voted", True, 150)
     ]
+    # The room showed its members who found the question: its rounds carry no voter (issue 24).
+    assert {v["voter"] for v in votes} == {None}
     assert LedgerEntry.objects.filter(player=party.host, kind="verify").get().amount == 120
     claims = {r["text"]: r for r in map(json.loads, (tmp_path / "out" / "train.jsonl").read_text().splitlines())}
     for claim in question.claims:
