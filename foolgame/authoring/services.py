@@ -228,7 +228,7 @@ def _order_rule() -> OrderRule:
 
 def _check_claim_rate(*, author: AbstractBaseUser, now: datetime) -> None:
     """At most ``CLAIMS_PER_WINDOW`` claims per ``CLAIM_WINDOW_SECONDS`` and ``CLAIMS_PER_DAY``
-    per day (429 ``claim_rate_limited`` with ``retry_after``), counted from the stored claims,
+    per day (429 ``claim_rate_limited``, Retry-After in seconds), counted from the stored claims,
     removed ones too. The caller holds the author's row lock, so two saves cannot both pass."""
     limits = ((_config("CLAIMS_PER_WINDOW", 12), _config("CLAIM_WINDOW_SECONDS", 600)), (_config("CLAIMS_PER_DAY", 120), 24 * 3600))
     for limit, seconds in limits:
@@ -244,8 +244,7 @@ def _check_claim_rate(*, author: AbstractBaseUser, now: datetime) -> None:
                 "claim_rate_limited",
                 f"You saved {limit} claims in the last {span}; you can save another in {wait} s (at {again.isoformat(timespec='seconds')}).",
                 status_code=429,
-                details={"retry_after": wait, "retry_at": again.isoformat()},
-                retry_after=wait,
+                retry_after=wait,  # the Retry-After header; details keep this endpoint's documented shape
             )
 
 
