@@ -356,6 +356,19 @@ FM2 = {
     "CLAIM_PAGE_WORD_PREFIX": 5,
     "NEAR_DUPLICATE_SIMILARITY": 0.8,
     "MAX_OPEN_WRITE_TASKS": 3,
+    # Word salad and claim floods (issue 24). A claim must stand at least
+    # min(BASE + PER_WORD x its words, CAP) standard deviations above shuffles of its own
+    # words under the word-order model (scoring.word_order; bench/bench_word_salad.py: 0.4% of
+    # the FM2 dev claims refused, 97.9% of their shuffles). A player saves at most
+    # CLAIMS_PER_WINDOW claims per CLAIM_WINDOW_SECONDS and CLAIMS_PER_DAY per day (429): a claim
+    # takes a person a minute or more (read the page, pick the gold, write), so 12 in 10 minutes
+    # and 120 a day (two hours of writing at that pace) are out of an honest writer's reach.
+    "CLAIM_SENTENCE_Z_BASE": 1.0,
+    "CLAIM_SENTENCE_Z_PER_WORD": 0.15,
+    "CLAIM_SENTENCE_Z_CAP": 3.5,
+    "CLAIMS_PER_WINDOW": env.int("FM2_CLAIMS_PER_WINDOW", default=12),
+    "CLAIM_WINDOW_SECONDS": 10 * 60,
+    "CLAIMS_PER_DAY": env.int("FM2_CLAIMS_PER_DAY", default=120),
     "GIVEAWAY_MIN_CLAIMS": 20,
     "GIVEAWAY_RETRAIN_EVERY": 50,
     "GIVEAWAY_TARGET_PRECISION": 0.75,

@@ -12,7 +12,9 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from retrieval.text import content_tokens, fold as fold_word, terms, word_tokens
+from retrieval.text import BIGRAM_JOINER, content_tokens, fold as fold_word, terms, word_tokens
+from scoring import word_order
+from scoring.word_order import OrderRule
 
 # Bidirectional overrides and isolates reorder what a reader sees without changing what is
 # stored: a claim could display one thing and say another.
@@ -84,9 +86,21 @@ def names_title(claim: str, title: str) -> bool:
     return bool(wanted & {token.term for token in word_tokens(claim)})
 
 
+def _unordered_terms(text: str) -> set[str]:
+    """The retrieval terms with each bigram's two words in sorted order: the same set for a text
+    and for its words reversed, while "not born" still differs from "born" (negation counts)."""
+    found = set()
+    for term in terms(text):
+        words = term.split(BIGRAM_JOINER)
+        found.add(BIGRAM_JOINER.join(sorted(words)) if len(words) == 2 else term)
+    return found
+
+
 def similarity(first: str, second: str) -> float:
-    """Jaccard similarity of the two texts' retrieval terms (content words and bigrams)."""
-    a, b = set(terms(first)), set(terms(second))
+    """Jaccard similarity of the two texts' retrieval terms (content words and the pairs of
+    neighbouring words, each pair taken in either order): word order does not make two texts
+    different (issue 24: an active claim with its words reversed passed as new)."""
+    a, b = _unordered_terms(first), _unordered_terms(second)
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
@@ -174,6 +188,18 @@ def names_page(claim: str, words_of_page: set[str], *, prefix: int = 5) -> bool:
 
 
 def duplicate_key(text: str) -> str:
-    """The text as folded words only: equal for two texts that differ in case, accents,
-    punctuation or spacing alone."""
-    return " ".join(token.term for token in word_tokens(text))
+    """The text's folded words, sorted: equal for two texts that differ in case, accents,
+    punctuation, spacing or the order of their words alone."""
+    return " ".join(sorted(token.term for token in word_tokens(text)))
+
+
+# --- Word order (issue 24: word salad from a page earned 100 points a claim) --------------------
+
+
+def reads_as_sentence(text: str, *, rule: OrderRule | None = None) -> bool:
+    """Does the claim read as a sentence rather than as its own words in any order?
+
+    The test is :func:`scoring.word_order.reads_as_sentence`: the claim against shuffles of
+    its own words under a small English word-order model shipped with the package.
+    """
+    return word_order.reads_as_sentence(text, rule=rule)

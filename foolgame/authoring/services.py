@@ -6,6 +6,7 @@ save, each with its own error code, and a refused claim writes nothing.
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import uuid
@@ -28,6 +29,7 @@ from foolgame.evidence import selectors as evidence_selectors
 from foolgame.evidence import services as evidence
 from foolgame.pages.models import Category, Page, Sentence
 from foolgame.players.models import LedgerEntry
+from scoring.word_order import OrderRule
 from foolgame.throttle import throttle_bump
 
 # How far one label may lead in a pool before the other is assigned whenever it can be.
@@ -202,10 +204,48 @@ def _check_text(raw: Any) -> tuple[str, list[Problem]]:
         min_letter_share=_config("CLAIM_MIN_LETTER_SHARE", 0.5),
     ):
         problems.append(Problem("text_no_words", "text", "Write the claim in words: a sentence a reader can read."))
+    elif text and not problems and not rules.reads_as_sentence(text, rule=_order_rule()):
+        problems.append(
+            Problem(
+                "not_a_sentence",
+                "text",
+                "The claim does not read as a sentence: its words could as well come in any order. Write it as a sentence.",
+            )
+        )
     controls = rules.control_characters(text)
     if controls:
         problems.append(Problem("text_control_characters", "text", f"The claim holds control characters ({', '.join(controls[:5])})."))
     return text, problems
+
+
+def _order_rule() -> OrderRule:
+    return OrderRule(
+        base=_config("CLAIM_SENTENCE_Z_BASE", 1.0),
+        per_word=_config("CLAIM_SENTENCE_Z_PER_WORD", 0.15),
+        cap=_config("CLAIM_SENTENCE_Z_CAP", 3.5),
+    )
+
+
+def _check_claim_rate(*, author: AbstractBaseUser, now: datetime) -> None:
+    """At most ``CLAIMS_PER_WINDOW`` claims per ``CLAIM_WINDOW_SECONDS`` and ``CLAIMS_PER_DAY``
+    per day (429 ``claim_rate_limited``, Retry-After in seconds), counted from the stored claims,
+    removed ones too. The caller holds the author's row lock, so two saves cannot both pass."""
+    limits = ((_config("CLAIMS_PER_WINDOW", 12), _config("CLAIM_WINDOW_SECONDS", 600)), (_config("CLAIMS_PER_DAY", 120), 24 * 3600))
+    for limit, seconds in limits:
+        since = now - timedelta(seconds=seconds)
+        recent = list(
+            Claim.objects.filter(author=author, created__gt=since).order_by("-created").values_list("created", flat=True)[:limit]
+        )
+        if len(recent) >= limit:
+            again = recent[-1] + timedelta(seconds=seconds)
+            wait = max(1, math.ceil((again - now).total_seconds()))
+            span = f"{seconds // 3600} h" if seconds >= 3600 else f"{seconds // 60} min"
+            raise ServiceError(
+                "claim_rate_limited",
+                f"You saved {limit} claims in the last {span}; you can save another in {wait} s (at {again.isoformat(timespec='seconds')}).",
+                status_code=429,
+                retry_after=wait,  # the Retry-After header; details keep this endpoint's documented shape
+            )
 
 
 def _check_gold(raw: Any, page: Page) -> tuple[list[Sentence], list[Problem]]:
@@ -293,14 +333,17 @@ def check_claim_create(
 ) -> CheckedClaim:
     """Every rule of a new claim; raises a ServiceError naming each one broken.
 
-    Locking: takes ``select_for_update`` on the task row, then on the task's page row, so
+    Locking: takes ``select_for_update`` on the author's row, the task row, then the task's page row, so
     call inside ``transaction.atomic`` and write in the same transaction. Two submissions
     of one task then queue, and the second finds it used; two claims for one page (any
     authors) queue too, and the second is checked against the first (near duplicates).
-    Order: task before page, everywhere.
+    Order: author, task, page, everywhere.
     """
     now = now or timezone.now()
+    # The author's row first (as write_task_create does), so the rate count below holds.
+    get_user_model().objects.select_for_update().filter(pk=author.pk).first()
     task = _check_task(author=author, task_id=task_id, now=now)
+    _check_claim_rate(author=author, now=now)
     # Claims of one page are written one at a time: the near-duplicate check below reads
     # the page's claims, and two near-identical claims submitted at once must not both pass.
     Page.objects.select_for_update().filter(pk=task.page_id).first()

@@ -374,6 +374,27 @@ def test_the_same_claim_again_is_refused_before_any_points(author: Client, rival
     assert WriteTask.objects.get(pk=task["id"]).used_at is None
 
 
+def test_an_active_claim_reversed_pays_nothing(author: Client, rival: Client, eiffel: Page) -> None:
+    """Issue 24: an active claim with its words reversed passed the near-duplicate check and paid 100.
+    Reversed words read as no sentence, so the save stops there (400) before the 409."""
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    task = take_task(rival)
+    reversed_words = " ".join(reversed(GOOD_CLAIM.split()))
+    response = post(rival, "/api/claims", {"task": task["id"], "text": reversed_words, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    refused(response, 400, "not_a_sentence")
+    assert Claim.objects.count() == 1 and LedgerEntry.objects.count() == 1
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+
+
+def test_an_active_claim_reversed_is_a_near_duplicate(author: Client, eiffel: Page) -> None:
+    from foolgame.authoring.services import _near_duplicate
+
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    reversed_words = " ".join(reversed(GOOD_CLAIM.split()))
+    assert _near_duplicate(text=reversed_words, page=eiffel)
+    assert not _near_duplicate(text="The tower has three levels for visitors, all with restaurants.", page=eiffel)
+
+
 def test_a_near_duplicate_is_refused_and_a_close_claim_only_warned(author: Client, rival: Client, eiffel: Page) -> None:
     assert warning_codes(author, eiffel, GOOD_CLAIM) == []
     near = "For four decades nothing humans built was ever higher than the Eiffel Tower."
@@ -425,3 +446,46 @@ def test_the_write_page_says_why_no_task_is_given_past_the_cap(author: Client, e
     response = author.post("/write/", {}, headers={"X-CSRFToken": author.cookies["csrftoken"].value}, follow=True)
     assert "You already hold 1 open write task:" in response.content.decode()
     assert WriteTask.objects.count() == 1
+
+
+# --- Claims per player are rate-limited and capped per day (issue 24) --------------------------------
+
+
+def _save(client: Client, eiffel: Page, text: str = GOOD_CLAIM):
+    task = take_task(client)
+    return task, post(client, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+
+
+def test_claims_beyond_the_window_limit_are_refused_with_retry_after(author: Client, eiffel: Page, settings) -> None:
+    from django.contrib.auth import get_user_model
+
+    from tests.factories import ClaimFactory
+
+    settings.FM2 = {**settings.FM2, "CLAIMS_PER_WINDOW": 2, "CLAIM_WINDOW_SECONDS": 600}
+    me = get_user_model().objects.get(username="author")
+    ClaimFactory.create_batch(2, author=me, page=PageFactory(title="Hamlet"))
+    task, response = _save(author, eiffel)
+    error = refused(response, 429, "claim_rate_limited")
+    assert 590 <= int(response["Retry-After"]) <= 600 and "10 min" in error["message"]
+    assert Claim.objects.count() == 2 and LedgerEntry.objects.count() == 0
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+    # Once the window has passed, the same save goes through.
+    Claim.objects.update(created=timezone.now() - timedelta(minutes=11))
+    assert post(author, "/api/claims", {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(eiffel)[3]]}).status_code == 201
+
+
+def test_claims_beyond_the_daily_cap_are_refused(author: Client, rival: Client, eiffel: Page, settings) -> None:
+    from django.contrib.auth import get_user_model
+
+    from tests.factories import ClaimFactory
+
+    settings.FM2 = {**settings.FM2, "CLAIMS_PER_WINDOW": 100, "CLAIMS_PER_DAY": 2}
+    me = get_user_model().objects.get(username="author")
+    ClaimFactory.create_batch(2, author=me, page=PageFactory(title="Hamlet"))
+    Claim.objects.update(created=timezone.now() - timedelta(hours=2))
+    task, response = _save(author, eiffel)
+    refused(response, 429, "claim_rate_limited")
+    assert 21 * 3600 < int(response["Retry-After"]) <= 22 * 3600
+    assert Claim.objects.count() == 2 and LedgerEntry.objects.count() == 0
+    # The cap is per player: another writer is not held back.
+    assert _save(rival, eiffel)[1].status_code == 201

@@ -52,6 +52,9 @@ def save_codes(client: Client, task: int, text: str, gold: list[int]) -> tuple[i
         ("😀 😀 😀 😀 😀", "text_no_words", 400),
         ("Bananas grow quickly in warm humid climates near oceans.", "text_off_page", 400),
         ("Eiffel", "text_too_short", 400),
+        # Issue 24: page words in no sentence's order, the attack's shape and a shuffled claim.
+        ("lattice iron Mars wrought Champ tower Eiffel Tower", "not_a_sentence", 400),
+        ("decades than higher For built humans Tower. four was the nothing Eiffel", "not_a_sentence", 400),
     ],
 )
 def test_a_blocking_text_rule_has_the_same_code_as_the_save_and_stores_nothing(

@@ -174,3 +174,48 @@ def test_names_page(claim: str, on_page: bool) -> None:
 )
 def test_duplicate_key_ignores_case_accents_punctuation_and_spacing(first: str, second: str, same: bool) -> None:
     assert (rules.duplicate_key(first) == rules.duplicate_key(second)) is same
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("The Eiffel Tower is in Paris.", "Paris in is Tower Eiffel The"),  # reversed
+        ("For four decades nothing humans built was higher than the Eiffel Tower.", "tower eiffel the than higher was built humans nothing decades four for"),
+    ],
+)
+def test_word_order_makes_no_new_claim(first: str, second: str) -> None:
+    assert rules.duplicate_key(first) == rules.duplicate_key(second)
+    assert rules.similarity(first, second) == 1.0
+
+
+def test_a_word_more_or_less_is_not_an_exact_duplicate() -> None:
+    first = "Hamlet was written by Shakespeare in 1600"
+    assert rules.duplicate_key(first) != rules.duplicate_key("Hamlet was not written by Shakespeare in 1600")
+    assert rules.duplicate_key(first) != rules.duplicate_key("Hamlet was written by Shakespeare")
+
+
+# --- Word salad (issue 24: shuffled page words earned 100 points each) ----------------------------
+
+
+@pytest.mark.parametrize(
+    "text, sentence",
+    [
+        ("For four decades nothing humans built was higher than the Eiffel Tower.", True),
+        ("The Eiffel Tower was designed by Gustave Eiffel", True),
+        ("Bowie worked with Iggy Pop, Lou Reed and Brian Eno.", True),
+        ("editions of the text exist and each one is different from the others.", True),
+        ("knife stage Davy with Davy Jones David Bowie", False),
+        ("iron lattice Paris the tower Mars Eiffel Tower", False),
+        ("stood Tower decades higher for Eiffel nothing than built humans", False),
+        ("Eiffel Tower Paris France iron lattice 1889", False),
+    ],
+)
+def test_reads_as_sentence(text: str, sentence: bool) -> None:
+    assert rules.reads_as_sentence(text) is sentence
+
+
+def test_the_settings_default_to_the_benchmarked_rule(settings) -> None:
+    from foolgame.authoring.services import _order_rule
+    from scoring.word_order import OrderRule
+
+    assert _order_rule() == OrderRule()
