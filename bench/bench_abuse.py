@@ -176,7 +176,7 @@ class Player:
     def cookie(self, name: str) -> str | None:
         return next((c.value for c in self.jar if c.name == name), None)
 
-    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None, timeout: float = 30) -> tuple[int, Any, dict]:
+    def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None, timeout: float = 120) -> tuple[int, Any, dict]:
         if self.cookie("csrftoken") is None and method != "GET":
             self.call("GET", "/api/auth/csrf")
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -818,7 +818,8 @@ def _link_found(plays: list[dict], members: list[str], votes: list[dict], ids: d
             continue
         false_id, true_id = ids[play["claims"][play["truth"]]], ids[play["claims"][1 - play["truth"]]]
         for vote in votes:
-            if vote.get("false_claim") == false_id and vote.get("true_claim") == true_id and vote.get("correct") is not None:
+            if (vote.get("false_claim") == false_id and vote.get("true_claim") == true_id and vote.get("correct") is not None
+                    and vote.get("voter") is not None):  # an export may leave a room's voter out: nothing to name
                 record.setdefault(str(vote.get("voter")), {})[number] = (bool(vote["correct"]), vote.get("remaining_bucket"))
     named: dict[str, set[str]] = {}
     for pseudonym, entries in record.items():
@@ -888,7 +889,8 @@ def attack_moderator_in_play(server: Server) -> dict:
     state = moderator.call("GET", f"/api/rounds/{mine['id']}")[1] or {}
     return {"report": report, "queue": code_of(status, queue), "label_read_in_queue": label[1] if label else None, "vote": vote,
             "vote_right": (state.get("result") or {}).get("correct"), "moderator_points_kept": moderator.points().get("verify", 0) - before,
-            "round_says": state.get("message") or (state.get("result") or {}).get("message")}
+            "round_status": state.get("status"), "round_says": state.get("message") or (state.get("result") or {}).get("message"),
+            "result_fields": sorted(state.get("result") or {})}
 
 
 def _salad(rng: random.Random, page: dict) -> tuple[str, list[dict]]:
