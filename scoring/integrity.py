@@ -41,7 +41,7 @@ CLUE_EDGES: tuple[int, ...] = (1, 2, 3, 5)
 """Bucket edges of clues revealed: 0, 1, 2, 3-4, 5 or more."""
 SECOND_EDGES: tuple[float, ...] = (4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
 """Bucket edges of seconds taken (start to vote, clue penalties not counted)."""
-WINDOW_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320)
+WINDOW_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320, 640)
 """Run lengths scanned; windows of each size start every half size, and one ends at the last vote."""
 
 Bucket = tuple[int, int]
