@@ -292,7 +292,7 @@ class _HoldEvidenceSerializer(serializers.Serializer):
 class PlayerHoldSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="the player's id (the actions' path)")
     username = serializers.CharField()
-    status = serializers.ChoiceField(choices=["held", "cleared", "confirmed"])
+    status = serializers.CharField(help_text="held, cleared or confirmed")
     held = serializers.BooleanField(help_text="off the leaderboards and the ratings, marked in the export")
     reasons = serializers.ListField(child=serializers.CharField(), help_text="improbable_accuracy, follows_give_ups")
     reasons_text = serializers.ListField(child=serializers.CharField())

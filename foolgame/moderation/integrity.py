@@ -83,9 +83,11 @@ def integrity_population() -> rules.Population:
     """The population's accuracy and spread per bucket from the recent votes of players
     who are not held (a cheater's votes would make the bar easier for every cheater)."""
     config = _config()
-    recent = Vote.objects.exclude(round__player__integrity_hold__held=True).order_by("-id")[: config["POPULATION_VOTES"]]
+    votes = Vote.objects.exclude(round__player__integrity_hold__held=True)
+    # From the N-th newest vote on (an id bound, not a list of N ids: SQLite caps parameters).
+    oldest = votes.order_by("-id").values_list("id", flat=True)[config["POPULATION_VOTES"] - 1 : config["POPULATION_VOTES"]].first()
     by_player: dict[int, list[rules.VoteFact]] = defaultdict(list)
-    for row in _vote_rows(Vote.objects.filter(pk__in=list(recent.values_list("pk", flat=True))).order_by("id")):
+    for row in _vote_rows(votes.filter(pk__gte=oldest or 0).order_by("id")):
         by_player[row.player].append(row.fact)
     return rules.population_fit(
         by_player,
