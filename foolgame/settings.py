@@ -240,6 +240,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Every vote refreshes its two claims' flags; this recomputes all of them and refits the
     # prior, so the flags follow a changed prior, threshold or setting.
     "refresh-quality": {"task": "foolgame.moderation.tasks.refresh_all_quality", "schedule": 60.0 * 60},
+    # Improbable players (FM2_INTEGRITY): test the recent voters; votes also send a batched test.
+    "refresh-integrity": {"task": "foolgame.moderation.tasks.refresh_integrity", "schedule": 10 * 60.0},
     # A killed worker's export would otherwise wait for Redis' visibility timeout (1 hour):
     # this re-queues stale exports (or fails them once their attempts are used up).
     "reap-stale-exports": {"task": "foolgame.dataset.tasks.reap_stale_exports", "schedule": 60.0},
@@ -458,6 +460,33 @@ FM2_MODERATION = {
     "TOO_EASY_MIN_POINTS": 100,
     # Reported by this many different players: hidden from play until a moderator reviews it.
     "REPORT_HIDE_THRESHOLD": 3,
+}
+
+# --- Improbable players (issue 24; scoring.integrity, foolgame.moderation.integrity) ----------
+# A player is held off the leaderboards and the ratings, and marked in the export, when the
+# chance that a person of any plausible skill votes right as often (at the same clues and
+# speed; or on pairs another account had just given up) is under ALPHA, after correcting for
+# the runs and sources tested. bench/bench_integrity.py measures the honest players flagged.
+FM2_INTEGRITY = {
+    "ALPHA": env.float("FM2_INTEGRITY_ALPHA", default=1e-4),
+    # A vote follows another account's give-up (timeout or forfeit) of one of its claims
+    # that ended at most this long before it.
+    "FOLLOW_WINDOW_SECONDS": env.int("FM2_INTEGRITY_FOLLOW_WINDOW_SECONDS", default=7 * 24 * 3600),
+    # The population's accuracy per bucket is read from at most this many recent votes.
+    "POPULATION_VOTES": env.int("FM2_INTEGRITY_POPULATION_VOTES", default=200_000),
+    # Each player's most recent votes (since a clear) tested for improbable runs.
+    "SCAN_VOTES": 640,
+    # The periodic refresh tests the players who voted within this many seconds.
+    "RECENT_SECONDS": env.int("FM2_INTEGRITY_RECENT_SECONDS", default=2 * 3600),
+    # Also test a vote's voter after the vote (with the claims' quality refresh, batched).
+    "CHECK_AFTER_VOTES": env.bool("FM2_INTEGRITY_CHECK_AFTER_VOTES", default=True),
+    # Pseudo-votes smoothing a bucket's accuracy, and the spread of players' accuracies (in
+    # logits) assumed where few players revisit a bucket, with its floor and the weight of
+    # the assumption (pseudo pairs of votes): a wider spread flags fewer players.
+    "PRIOR_VOTES": 20.0,
+    "SPREAD_DEFAULT": 1.0,
+    "SPREAD_MIN": 0.3,
+    "SPREAD_PRIOR_PAIRS": 200.0,
 }
 
 # --- Skill and difficulty ratings (scoring.ratings, foolgame.voting.ratings; issue 14) --------

@@ -31,7 +31,7 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.dataset.flags import claim_flags, id_lookup
 from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
-from foolgame.moderation.models import Sighting
+from foolgame.moderation.models import PlayerHold, Sighting
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
@@ -81,6 +81,7 @@ VOTE_FIELDS = (
     "reported",
     "voided_by",
     "voter_saw_answer",
+    "voter_held",
     "day",
 )
 ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED)
@@ -486,6 +487,7 @@ def _write_votes(
         "room_play__question__started_at",
     )
     any_sightings = Sighting.objects.exists()
+    held = set(PlayerHold.objects.filter(held=True).values_list("player_id", flat=True))
     done = 0
     progress("votes", 0, total)
     for chunk in _chunks(rows.iterator(chunk_size=options.chunk_size), options.chunk_size):
@@ -557,6 +559,7 @@ def _write_votes(
                     "reported": row["state"] == Round.State.REPORTED,
                     "voided_by": (row["void_action"] or "moderation") if voided else None,
                     "voter_saw_answer": any(moment is not None and moment <= row["ended_at"] for moment in seen),
+                    "voter_held": row["player_id"] in held,
                     "day": _day(row["room_play__question__started_at"] or row["started_at"]),
                 },
             )

@@ -359,7 +359,7 @@ vote_features = Features({
     "outcome": Value("string"), "correct": Value("bool"), "remaining_bucket": Value("int64"),
     "clues_revealed_true": Value("int64"), "clues_revealed_false": Value("int64"),
     "timed_out": Value("bool"), "reported": Value("bool"), "voided_by": Value("string"),
-    "voter_saw_answer": Value("bool"), "day": Value("string"),
+    "voter_saw_answer": Value("bool"), "voter_held": Value("bool"), "day": Value("string"),
 })
 # An empty file holds no data for datasets: leave out the splits this export has not.
 files = {name: f"{split}.jsonl" for name, split in (("train", "train"), ("validation", "dev"), ("test", "test"))
@@ -451,6 +451,7 @@ One ended round a line, in the order the rounds were dealt:
 | `timed_out`, `reported` | the round ran out of time, or ended with a report (no vote) |
 | `voided_by` | a moderator changed one of the round's claims while it was being played (`relabel`, `remove`, `edit_evidence`; `moderation` for rounds voided before this was kept): the round ended without a vote and without points, and the answer it was dealt with (`false_claim`) may no longer be the claim's label; null otherwise |
 | `voter_saw_answer` | the voter had seen one of the two claims with its answer in the moderation queue (as a moderator) before the round ended: the vote is no evidence of how hard the pair is. Moderators are not dealt claims they have seen, so this marks rounds dealt before the moderator saw the claim |
+| `voter_held` | the voter is held by moderation as improbable (right far more often than a person at that speed and clue use, or on pairs another account had just given up) and not cleared: the vote is likely not a person's judgement |
 | `day` | the UTC day the round started, `YYYY-MM-DD` |
 
 Rounds with a claim that is not in the export are left out, and so are rounds whose two

@@ -14,8 +14,8 @@ from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.claims.models import Claim
-from foolgame.moderation import selectors, services
-from foolgame.moderation.models import AuditRecord
+from foolgame.moderation import integrity, selectors, services
+from foolgame.moderation.models import AuditRecord, PlayerAuditRecord, PlayerHold
 
 
 class IsModerator(permissions.BasePermission):
@@ -246,3 +246,155 @@ class AuditLogApi(ApiView):
         records = list(selectors.audit_records(claim_id=int(claim) if claim else None)[:200])
         services.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
         return Response([selectors.audit_record_payload(r) for r in records])
+
+
+# --- held players (improbable play: foolgame.moderation.integrity) ----------------------------
+
+
+class _RunEvidenceSerializer(serializers.Serializer):
+    votes = serializers.IntegerField(help_text="votes in the most improbable run")
+    right = serializers.IntegerField()
+    expected = serializers.FloatField(help_text="right votes a population player would expect at those clues and speeds")
+    run_p_value = serializers.FloatField(help_text="chance that a person of any plausible skill does as well on this run")
+    windows = serializers.IntegerField(help_text="runs tested (the p-value is multiplied by it)")
+    p_value = serializers.FloatField()
+    first_vote = serializers.IntegerField()
+    last_vote = serializers.IntegerField()
+    median_seconds = serializers.FloatField()
+    clues = serializers.IntegerField(help_text="clues bought in the run")
+
+
+class _FollowEvidenceSerializer(serializers.Serializer):
+    source = serializers.CharField(help_text="the account whose give-ups (timeouts, forfeits) the votes follow")
+    source_id = serializers.IntegerField()
+    votes = serializers.IntegerField(help_text="votes on pairs the source had given up shortly before")
+    right = serializers.IntegerField()
+    expected = serializers.FloatField()
+    run_p_value = serializers.FloatField()
+    sources = serializers.IntegerField(help_text="accounts this voter follows (the p-value is multiplied by it)")
+    p_value = serializers.FloatField()
+    vote_ids = serializers.ListField(child=serializers.IntegerField(), help_text="the following votes (at most 50)")
+    claims = serializers.ListField(child=serializers.IntegerField(), help_text="their claims (at most 100)")
+
+
+class _HoldEvidenceSerializer(serializers.Serializer):
+    alpha = serializers.FloatField(help_text="the threshold the p-values were under")
+    tested_votes = serializers.IntegerField()
+    since_vote = serializers.IntegerField(help_text="votes up to this id were cleared before and not tested")
+    through_vote = serializers.IntegerField()
+    population_votes = serializers.IntegerField()
+    population_accuracy = serializers.FloatField()
+    improbable = _RunEvidenceSerializer(required=False)
+    follows = _FollowEvidenceSerializer(required=False)
+    linked_accounts = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class PlayerHoldSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="the player's id (the actions' path)")
+    username = serializers.CharField()
+    status = serializers.CharField(help_text="held, cleared or confirmed")
+    held = serializers.BooleanField(help_text="off the leaderboards and the ratings, marked in the export")
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="improbable_accuracy, follows_give_ups")
+    reasons_text = serializers.ListField(child=serializers.CharField())
+    p_value = serializers.FloatField()
+    evidence = _HoldEvidenceSerializer()
+    held_at = serializers.DateTimeField()
+    acted_by = serializers.CharField(allow_null=True)
+    acted_at = serializers.DateTimeField(allow_null=True)
+    votes = serializers.IntegerField(help_text="the player's votes in all")
+
+
+class PlayerQueueSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = PlayerHoldSerializer(many=True)
+
+
+class PlayerAuditRecordSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    player = serializers.CharField()
+    moderator = serializers.CharField()
+    action = serializers.CharField()
+    reason = serializers.CharField()
+    before = serializers.JSONField()
+    after = serializers.JSONField()
+    created = serializers.DateTimeField()
+
+
+class PlayerActionResultSerializer(PlayerHoldSerializer):
+    audit = PlayerAuditRecordSerializer()
+
+
+class PlayerActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=PlayerAuditRecord.Action.values)
+    reason = serializers.CharField(max_length=integrity.REASON_MAX_CHARS)
+
+
+class PlayerQueueApi(ApiView):
+    permission_classes = [IsModerator]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=list(PlayerHold.Status.values), description="held (the default), cleared or confirmed"),
+            OpenApiParameter("limit", int, description=f"at most this many (default 50, at most {QUEUE_LIMIT_MAX})"),
+        ],
+        responses={
+            200: PlayerQueueSerializer,
+            **errors(
+                e400=["invalid_status: status is not held, cleared or confirmed", "invalid_limit: limit is not a whole number from 1 to 200"],
+                e403="permission_denied: logged in, but not in the moderators group",
+            ),
+        },
+        summary="Players held as improbable, with the evidence, most improbable first",
+        description="Moderators only. Accounts whose right answers are improbable for a person (a run of votes right "
+        "far more often than players of any plausible skill at the same clues and speed), or whose votes follow another "
+        "account's give-ups (timeouts, forfeits) of the same claims. While held they are off the leaderboards, their votes "
+        "are not rated and the export marks them `voter_held`, until a moderator clears them.",
+    )
+    def get(self, request: Request) -> Response:
+        status = request.query_params.get("status") or PlayerHold.Status.HELD
+        if status not in PlayerHold.Status.values:
+            raise ServiceError("invalid_status", f"status must be one of: {', '.join(PlayerHold.Status.values)}.")
+        try:
+            limit = int(request.query_params.get("limit", 50))
+        except ValueError:
+            raise ServiceError("invalid_limit", "limit must be a whole number.") from None
+        if not 1 <= limit <= QUEUE_LIMIT_MAX:
+            raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
+        holds = selectors.player_holds(status=status)
+        return Response({"count": holds.count(), "results": selectors.player_hold_payloads(holds[:limit])})
+
+
+class PlayerActionApi(ApiView):
+    permission_classes = [IsModerator]
+
+    @extend_schema(
+        request=PlayerActionSerializer,
+        responses={
+            200: PlayerActionResultSerializer,
+            **errors(
+                post=True,
+                e400=[
+                    "invalid: the body is not a JSON object",
+                    "invalid_action: action is not clear or confirm",
+                    "reason_required: every action needs a reason",
+                    "reason_too_long: the reason is over its length",
+                ],
+                e403="permission_denied: logged in, but not in the moderators group",
+                e404="hold_not_found: this player is not held and never was",
+                e409="already_cleared, hold_not_open: the hold is cleared already, or only a held player can be confirmed",
+            ),
+        },
+        summary="Clear or confirm a held player; returns the hold after the action",
+        description="Moderators only. `clear` returns the player to the leaderboards and the ratings (votes cast while "
+        "held stay unrated until a ratings refit) and the votes the evidence covers are never held against them again; "
+        "only new votes can hold them again. `confirm` keeps the hold. Every action is written to the players' audit "
+        "log with the hold before and after.",
+    )
+    def post(self, request: Request, player_id: int) -> Response:
+        data: Any = request.data
+        if not isinstance(data, dict):
+            raise ServiceError("invalid", "Send a JSON object.")
+        record = integrity.player_hold_moderate(moderator=request.user, player_id=player_id, action=data.get("action"), reason=data.get("reason"))
+        body = selectors.player_hold_payloads(selectors.player_holds().filter(player_id=player_id))[0]
+        body["audit"] = selectors.player_audit_record_payload(record)
+        return Response(body)

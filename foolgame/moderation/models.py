@@ -142,3 +142,86 @@ class Sighting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.moderator} saw claim {self.claim_id} at {self.first_seen:%Y-%m-%d %H:%M}"
+
+
+class PlayerHold(models.Model):
+    """An account whose votes are improbable for a person (``scoring.integrity``), held until
+    a moderator clears it.
+
+    One row per player, rewritten by the integrity refresh (``held`` and the evidence) and by
+    a moderator's action. ``held`` is stored, not derived in queries, so that the lower apps
+    read it through the reverse relation without importing this one: the leaderboards leave
+    out ``integrity_hold__held=True``, the ratings skip such a voter's votes, the export marks
+    them ``voter_held``. A cleared hold covers its evidence: the refresh then tests only votes
+    cast after ``cleared_through_vote`` (new evidence), so a cleared player is never re-held
+    for the votes a moderator already judged.
+    """
+
+    class Status(models.TextChoices):
+        HELD = "held", "Held"
+        CLEARED = "cleared", "Cleared"
+        CONFIRMED = "confirmed", "Confirmed"
+
+    HOLDING = (Status.HELD, Status.CONFIRMED)
+
+    class Reason(models.TextChoices):
+        IMPROBABLE = "improbable_accuracy", "Right far more often than a person at that speed and clue use"
+        FOLLOWS = "follows_give_ups", "Votes right on pairs another account had just given up"
+
+    player = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="integrity_hold")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.HELD, db_index=True)
+    held = models.BooleanField(default=True, db_index=True, help_text="Held or confirmed: off the leaderboards and the ratings.")
+    reasons = models.JSONField(default=list, blank=True)
+    evidence = models.JSONField(default=dict, blank=True, help_text="The numbers: votes, right, expected, p-values, linked accounts and pairs.")
+    p_value = models.FloatField(help_text="The smallest of the evidence's p-values.")
+    evidence_through_vote = models.PositiveBigIntegerField(default=0, help_text="The last vote id the evidence read.")
+    cleared_through_vote = models.PositiveBigIntegerField(default=0, help_text="Votes up to this id were judged by a moderator's clear.")
+    held_at = models.DateTimeField()
+    acted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    acted_at = models.DateTimeField(null=True, blank=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["p_value", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(held=True, status__in=["held", "confirmed"]) | models.Q(held=False, status="cleared"),
+                name="player_hold_held_matches_status",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player_id} {self.status} (p {self.p_value:.2g})"
+
+
+class PlayerAuditRecord(models.Model):
+    """A moderator's clear or confirm of a held player, with the hold before and after;
+    append-only like :class:`AuditRecord`."""
+
+    class Action(models.TextChoices):
+        CLEAR = "clear", "Clear"
+        CONFIRM = "confirm", "Confirm"
+
+    moderator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="player_moderation_actions")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="player_audit_records")
+    action = models.CharField(max_length=20, choices=Action.choices, db_index=True)
+    reason = models.TextField()
+    before = models.JSONField()
+    after = models.JSONField()
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditRecordQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} of player {self.player_id} by {self.moderator_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise TypeError("Audit records are never changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TypeError("Audit records are never deleted.")

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from foolgame.claims.models import Claim, ClaimGold
-from foolgame.moderation.models import AuditRecord, ClaimQuality
+from foolgame.moderation.models import AuditRecord, ClaimQuality, PlayerAuditRecord, PlayerHold
 from foolgame.voting.models import Report
 from foolgame.voting.ratings import claim_difficulty, ratings_break_even
 
@@ -139,6 +139,53 @@ def audit_record_payload(record: AuditRecord) -> dict[str, Any]:
     return {
         "id": record.pk,
         "claim": record.claim_id,
+        "moderator": record.moderator.username,
+        "action": record.action,
+        "reason": record.reason,
+        "before": record.before,
+        "after": record.after,
+        "created": record.created.isoformat(),
+    }
+
+
+# --- held players ---------------------------------------------------------------------------
+
+
+def player_holds(*, status: str | None = None) -> QuerySet[PlayerHold]:
+    """Holds (of one status), the most improbable first."""
+    holds = PlayerHold.objects.select_related("player", "acted_by").annotate(votes=Count("player__rounds__vote"))
+    return (holds.filter(status=status) if status else holds).order_by("p_value", "id")
+
+
+def player_hold_payloads(holds: Iterable[PlayerHold]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": hold.player_id,
+            "username": hold.player.username,
+            "status": hold.status,
+            "held": hold.held,
+            "reasons": list(hold.reasons),
+            "reasons_text": [PlayerHold.Reason(r).label if r in PlayerHold.Reason.values else r for r in hold.reasons],
+            "p_value": hold.p_value,
+            "evidence": hold.evidence,
+            "held_at": hold.held_at.isoformat(),
+            "acted_by": hold.acted_by.username if hold.acted_by else None,
+            "acted_at": hold.acted_at.isoformat() if hold.acted_at else None,
+            "votes": getattr(hold, "votes", 0),
+        }
+        for hold in holds
+    ]
+
+
+def player_audit_records(*, player_id: int | None = None) -> QuerySet[PlayerAuditRecord]:
+    records = PlayerAuditRecord.objects.select_related("moderator", "player")
+    return records.filter(player_id=player_id) if player_id is not None else records
+
+
+def player_audit_record_payload(record: PlayerAuditRecord) -> dict[str, Any]:
+    return {
+        "id": record.pk,
+        "player": record.player.username,
         "moderator": record.moderator.username,
         "action": record.action,
         "reason": record.reason,

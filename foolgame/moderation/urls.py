@@ -7,4 +7,5 @@ app_name = "moderation"
 urlpatterns = [
     path("", views.queue, name="queue"),
     path("audit/", views.audit_log, name="audit"),
+    path("players/", views.players, name="players"),
 ]

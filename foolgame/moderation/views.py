@@ -54,6 +54,30 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, "moderation/queue.html", context)
 
 
+PLAYER_STATUSES = [("held", "Held"), ("confirmed", "Confirmed"), ("cleared", "Cleared")]
+
+
+@moderators_only
+@ensure_csrf_cookie
+def players(request: HttpRequest) -> HttpResponse:
+    """Players held as improbable, with their evidence (actions go through the REST API),
+    and the last actions on players."""
+    status = request.GET.get("status") or "held"
+    if status not in dict(PLAYER_STATUSES):
+        status = "held"
+    holds = selectors.player_holds(status=status)
+    context = {
+        "items": selectors.player_hold_payloads(holds[:QUEUE_PAGE_SIZE]),
+        "count": holds.count(),
+        "page_size": QUEUE_PAGE_SIZE,
+        "status": status,
+        "statuses": PLAYER_STATUSES,
+        "alpha": settings.FM2_INTEGRITY["ALPHA"],
+        "records": list(selectors.player_audit_records()[:50]),
+    }
+    return render(request, "moderation/players.html", context)
+
+
 @moderators_only
 def audit_log(request: HttpRequest) -> HttpResponse:
     claim = request.GET.get("claim")

@@ -71,12 +71,20 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
     delivered twice, the sweep, a refit). True when this call rated it."""
     row = (
         Vote.objects.filter(pk=vote_id, rated=False)
-        .values_list("round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct")
+        .values_list(
+            "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct",
+            "round__player__integrity_hold__held",
+        )
         .first()
     )
     if row is None:
         return False
-    player_id, left, right, false_index, correct = row
+    player_id, left, right, false_index, correct, held = row
+    if held:
+        # A voter held as improbable (moderation's PlayerHold) is out of the ratings until a
+        # moderator clears them: the vote is marked done without moving anyone's rating.
+        Vote.objects.filter(pk=vote_id, rated=False).update(rated=True)
+        return False
     true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
     with transaction.atomic():
         claim_votes_lock(claim_ids=(left, right))
@@ -150,6 +158,7 @@ def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
     rows = (
         PlayerRating.objects.filter(votes__gte=_settings()["SKILL_MIN_VOTES"])
         .exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
+        .exclude(player__integrity_hold__held=True)  # held as improbable (moderation's PlayerHold)
         .order_by("-floor", "player__username")
         .values_list("player__username", "rating", "deviation", "votes", "floor")[:limit]
     )
@@ -185,7 +194,7 @@ class RefitSummary:
 def _votes(progress: Progress, ids: list[int]) -> Iterator[Any]:
     """Every vote as a ``scoring.ratings.RoundVote``, in the order cast (time, then id);
     their ids are appended to ``ids``."""
-    rows = Vote.objects.order_by("created", "id").values_list(
+    rows = Vote.objects.exclude(round__player__integrity_hold__held=True).order_by("created", "id").values_list(
         "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
     )
     total = rows.count()

@@ -87,3 +87,47 @@ def test_the_action_buttons_wait_for_the_page_script(live_server, page: Page) ->
     page.reload()
     for name in ("Keep", "Remove", re.compile("Relabel")):
         expect(page.locator(".mod-card").nth(0).get_by_role("button", name=name)).to_be_enabled()
+
+
+def test_moderator_clears_a_held_player_from_the_players_queue(live_server, page: Page) -> None:
+    from django.utils import timezone
+
+    from foolgame.moderation.models import PlayerAuditRecord, PlayerHold
+
+    moderator_set(username=UserFactory(username="mona").username)
+    speedy = UserFactory(username="speedy")
+    PlayerHold.objects.create(
+        player=speedy,
+        reasons=["improbable_accuracy"],
+        evidence={
+            "alpha": 1e-4, "tested_votes": 30, "since_vote": 0, "through_vote": 30, "population_votes": 5000, "population_accuracy": 0.77,
+            "improbable": {"start": 0, "end": 30, "votes": 30, "right": 30, "expected": 16.5, "run_p_value": 1e-7, "windows": 3,
+                           "p_value": 3e-7, "first_vote": 1, "last_vote": 30, "median_seconds": 3.0, "clues": 0},
+        },
+        p_value=3e-7,
+        evidence_through_vote=30,
+        held_at=timezone.now(),
+    )
+
+    page.goto(live_server.url + "/accounts/login/?next=/moderation/")
+    page.get_by_label("User name").fill("mona")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("link", name="Held players").click()
+    card = page.locator("#player-%d" % speedy.pk)
+    expect(card).to_contain_text("30 right of 30")
+    expect(card).to_contain_text("Improbable accuracy")
+
+    card.get_by_role("button", name="Clear").click()  # no reason yet: refused, nothing changes
+    expect(card.locator(".mod-status")).to_contain_text("reason")
+    assert PlayerHold.objects.get(player=speedy).held
+
+    card.get_by_label("Why (recorded in the audit log)").fill("Quiz champion, checked by mail.")
+    card.get_by_role("button", name="Clear").click()
+    expect(card.locator(".mod-status")).to_have_text("Cleared: Quiz champion, checked by mail. (recorded in the audit log).")
+    hold = PlayerHold.objects.get(player=speedy)
+    assert (hold.status, hold.held, hold.acted_by.username) == ("cleared", False, "mona")
+    assert PlayerAuditRecord.objects.get().reason == "Quiz champion, checked by mail."
+    page.reload()
+    expect(page.locator(".mod-card")).to_have_count(0)
+    expect(page.locator("#player-audit")).to_contain_text("Quiz champion, checked by mail.")
