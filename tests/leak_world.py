@@ -7,7 +7,8 @@ One world is one ordinary player holding, at once:
 - ``started``: a round started, no clue bought (so its gold sentences, the last clues, are unseen);
 - ``forfeited``: a round started, then given up before its deadline;
 - ``room_round``: their round of a live room's question that three other members already
-  voted on (the host and ``wrong`` wrong, ``right`` right), the question still playing.
+  voted on (the host and ``wrong`` wrong, ``right`` right), the question still playing;
+  it also holds a write task on the forfeited round's page.
 
 Every gold sentence holds a marker word found nowhere else, so a gold sentence is found in
 any body by plain search. Worlds are independent: each has its own category (rounds and the
@@ -54,7 +55,7 @@ class World:
     room: Room
     task: WriteTask
     rounds: dict[str, Round] = field(default_factory=dict)
-    markers: dict[int, set[str]] = field(default_factory=dict)  # round id -> its gold markers
+    markers: dict[int, set[str]] = field(default_factory=dict)  # claim id -> its gold markers (every claim of the world)
     extra_page: Page | None = None
 
     @property
@@ -63,10 +64,6 @@ class World:
 
     def round(self, name: str) -> Round:
         return self.rounds[name]
-
-    def room_round_id(self) -> int | None:
-        play = RoomRound.objects.filter(question__room=self.room, player=self.player).order_by("-question__number").first()
-        return play.round_id if play else None
 
     def question_done(self) -> bool:
         question = RoomQuestion.objects.filter(room=self.room).order_by("-number").first()
@@ -105,9 +102,12 @@ def _pair_page(category: Category, tag: str, authors: tuple[Any, Any]) -> Page:
     return page
 
 
-def _markers(round_: Round) -> set[str]:
-    texts = ClaimGold.objects.filter(claim__in=round_.claims).values_list("sentence__text", flat=True)
-    return {word for text in texts for word in text.split() if word.startswith("goldmark")}
+def _markers(category: Category) -> dict[int, set[str]]:
+    """Each claim of the world's category: the marker words of its gold sentences."""
+    markers: dict[int, set[str]] = {}
+    for claim_id, text in ClaimGold.objects.filter(claim__page__category=category).values_list("claim_id", "sentence__text"):
+        markers.setdefault(claim_id, set()).update(word for word in text.split() if word.startswith("goldmark"))
+    return markers
 
 
 def build_world(*, question_started: bool = True) -> World:
@@ -148,7 +148,7 @@ def build_world(*, question_started: bool = True) -> World:
         start_question(world)
     for name, round_ in world.rounds.items():
         world.rounds[name] = Round.objects.select_related("left_claim__page", "right_claim__page").get(pk=round_.pk)
-        world.markers[round_.pk] = _markers(world.rounds[name])
+    world.markers = _markers(category)
     return world
 
 
@@ -163,7 +163,6 @@ def deal_question(world: World) -> None:
     question = RoomQuestion.objects.filter(room=world.room).latest("number")
     round_ = Round.objects.select_related("left_claim__page", "right_claim__page").get(room_play__question=question, player=world.player)
     world.rounds["room_round"] = round_
-    world.markers[round_.pk] = _markers(round_)
 
 
 def others_vote(world: World) -> None:
@@ -216,8 +215,12 @@ class Secrets:
     def hidden_rounds(self) -> list[int]:
         return [r.pk for r in self.world.rounds.values() if r.pk not in self.due]
 
-    def hidden_markers(self) -> dict[str, int]:
-        return {m: rid for rid in self.hidden_rounds() for m in self.world.markers.get(rid, ())}
+    def hidden_markers(self) -> dict[str, str]:
+        """Every gold marker of the world but those of rounds whose answer is due: a claim
+        not dealt yet is as secret as one in play."""
+        shown = {c.pk for r in self.world.rounds.values() if r.pk in self.due for c in r.claims}
+        names = {c.pk: name for name, r in self.world.rounds.items() for c in r.claims}
+        return {m: names.get(cid, f"claim #{cid} (not dealt)") for cid, ms in self.world.markers.items() if cid not in shown for m in ms}
 
     def room_results_hidden(self) -> bool:
         room_round = self.world.rounds.get("room_round")
@@ -227,17 +230,19 @@ class Secrets:
 def scan_text(text: str, secrets: Secrets, *, page_text: bool = False) -> list[str]:
     """Leaks found by plain search in any body (HTML, JSON, a frame): a gold marker of a
     round whose answer is not due (``page_text``: the body is a page's own sentences, public
-    by the rules: markers allowed), and, for HTML, the label words and a board naming the
-    right voter more often than the wrong one."""
+    by the rules: the markers may be there, unmarked as gold)."""
     found = []
     if not page_text:
-        for marker, round_id in secrets.hidden_markers().items():
+        for marker, whose in secrets.hidden_markers().items():
             if marker in text:
-                found.append(f"gold sentence of round {_name(secrets, round_id)} ({marker})")
+                found.append(f"gold sentence of {whose} ({marker})")
     return found
 
 
 def scan_html(text: str, secrets: Secrets, *, page_text: bool = False, describes_api: bool = False) -> list[str]:
+    """Leaks in a body that is not JSON (a page): gold markers, the label words (but in the
+    API's own description, ``describes_api``), and, while the room's question plays, a page
+    that names the right voter more often than the wrong one."""
     found = scan_text(text, secrets, page_text=page_text)
     if not describes_api and secrets.hidden_rounds():
         found += [f"the label word {label}" for label in LABELS if label in text]
