@@ -8,8 +8,10 @@ voted on, some right (``tests/leak_world.py``). The walks call, as that player:
 - every operation of the OpenAPI schema (generated in-process, as tests/api/test_docs.py
   does): every path parameter filled with each of the world's objects it can name, every
   enum query value, a body built from the operation's request schema so that the call
-  reaches the service. Each call that may change something runs in a fresh world and is
-  followed by every read (each GET operation and each page) in that world;
+  reaches the service. Each call that may change something runs in a fresh world (a refused
+  call changes nothing, so the next one may take its world) and, when it succeeds, is
+  followed by every read (each GET operation and each page but those about another round)
+  in that world;
 - every page of Django's URL conf that the schema does not describe (GET, ids filled);
 - every frame the round socket and the room socket take from the client, and every frame
   type the consumers send, made to happen (``test_no_socket_frame_carries_an_answer_before_it_is_due``).
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from contextlib import ExitStack, contextmanager
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
@@ -248,9 +252,6 @@ def answers_due(world: World, forfeited: set[int]) -> set[int]:
     """The player's rounds whose answer they may see now: voted (a room's once its question
     is over), ended by a report during play, timed out at the deadline; a forfeited one
     only from its original deadline (started + ROUND_SECONDS)."""
-    from django.conf import settings
-    from datetime import timedelta
-
     due = set()
     now = clock.now()
     rows = {r.pk: r for r in Round.objects.filter(pk__in=[r.pk for r in world.rounds.values()])}
