@@ -8,7 +8,10 @@ One world is one ordinary player holding, at once:
 - ``forfeited``: a round started, then given up before its deadline;
 - ``room_round``: their round of a live room's question that three other members already
   voted on (the host and ``wrong`` wrong, ``right`` right), the question still playing;
-  it also holds a write task on the forfeited round's page.
+- ``hosted_round``: their round of the question playing in a room they host alone (a host
+  may give up: leaving ends the room);
+
+and a write task on the forfeited round's page.
 
 Every gold sentence holds a marker word found nowhere else, so a gold sentence is found in
 any body by plain search. Worlds are independent: each has its own category (rounds and the
@@ -36,9 +39,11 @@ from tests.factories import PASSWORD, CategoryFactory, UserFactory
 LABELS = ("SUPPORTS", "REFUTES")
 ROUNDS = ("dealt", "started", "forfeited", "room_round")
 """The player's four rounds, by the world's attribute names."""
-PAIRS = 6
-"""Pages with one true and one false claim: three solo rounds, the room's question, and two
-left for a new deal (``POST /api/rounds``) to succeed."""
+PAIRS = 7
+"""Pages with one true and one false claim: three solo rounds, the two rooms' questions, and
+two left for a new deal (``POST /api/rounds``) to succeed."""
+ROOM_ROUNDS = {"room": "room_round", "hosted room": "hosted_round"}
+"""The world's rooms (by their label in the walk) and the player's round in each."""
 
 _worlds = itertools.count(1)
 
@@ -54,6 +59,7 @@ class World:
     newcomer: Any  # not a member: joins during the question on the room socket walk
     room: Room
     task: WriteTask
+    hosted: Room | None = None
     rounds: dict[str, Round] = field(default_factory=dict)
     markers: dict[int, set[str]] = field(default_factory=dict)  # claim id -> its gold markers (every claim of the world)
     extra_page: Page | None = None
@@ -65,9 +71,12 @@ class World:
     def round(self, name: str) -> Round:
         return self.rounds[name]
 
-    def question_done(self) -> bool:
-        question = RoomQuestion.objects.filter(room=self.room).order_by("-number").first()
-        return question is not None and question.state == RoomQuestion.State.DONE
+    def question_done(self, round_name: str = "room_round") -> bool:
+        """Is the room question of this round of the player's over?"""
+        return RoomRound.objects.filter(round_id=self.rounds[round_name].pk, question__state=RoomQuestion.State.DONE).exists()
+
+    def rooms(self) -> dict[str, Room]:
+        return {label: room for label, room in (("room", self.room), ("hosted room", self.hosted)) if room is not None}
 
     def claims(self, name: str) -> tuple[Claim, Claim]:
         return self.rounds[name].claims
@@ -146,6 +155,9 @@ def build_world(*, question_started: bool = True) -> World:
     world.task = write_task_create(player=player, page_id=world.page("forfeited").pk)
     if question_started:
         start_question(world)
+        world.hosted = rooms.room_create(host=player, category=category.slug, questions=1)
+        rooms.room_next_question(code=world.hosted.code, player=player)
+        world.rounds["hosted_round"] = Round.objects.get(room_play__question__room=world.hosted, player=player)
     for name, round_ in world.rounds.items():
         world.rounds[name] = Round.objects.select_related("left_claim__page", "right_claim__page").get(pk=round_.pk)
     world.markers = _markers(category)

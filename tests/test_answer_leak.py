@@ -2,8 +2,8 @@
 walk instead of one test per hole.
 
 The player under test holds a dealt round, a started round (no clue bought), a forfeited round
-(given up before its deadline) and a live room's round whose question the other members have
-voted on, some right (``tests/leak_world.py``). The walks call, as that player:
+(given up before its deadline), a live room's round whose question the other members have
+voted on, some right, and (REST walk) the round of a room they host (``tests/leak_world.py``). The walks call, as that player:
 
 - every operation of the OpenAPI schema (generated in-process, as tests/api/test_docs.py
   does): every path parameter filled with each of the world's objects it can name, every
@@ -49,7 +49,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from foolgame.voting import clock
 from foolgame.voting.models import Round
-from tests.leak_world import ROUNDS, HashEncoder, Secrets, World, build_world, scan_html, scan_json
+from tests.leak_world import ROOM_ROUNDS, ROUNDS, HashEncoder, Secrets, World, build_world, scan_html, scan_json
 
 HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 SAFE = {"GET", "HEAD", "OPTIONS"}
@@ -78,7 +78,7 @@ def path_values(name: str, world: World) -> list[tuple[str, Any]]:
     if name == "claim_id":
         return [(f"claim {i} of {n}", c.pk) for n in world.rounds for i, c in enumerate(world.claims(n))]
     if name == "code":
-        return [("room", world.room.code)]
+        return [(label, room.code) for label, room in world.rooms().items()]
     if name == "task_id":
         return [("write task", world.task.pk)]
     if name == "slug":
@@ -172,7 +172,7 @@ class Call:
         if "round_id" in self.choice:
             return dict(path_values("round_id", world))[self.choice["round_id"]]
         if "code" in self.choice:
-            return world.round("room_round").pk
+            return world.round(ROOM_ROUNDS[self.choice["code"]]).pk
         return None
 
 
@@ -259,7 +259,7 @@ def answers_due(world: World, forfeited: set[int]) -> set[int]:
         round_ = rows.get(known.pk)
         if round_ is None:
             continue
-        if name == "room_round" and not world.question_done():
+        if name in ROOM_ROUNDS.values() and not world.question_done(name):
             continue
         if round_.pk in forfeited:
             original = (round_.started_at or known.created) + timedelta(seconds=settings.FM2["ROUND_SECONDS"])
@@ -301,7 +301,7 @@ class Walk:
             if call.template.endswith("/forfeit"):
                 forfeited.add(call.round_id(world))
             if call.template.endswith("/leave"):
-                forfeited.add(world.round("room_round").pk)
+                forfeited.add(call.round_id(world))
         # The REST walk's clock stands still: only a changing call changes what is due.
         if call.method not in SAFE or self.due is None or self.due[0] is not world:
             self.due = (world, answers_due(world, forfeited))
