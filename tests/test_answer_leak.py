@@ -8,10 +8,9 @@ voted on, some right, and (REST walk) the round of a room they host (``tests/lea
 - every operation of the OpenAPI schema (generated in-process, as tests/api/test_docs.py
   does): every path parameter filled with each of the world's objects it can name, every
   enum query value, a body built from the operation's request schema so that the call
-  reaches the service. Each call that may change something runs in a fresh world (a refused
-  call changes nothing, so the next one may take its world) and, when it succeeds, is
-  followed by every read (each GET operation and each page but those about another round)
-  in that world;
+  reaches the service. Each call that may change something runs in the world as built (and
+  is undone after it: a savepoint) and, when it succeeds, is followed by every read (each
+  GET operation and each page but those about another round) in that world;
 - every page of Django's URL conf that the schema does not describe (GET, ids filled);
 - every frame the round socket and the room socket take from the client, and every frame
   type the consumers send, made to happen (``test_no_socket_frame_carries_an_answer_before_it_is_due``).
@@ -35,7 +34,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,7 +282,6 @@ class Walk:
     statuses: dict[str, int] = field(default_factory=dict)
     walked: set[tuple[str, str]] = field(default_factory=set)
     calls: int = 0
-    worlds: int = 0
     baseline: set[str] = field(default_factory=set)  # the leaks of the read-only world
     due: tuple[World, set[int]] | None = None
 
@@ -324,12 +322,17 @@ class Walk:
 
 
 @contextmanager
-def fresh_world(**options: Any) -> Iterator[World]:
-    """A world that lives in a savepoint and is rolled back after use: each call that may
-    change something gets its own."""
+def rolled_back() -> Iterator[None]:
+    """What happens inside is undone after it (a savepoint rolled back)."""
     with transaction.atomic():
-        yield build_world(**options)
+        yield
         transaction.set_rollback(True)
+
+
+@contextmanager
+def fresh_world(**options: Any) -> Iterator[World]:
+    with rolled_back():
+        yield build_world(**options)
 
 
 def test_an_operation_the_walk_cannot_fill_fails_the_walk() -> None:
@@ -337,6 +340,12 @@ def test_an_operation_the_walk_cannot_fill_fails_the_walk() -> None:
     spec = {"paths": {"/api/things/{mystery_id}": {"get": {"parameters": [{"name": "mystery_id", "in": "path"}]}}}}
     with pytest.raises(LookupError, match="mystery_id"):
         schema_calls(spec, world=None)  # type: ignore[arg-type]
+
+
+def login(client, world: World) -> None:
+    """A new session for the player (the last one was undone with its savepoint)."""
+    client.cookies.clear()
+    client.force_login(world.player)
 
 
 def _about_another_round(read: Call, call: Call) -> bool:
@@ -365,38 +374,32 @@ def test_no_operation_or_page_shows_an_answer_before_it_is_due(client) -> None:
     with fresh_world() as world:
         calls = schema_calls(spec, world)
         pages = page_calls(spec, world)
-    reads = [c for c in calls + pages if c.method in SAFE]
-    changes = [c for c in calls if c.method not in SAFE]
-    # Reads change nothing the player could not change by waiting: one world for all of them.
-    with fresh_world() as world:
-        client.force_login(world.player)
-        for call in reads:
-            walk.run(client, call, world, {world.round("forfeited").pk})
-        walk.worlds += 1
-    walk.baseline = set(walk.leaks)
-    # Every other call in a fresh world, followed by every read in that world (the API's
-    # description aside: it describes, it does not read the world). A refused call changes
-    # nothing (API.md), so the next call may use its world.
-    after_reads = [c for c in reads if c.template not in DESCRIBES_API]
-    with ExitStack() as stack:
-        world = None
+        reads = [c for c in calls + pages if c.method in SAFE]
+        changes = [c for c in calls if c.method not in SAFE]
+        # Reads change nothing the player could not change by waiting: all of them in the world as built.
+        with rolled_back():
+            login(client, world)
+            for call in reads:
+                walk.run(client, call, world, {world.round("forfeited").pk})
+        walk.baseline = set(walk.leaks)
+        # Every other call in the world as built (each undone after it), followed, when it
+        # succeeds, by every read (the API's description aside: it describes, it does not
+        # read the world), but those about another round than the one the call changed.
+        after_reads = [c for c in reads if c.template not in DESCRIBES_API]
         for call in changes:
-            if world is None:
-                world = stack.enter_context(fresh_world())
-                client.force_login(world.player)
+            with rolled_back():
+                walk.due = None
+                login(client, world)
                 forfeited = {world.round("forfeited").pk}
-                walk.worlds += 1
-            if walk.run(client, call, world, forfeited).status_code < 400:
-                for read in after_reads:
-                    if not _about_another_round(read, call):
-                        walk.run(client, read, world, forfeited, after=call.label())
-                stack.close()
-                world = None
+                if walk.run(client, call, world, forfeited).status_code < 400:
+                    for read in after_reads:
+                        if not _about_another_round(read, call):
+                            walk.run(client, read, world, forfeited, after=call.label())
     operations = _operations(spec)
     print(
         f"\nanswer-leak walk: {len(operations)} schema operations walked ({len(calls)} calls with their parameters) "
         f"and {len({c.template for c in pages})} pages ({len(pages)} calls); {len(changes)} changing calls, each "
-        f"that changed something followed by {len(after_reads)} reads: {walk.calls} requests in {walk.worlds} worlds"
+        f"in the world as built and, when it succeeded, followed by up to {len(after_reads)} reads: {walk.calls} requests"
     )
     for label, status in sorted(walk.statuses.items()):
         print(f"  {status} {label}")
