@@ -1,0 +1,346 @@
+"""The world the answer-leak walk (tests/test_answer_leak.py) plays in, and the scanner that
+says whether a response or a frame carries an answer that is not due yet.
+
+One world is one ordinary player holding, at once:
+
+- ``dealt``: a round dealt and not started;
+- ``started``: a round started, no clue bought (so its gold sentences, the last clues, are unseen);
+- ``forfeited``: a round started, then given up before its deadline;
+- ``room_round``: their round of a live room's question that three other members already
+  voted on (the host and ``wrong`` wrong, ``right`` right), the question still playing;
+- ``hosted_round``: their round of the question playing in a room they host alone (a host
+  may give up: leaving ends the room);
+
+and a write task on the forfeited round's page.
+
+Every gold sentence holds a marker word found nowhere else, so a gold sentence is found in
+any body by plain search. Worlds are independent: each has its own category (rounds and the
+room are dealt in it), players and pages, so several can live in one database.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from foolgame.authoring.models import WriteTask
+from foolgame.authoring.services import write_task_create
+from foolgame.claims.models import Claim, ClaimGold
+from foolgame.pages.models import Category, Page, Sentence
+from foolgame.rooms import services as rooms
+from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+from foolgame.voting import clock
+from foolgame.voting import services as rounds
+from foolgame.voting.models import Round
+from tests.factories import PASSWORD, CategoryFactory, UserFactory
+
+LABELS = ("SUPPORTS", "REFUTES")
+ROUNDS = ("dealt", "started", "forfeited", "room_round")
+"""The player's four rounds, by the world's attribute names."""
+PAIRS = 7
+"""Pages with one true and one false claim: three solo rounds, the two rooms' questions, and
+two left for a new deal (``POST /api/rounds``) to succeed."""
+ROOM_ROUNDS = {"room": "room_round", "hosted room": "hosted_round"}
+"""The world's rooms (by their label in the walk) and the player's round in each."""
+
+_worlds = itertools.count(1)
+
+
+@dataclass
+class World:
+    n: int
+    category: Category
+    player: Any
+    host: Any
+    right: Any
+    wrong: Any
+    newcomer: Any  # not a member: joins during the question on the room socket walk
+    room: Room
+    task: WriteTask
+    hosted: Room | None = None
+    rounds: dict[str, Round] = field(default_factory=dict)
+    markers: dict[int, set[str]] = field(default_factory=dict)  # claim id -> its gold markers (every claim of the world)
+    extra_page: Page | None = None
+
+    @property
+    def password(self) -> str:
+        return PASSWORD
+
+    def round(self, name: str) -> Round:
+        return self.rounds[name]
+
+    def question_done(self, round_name: str = "room_round") -> bool:
+        """Is the room question of this round of the player's over?"""
+        return RoomRound.objects.filter(round_id=self.rounds[round_name].pk, question__state=RoomQuestion.State.DONE).exists()
+
+    def rooms(self) -> dict[str, Room]:
+        return {label: room for label, room in (("room", self.room), ("hosted room", self.hosted)) if room is not None}
+
+    def claims(self, name: str) -> tuple[Claim, Claim]:
+        return self.rounds[name].claims
+
+    def page(self, name: str) -> Page:
+        return self.rounds[name].left_claim.page
+
+    def others(self) -> dict[str, str]:
+        """The other members who voted on the open question: username -> right/wrong."""
+        return {self.right.username: "right", self.wrong.username: "wrong"}
+
+
+def _pair_page(category: Category, tag: str, authors: tuple[Any, Any]) -> Page:
+    """A page with a true and a false claim; each claim's clues are one retrieved sentence
+    and its gold sentence last, as the dealer's snapshot stores them."""
+    page = Page.objects.create(title=f"Leakland {tag}", category=category, source=Page.Source.TEXT)
+    texts = [f"Leakland {tag} has a river and a hill number {n}." for n in range(2)]
+    markers = {label: f"goldmark{uuid.uuid4().hex[:12]}" for label in LABELS}
+    for label in LABELS:
+        texts += [f"Leakland {tag} retrieved sentence for the {label.lower()} claim.", f"Leakland {tag} decisive {markers[label]} evidence."]
+    sentences = Sentence.objects.bulk_create(Sentence(page=page, position=n, section_header="", text=text) for n, text in enumerate(texts))
+    claims = []
+    for i, (label, author) in enumerate(zip(LABELS, authors)):
+        retrieved, gold = sentences[2 + 2 * i], sentences[3 + 2 * i]
+        clues = [
+            {"sentence_id": retrieved.pk, "text": retrieved.text, "section_header": "Geography"},
+            {"sentence_id": gold.pk, "text": gold.text, "section_header": ""},
+        ]
+        text = f"Leakland {tag} claim written as {label.lower()} {uuid.uuid4().hex[:6]}."
+        claims.append(Claim.objects.create(page=page, label=label, author=author, text=text, clues=clues))
+        ClaimGold.objects.create(claim=claims[-1], sentence=gold, position=0)
+    return page
+
+
+def _markers(category: Category) -> dict[int, set[str]]:
+    """Each claim of the world's category: the marker words of its gold sentences."""
+    markers: dict[int, set[str]] = {}
+    for claim_id, text in ClaimGold.objects.filter(claim__page__category=category).values_list("claim_id", "sentence__text"):
+        markers.setdefault(claim_id, set()).update(word for word in text.split() if word.startswith("goldmark"))
+    return markers
+
+
+def build_world(*, question_started: bool = True) -> World:
+    """A fresh world (see the module's docstring). ``question_started=False`` leaves the room
+    in its lobby with its members present, for the room socket walk to start the question
+    while the player's socket listens (then ``start_question`` does the rest)."""
+    n = next(_worlds)
+    tag = f"{n}{uuid.uuid4().hex[:6]}"
+    category = CategoryFactory(name=f"Leak category {tag}", slug=f"leak-{tag}")
+    authors = (UserFactory(username=f"leak-author-t-{tag}"), UserFactory(username=f"leak-author-f-{tag}"))
+    pages = [_pair_page(category, f"{tag}x{i}", authors) for i in range(PAIRS)]
+    player = UserFactory(username=f"leak-player-{tag}")
+    host = UserFactory(username=f"leak-host-{tag}")
+    # The wrong voter's name sorts first and they join first: a board ordered by name or by
+    # arrival lists them first; only one ordered by results lists the right voter first.
+    wrong = UserFactory(username=f"leak-aa-wrong-{tag}")
+    right = UserFactory(username=f"leak-zz-right-{tag}")
+    newcomer = UserFactory(username=f"leak-newcomer-{tag}")
+
+    world = World(n=n, category=category, player=player, host=host, right=right, wrong=wrong, newcomer=newcomer, room=None, task=None)  # type: ignore[arg-type]
+    for name in ("dealt", "started", "forfeited"):
+        world.rounds[name] = rounds.round_create(player=player, category=category.slug)
+    rounds.round_start(round_id=world.rounds["started"].pk, player=player)
+    rounds.round_start(round_id=world.rounds["forfeited"].pk, player=player)
+    rounds.round_forfeit(round_id=world.rounds["forfeited"].pk, player=player)
+
+    room = rooms.room_create(host=host, category=category.slug, questions=2)
+    now = clock.now()
+    for member in (wrong, right, player):  # joined in this order, present
+        RoomMember.objects.create(room=room, player=member, joined_at=now, seen_at=now)
+    world.room = room
+    # A write task on the forfeited round's page: the authoring endpoints (hints, draft
+    # check, save) are walked where the player holds a task, next to a round of theirs.
+    used = {c.page_id for name in ("dealt", "started", "forfeited") for c in world.rounds[name].claims}
+    world.extra_page = next(p for p in pages if p.pk not in used)
+    world.task = write_task_create(player=player, page_id=world.page("forfeited").pk)
+    if question_started:
+        start_question(world)
+        world.hosted = rooms.room_create(host=player, category=category.slug, questions=1)
+        rooms.room_next_question(code=world.hosted.code, player=player)
+        world.rounds["hosted_round"] = Round.objects.get(room_play__question__room=world.hosted, player=player)
+    for name, round_ in world.rounds.items():
+        world.rounds[name] = Round.objects.select_related("left_claim__page", "right_claim__page").get(pk=round_.pk)
+    world.markers = _markers(category)
+    return world
+
+
+def start_question(world: World) -> None:
+    """The host deals the question, then the others vote on it (``others_vote``)."""
+    deal_question(world)
+    others_vote(world)
+
+
+def deal_question(world: World) -> None:
+    rooms.room_next_question(code=world.room.code, player=world.host)
+    question = RoomQuestion.objects.filter(room=world.room).latest("number")
+    round_ = Round.objects.select_related("left_claim__page", "right_claim__page").get(room_play__question=question, player=world.player)
+    world.rounds["room_round"] = round_
+
+
+def others_vote(world: World) -> None:
+    """The host and ``wrong`` vote wrong, ``right`` votes right; the player has not voted,
+    so the question plays on."""
+    question = RoomQuestion.objects.filter(room=world.room).latest("number")
+    plays = dict(RoomRound.objects.filter(question=question).values_list("player_id", "round_id"))
+    for voter, right in ((world.host, False), (world.wrong, False), (world.right, True)):
+        choice = question.false_claim_index if right else 1 - question.false_claim_index
+        rounds.vote_cast(round_id=plays[voter.pk], player=voter, false_claim=choice)
+        rooms.room_question_finish(question_id=question.pk)
+    assert RoomQuestion.objects.get(pk=question.pk).state == RoomQuestion.State.PLAYING
+
+
+class HashEncoder:
+    """A stand-in for the sentence encoder (seconds to load, and nothing to do with answers):
+    word-hash vectors, so that saving a claim builds its clue list without the model."""
+
+    model_name = "leak-walk-hash"
+    backend = "hash"
+    dimension = 32
+
+    def encode(self, texts: Any, *, show_progress: bool = False) -> Any:
+        import numpy as np
+
+        matrix = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in str(text).lower().split():
+                matrix[row, hash(word) % self.dimension] += 1.0
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+    def encode_query(self, text: str) -> Any:
+        return self.encode([text])
+
+
+# --- the scanner --------------------------------------------------------------------------
+
+ANSWER_KEYS = {"label", "labels", "false_claim", "false_claim_index", "gold", "gold_evidence", "result", "answer", "choice", "verdict"}
+"""Keys that carry an answer (or a member's choice) whatever their value, when not null."""
+
+
+@dataclass
+class Secrets:
+    """What must not show in a body, given which rounds' answers are due for the player now."""
+
+    world: World
+    due: set[int]  # round ids whose answer the player may see now
+
+    def hidden_rounds(self) -> list[int]:
+        return [r.pk for r in self.world.rounds.values() if r.pk not in self.due]
+
+    def hidden_markers(self) -> dict[str, str]:
+        """Every gold marker of the world but those of rounds whose answer is due: a claim
+        not dealt yet is as secret as one in play."""
+        shown = {c.pk for r in self.world.rounds.values() if r.pk in self.due for c in r.claims}
+        names = {c.pk: name for name, r in self.world.rounds.items() for c in r.claims}
+        return {m: names.get(cid, f"claim #{cid} (not dealt)") for cid, ms in self.world.markers.items() if cid not in shown for m in ms}
+
+    def room_results_hidden(self) -> bool:
+        room_round = self.world.rounds.get("room_round")
+        return room_round is not None and room_round.pk not in self.due
+
+
+def scan_text(text: str, secrets: Secrets, *, page_text: bool = False) -> list[str]:
+    """Leaks found by plain search in any body (HTML, JSON, a frame): a gold marker of a
+    round whose answer is not due (``page_text``: the body is a page's own sentences, public
+    by the rules: the markers may be there, unmarked as gold)."""
+    found = []
+    if not page_text:
+        for marker, whose in secrets.hidden_markers().items():
+            if marker in text:
+                found.append(f"gold sentence of {whose} ({marker})")
+    return found
+
+
+def scan_html(text: str, secrets: Secrets, *, page_text: bool = False, describes_api: bool = False) -> list[str]:
+    """Leaks in a body that is not JSON (a page): gold markers, the label words (but in the
+    API's own description, ``describes_api``), and, while the room's question plays, a page
+    that names the right voter more often than the wrong one."""
+    found = scan_text(text, secrets, page_text=page_text)
+    if not describes_api and secrets.hidden_rounds():
+        found += [f"the label word {label}" for label in LABELS if label in text]
+    if secrets.room_results_hidden():
+        right, wrong = secrets.world.right.username, secrets.world.wrong.username
+        if text.count(right) != text.count(wrong):
+            found.append(f"the page names the right voter {text.count(right)}x and the wrong voter {text.count(wrong)}x")
+    return found
+
+
+def scan_json(data: Any, secrets: Secrets, *, context: int | None, page_text: bool = False) -> list[str]:
+    """Leaks in a JSON body or frame. ``context``: the round the body is about (the
+    operation's round, the room's round for a room's body); a round's state object (with
+    ``id``, ``status`` and ``pages``) is about its own round. Answer-bearing keys, label
+    values and members' results are leaks unless the round they are about has its answer due."""
+    found = scan_text(_dumps(data), secrets, page_text=page_text)
+    _walk(data, secrets, context, "$", found)
+    if secrets.room_results_hidden():
+        _boards(data, secrets, "$", found)
+    return found
+
+
+def _name(secrets: Secrets, round_id: int | None) -> str:
+    for name, round_ in secrets.world.rounds.items():
+        if round_.pk == round_id:
+            return name
+    return f"#{round_id}"
+
+
+def _hidden(secrets: Secrets, context: int | None) -> bool:
+    return context is None or context not in secrets.due
+
+
+def _walk(node: Any, secrets: Secrets, context: int | None, path: str, found: list[str]) -> None:
+    if isinstance(node, dict):
+        if {"id", "status", "pages"} <= node.keys() and isinstance(node.get("id"), int):
+            context = node["id"]  # a round's state: about that round
+        for key, value in node.items():
+            where = f"{path}.{key}"
+            if value is not None and _hidden(secrets, context):
+                if key in ANSWER_KEYS and value not in ([], {}):
+                    found.append(f"`{key}` at {where} (round {_name(secrets, context)})")
+                    continue
+                if key == "correct" and (value is True or value is False):
+                    found.append(f"`correct` at {where} (round {_name(secrets, context)})")
+                    continue
+                if key == "found" and value:
+                    found.append(f"`found` at {where}: who found it")
+                    continue
+            _walk(value, secrets, context, where, found)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _walk(value, secrets, context, f"{path}[{i}]", found)
+    elif isinstance(node, str) and node in LABELS and _hidden(secrets, context):
+        found.append(f"the label {node} at {path} (round {_name(secrets, context)})")
+
+
+def _boards(node: Any, secrets: Secrets, path: str, found: list[str]) -> None:
+    """Rows naming the other members who voted on the open question (scoreboards, the
+    leaderboards, who found it): no points, no right answers, and nothing that sets the
+    right voter apart from the wrong one (rank, order, being listed at all)."""
+    others = secrets.world.others()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _boards(value, secrets, f"{path}.{key}", found)
+    elif isinstance(node, list):
+        rows = {row["username"]: (i, row) for i, row in enumerate(node) if isinstance(row, dict) and row.get("username") in others}
+        for username, (i, row) in rows.items():
+            who = others[username]
+            for key in ("points", "correct", "skill", "rating", "found"):
+                if row.get(key) not in (None, 0, False, [], ""):
+                    found.append(f"the {who} voter's `{key}` = {row[key]!r} at {path}[{i}]")
+        if len(rows) == 1:
+            (username,) = rows
+            found.append(f"only the {others[username]} voter is listed at {path}")
+        elif len(rows) == 2:
+            (i_right, right), (i_wrong, wrong) = rows[secrets.world.right.username], rows[secrets.world.wrong.username]
+            if right.get("rank") != wrong.get("rank"):
+                found.append(f"`rank` sets the right voter ({right.get('rank')}) apart from the wrong one ({wrong.get('rank')}) at {path}")
+            if i_right < i_wrong:
+                found.append(f"the right voter is listed before the wrong one (who sorts and joined first) at {path}")
+        for value in node:
+            _boards(value, secrets, path, found)
+
+
+def _dumps(data: Any) -> str:
+    import json
+
+    return json.dumps(data, ensure_ascii=False)
