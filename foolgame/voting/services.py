@@ -447,8 +447,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
     now = now or clock.now()
     hidden = _forfeit_answer_hidden(round_, now)
     if round_.state == Round.State.FORFEITED:
-        assert round_.answer_at is not None
-        state["answer_at"] = round_.answer_at.isoformat()
+        state["answer_at"] = round_.answer_at.isoformat() if round_.answer_at else None
         if hidden:
             state["message"] = FORFEIT_MESSAGE
     if round_.state == Round.State.READY:
@@ -494,7 +493,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
 
 
 VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
-FORFEIT_MESSAGE = "You gave up this round. Its answer is shown at answer_at, when the round would have ended had you waited."
+FORFEIT_MESSAGE = "You gave up this round. Its answer is shown when the round would have ended had you waited (answer_at)."
 UNPAID_MESSAGES = {
     "moderator_saw_claim": "You saw one of these claims with its answer as a moderator before voting, so this vote pays nothing "
     "to anyone and does not count in the ratings."
