@@ -53,6 +53,8 @@ class Round(models.Model):
         ordering = ["-created", "-id"]
         indexes = [
             models.Index(fields=["player", "state"]),
+            # The hourly deal limit reads a player's latest rounds (``_check_deal_rate``).
+            models.Index(fields=["player", "created"], name="round_player_created"),
             models.Index(fields=["id"], condition=models.Q(forfeit_rated=False), name="round_forfeit_unrated"),
         ]
         constraints = [
