@@ -392,6 +392,13 @@ FM2 = {
     "REPORT_AFTER_ROUND_SECONDS": 10 * 60,
     "REPORT_TRUST_MIN_VOTES": 10,
     "REPORT_TRUST_MIN_ACCOUNT_HOURS": 24,
+    # Deals (issue 24): at most DEALS_PER_HOUR solo rounds dealt to a player in any hour, and
+    # NEW_ACCOUNT_DEALS_PER_HOUR in an account's first NEW_ACCOUNT_HOURS (429
+    # deal_rate_limited). A round is a start, two claims read and a vote: 10 s each for an
+    # hour on end is 360, 20 s each for a newcomer 180; rooms' deals are not counted.
+    "DEALS_PER_HOUR": env.int("FM2_DEALS_PER_HOUR", default=360),
+    "NEW_ACCOUNT_DEALS_PER_HOUR": env.int("FM2_NEW_ACCOUNT_DEALS_PER_HOUR", default=180),
+    "NEW_ACCOUNT_HOURS": env.int("FM2_NEW_ACCOUNT_HOURS", default=24),
     # Players who never appear on leaderboards (the release's system author).
     "SYSTEM_PLAYERS": ["fm2-release"],
 }

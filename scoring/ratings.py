@@ -68,6 +68,7 @@ __all__ = [
     "to_rating_scale",
     "glicko2_update",
     "round_update",
+    "forfeit_update",
     "glicko2_replay",
     "fit_rasch",
     "is_too_hard",
@@ -251,9 +252,24 @@ def round_update(
     )
 
 
+def forfeit_update(
+    voter: Rating,
+    true_claim: Rating,
+    false_claim: Rating,
+    *,
+    tau: float = DEFAULT_TAU,
+    max_deviation: float = DEFAULT_DEVIATION,
+) -> tuple[Rating, Rating, Rating]:
+    """The three ratings after a started round given up: a wrong vote on the pair (a player
+    who gives up a pair they cannot tell apart loses as much as one who guesses wrong, so
+    giving up is never a way to keep a rating)."""
+    return round_update(voter, true_claim, false_claim, False, tau=tau, max_deviation=max_deviation)
+
+
 @dataclass(frozen=True, slots=True)
 class RoundVote:
-    """One vote: who voted, on which two claims, and whether they marked the false one."""
+    """One vote: who voted, on which two claims, and whether they marked the false one (a
+    started round given up is a vote with ``correct`` False: ``forfeit_update``)."""
 
     voter: Hashable
     true_claim: Hashable

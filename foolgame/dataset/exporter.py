@@ -84,7 +84,7 @@ VOTE_FIELDS = (
     "voter_held",
     "day",
 )
-ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED)
+ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED)
 GAME_ID_PREFIX = "game-"
 REMAINING_BUCKET_SECONDS = 30
 """A vote's time left is exported rounded down to a multiple of this (issue 17)."""
@@ -560,7 +560,8 @@ def _write_votes(
                     "voided_by": (row["void_action"] or "moderation") if voided else None,
                     "voter_saw_answer": any(moment is not None and moment <= row["ended_at"] for moment in seen),
                     "voter_held": row["player_id"] in held,
-                    "day": _day(row["room_play__question__started_at"] or row["started_at"]),
+                    # A round given up before its start has no clock: its day is the forfeit's.
+                    "day": _day(row["room_play__question__started_at"] or row["started_at"] or row["ended_at"]),
                 },
             )
             summary.votes += 1

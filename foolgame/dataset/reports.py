@@ -444,7 +444,7 @@ One ended round a line, in the order the rounds were dealt:
 | `true_claim`, `false_claim` | claim ids; `true_claim_split`, `false_claim_split` their splits |
 | `false_claim_side` | where the false claim was on screen, `left` or `right` |
 | `true_claim_public`, `false_claim_public` | the claim comes from the published FM2 release, replayed in the game: **its label and evidence are public**, so anyone holding the release could answer it; keep these votes apart from votes on the game's own claims |
-| `outcome` | `voted`, `timeout`, `reported` or `voided` |
+| `outcome` | `voted`, `timeout`, `reported`, `voided` or `forfeited` (the player gave up: no vote, no points; a round given up before its start showed them nothing; never counted as a timeout) |
 | `correct` | for votes: whether the voter marked the false claim |
 | `remaining_bucket` | for votes: seconds left on the 180 s clock, rounded down to a multiple of 30 (0, 30, ... 150); the voter's points are `min(120, seconds left)` |
 | `clues_revealed_true`, `clues_revealed_false` | clues bought on each claim (10 s each) |

@@ -391,7 +391,7 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
             return False
     still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
     if force:
-        _forfeit(still_open)
+        _forfeit(still_open, rated=False)  # the host ended it, not the members: no rating
     elif over is not None and over[1]:  # none says playing after the room's last vote: no query
         for round_id, _ in still_open:
             rounds.round_expire(round_id=round_id)
@@ -405,13 +405,14 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
     return True
 
 
-def _forfeit(plays: Iterable[tuple[int, int]]) -> None:
-    """Give up these rounds now without points (the round service's forfeit, stored as an
-    early timeout); a round that got its vote meanwhile keeps it."""
+def _forfeit(plays: Iterable[tuple[int, int]], *, rated: bool = True) -> None:
+    """Give up these rounds now without points (the round service's forfeit); a round that
+    got its vote meanwhile keeps it. ``rated``: a member who leaves mid-question gives up a
+    round they saw, a wrong vote in the ratings; rounds ended by the host are not rated."""
     User = get_user_model()
     for round_id, player_id in list(plays):
         try:
-            rounds.round_forfeit(round_id=round_id, player=User(pk=player_id))
+            rounds.round_forfeit(round_id=round_id, player=User(pk=player_id), rated=rated)
         except ServiceError:
             pass
 

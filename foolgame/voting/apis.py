@@ -53,11 +53,18 @@ class ResultSerializer(serializers.Serializer):
     false_claim = serializers.IntegerField(required=False, help_text=f"0 left, 1 right; {ROOM_WITHHELD}")
     labels = serializers.ListField(child=serializers.CharField(), required=False, help_text=ROOM_WITHHELD)
     gold = serializers.ListField(child=EvidenceSerializer(many=True), required=False, help_text=ROOM_WITHHELD)
+    unpaid = serializers.ChoiceField(
+        choices=["moderator_saw_claim"],
+        required=False,
+        help_text="only on a vote that pays nothing and is not rated: moderator_saw_claim, the voter had seen one of the "
+        "claims with its answer as a moderator before voting (points 0, no points for the authors either)",
+    )
+    message = serializers.CharField(required=False, help_text="with unpaid: why, in a player's words")
 
 
 class RoundStateSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["ready", "playing", "voted", "timeout", "reported", "voided"])
+    status = serializers.ChoiceField(choices=["ready", "playing", "voted", "timeout", "reported", "voided", "forfeited"])
     pages = PageRefSerializer(many=True)
     started_at = serializers.DateTimeField(allow_null=True)
     clue_cost = serializers.IntegerField()
@@ -73,9 +80,18 @@ class RoundStateSerializer(serializers.Serializer):
     )
     result = ResultSerializer(
         required=False,
-        help_text="only once the round is over (not for a voided round, nor for a live room's round before its question is over)",
+        help_text="only once the round is over (not for a voided round, nor for a live room's round before its question is "
+        "over, nor for a forfeited round before its answer_at)",
     )
-    message = serializers.CharField(required=False, help_text="why the round was voided (status voided only)")
+    message = serializers.CharField(
+        required=False, help_text="why the round was voided (status voided), or that it was given up and its answer waits (forfeited)"
+    )
+    answer_at = serializers.DateTimeField(
+        required=False,
+        help_text="status forfeited only: when its result (and, for a round given up before its start, its claims) is shown: "
+        "the deadline the round had when given up, or for a round never started the forfeit + 180 s. A live room's round "
+        "shows it when its question is over",
+    )
 
 
 class RoundCreatedSerializer(serializers.Serializer):
@@ -140,6 +156,8 @@ class RoundCreateApi(ApiView):
                     "too_many_open_rounds: finish or abandon one of your open rounds first",
                     "no_pair_available: those claims were just dealt to you by a parallel request; try again",
                 ],
+                e429="deal_rate_limited: too many rounds dealt to you in the last hour (FM2_DEALS_PER_HOUR, fewer for a new "
+                "account); details has retry_after (seconds) and retry_at",
             ),
         },
         summary="Deal a round: one true and one false claim",
@@ -246,7 +264,9 @@ class RoundVoteApi(ApiView):
         },
         summary="Mark the claim you think is false",
         description="Casts the round's one vote. A correct vote earns the points left on the clock; the author of the "
-        "false claim earns fool points when the vote is wrong. The answer reveals which claim was false and both "
+        "false claim earns fool points when the vote is wrong. A vote by a player who had seen either claim as a "
+        "moderator (in the queue or the audit log) before voting pays nobody and is not rated: its result says "
+        "`unpaid: moderator_saw_claim` with a message. The answer reveals which claim was false and both "
         "claims' gold evidence. On a live room's round the answer is only `remaining` (as the room socket's `voted` "
         "frame): the whole room gets the answer when the question is over, at once when this was the last vote it "
         "waited for.",
@@ -439,10 +459,12 @@ class RoundForfeitApi(ApiView):
             **errors(post=True, reads_body=False, e404="not_found: no such round of this player", e409="round_over: the round has already ended"),
         },
         summary="Give up an open round: it ends now without points",
-        description="Ends one of the player's open rounds (dealt or playing) now, with no points for anyone; it is "
-        "stored as a timeout that ended before its deadline, and its claims stay dealt to the player. Answers the "
-        "round's final state, with the answer; a live room's round answers without it until its question is over "
-        "(at once when this was the last round the question waited for).",
+        description="Ends one of the player's open rounds (dealt or playing) now, with no points for anyone, as status "
+        "`forfeited`; its claims stay dealt to the player. The answer is not in the response: `answer_at` says when "
+        "`GET /api/rounds/<id>` shows it, no sooner than waiting would have (the round's deadline as it stood, clues "
+        "bought included; for a round never started, now + 180 s, and its claims' text not before then either). A "
+        "started round given up counts as a wrong answer in the player's skill rating. A live room's round shows its "
+        "answer when its question is over (at once when this was the last round the question waited for).",
     )
     def post(self, request: Request, round_id: int) -> Response:
         state = services.round_forfeit(round_id=round_id, player=request.user)

@@ -432,13 +432,18 @@ class RoundConsumer(GameSocketConsumer):
 
     async def _announce_timeout(self) -> None:
         """Send ``timeout`` once, whichever path (tick, task, another request) saw it first;
-        a round voided by moderation gets one ``void`` frame the same way."""
+        a round voided by moderation gets one ``void`` frame the same way, and a round given
+        up (from another tab or over REST) one ``forfeited`` frame with when its answer shows."""
         if self.status == Round.State.TIMED_OUT and not self.timeout_sent:
             self.timeout_sent = True
             await self.send_frame("timeout", {"remaining": 0, "points": 0})
         elif self.status == Round.State.VOIDED and not self.timeout_sent:
             self.timeout_sent = True
             await self.send_frame("void", {"remaining": 0, "points": 0, "message": services.VOIDED_MESSAGE})
+        elif self.status == Round.State.FORFEITED and not self.timeout_sent:
+            self.timeout_sent = True
+            state = await self._call(services.round_get_state)
+            await self.send_frame("forfeited", {"remaining": 0, "points": 0, "answer_at": state.get("answer_at"), "message": services.FORFEIT_MESSAGE})
 
     async def _tick(self) -> None:
         try:

@@ -22,6 +22,7 @@ class Round(models.Model):
         TIMED_OUT = "timeout", "Timed out"
         REPORTED = "reported", "Ended by a report"
         VOIDED = "voided", "Voided by moderation"
+        FORFEITED = "forfeited", "Given up"
 
     OPEN_STATES = (State.READY, State.PLAYING)
 
@@ -39,14 +40,30 @@ class Round(models.Model):
     # Which moderation action voided the round (relabel, remove, edit_evidence); the export
     # marks voided rounds with it. Blank for every other state, and for rounds voided before.
     void_action = models.CharField(max_length=20, blank=True, default="")
+    # A forfeit (``round_forfeit``): when its answer may be shown, no sooner than a player
+    # who kept waiting would have seen it (the deadline at the forfeit; for a round never
+    # started, the forfeit + ROUND_SECONDS). Null for every other state.
+    answer_at = models.DateTimeField(null=True, blank=True)
+    # A forfeit of a started round counts as a wrong vote in the ratings: False until the
+    # rating task (``rate_forfeits``, or the ``rate_pending_votes`` sweep) applied it, then
+    # True; null for every round with nothing to rate (not forfeited, or never started).
+    forfeit_rated = models.BooleanField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created", "-id"]
-        indexes = [models.Index(fields=["player", "state"])]
+        indexes = [
+            models.Index(fields=["player", "state"]),
+            # The hourly deal limit reads a player's latest rounds (``_check_deal_rate``).
+            models.Index(fields=["player", "created"], name="round_player_created"),
+            models.Index(fields=["id"], condition=models.Q(forfeit_rated=False), name="round_forfeit_unrated"),
+        ]
         constraints = [
             models.CheckConstraint(condition=~models.Q(left_claim=models.F("right_claim")), name="round_two_distinct_claims"),
+            # A round given up before its start keeps no clock: it was never started.
             models.CheckConstraint(
-                condition=models.Q(state="ready") | models.Q(started_at__isnull=False, deadline__isnull=False),
+                condition=models.Q(state="ready")
+                | models.Q(state="forfeited", started_at__isnull=True, deadline__isnull=True)
+                | models.Q(started_at__isnull=False, deadline__isnull=False),
                 name="round_started_has_deadline",
             ),
         ]
@@ -109,6 +126,10 @@ class Vote(models.Model):
     # Whether the vote's ratings update (foolgame.voting.ratings) has been applied: the
     # rating task (rate_votes) sets it with the update, in one transaction, so a vote is rated once.
     rated = models.BooleanField(default=False, editable=False)
+    # Why the vote counts for nothing (no ledger rows, no rating), blank when it counts:
+    # ``moderator_saw_claim``, the voter had seen one of its claims with its answer as a
+    # moderator before voting. Such a vote is stored with ``rated`` set: nothing to apply.
+    unpaid = models.CharField(max_length=30, blank=True, default="")
 
     class Meta:
         ordering = ["-created"]

@@ -9,13 +9,20 @@ sweep and a refit never count it twice);
 go on from, or by replaying Glicko-2 over the votes in the order they were cast. Both are
 deterministic: a refit run twice writes the same numbers.
 
-Timed-out, reported and forfeited rounds are not votes and rate nobody; the release's votes
+A started round given up (forfeited) is rated as a wrong vote on its pair
+(``scoring.ratings.forfeit_update``), by the same kind of batched task (``rate_forfeits``,
+``ratings_rate_forfeit``: the round's ``forfeit_rated`` flag plays the vote's ``rated``) and
+the same sweep; a refit replays votes and such forfeits in the order they happened. Votes
+that pay nothing (``Vote.unpaid``: the voter had seen a claim as a moderator) rate nobody.
+Timed-out, reported and voided rounds, and rounds given up before their start, are not
+votes and rate nobody; the release's votes
 have no voters to rate against, so a claim from the release is unrated (``rating`` NULL)
 until the game's first vote on it, while its smoothed rate already counts them.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,7 +36,7 @@ from django.db.models import Avg
 from foolgame.claims.models import Claim
 from foolgame.players.models import PlayerRating
 from foolgame.voting.counters import claim_votes_lock
-from foolgame.voting.models import Vote
+from foolgame.voting.models import Round, Vote
 from scoring import ratings as r
 
 Progress = Callable[[str, int, int], None]
@@ -39,7 +46,7 @@ def _settings() -> dict[str, Any]:
     return settings.FM2_RATINGS
 
 
-def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool) -> None:
+def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool, forfeit: bool = False) -> None:
     """Rate one vote: the voter and the round's two claims, from their ratings before it.
 
     Call inside a transaction that holds the two claims' rows (``ratings_rate_vote`` locks
@@ -52,13 +59,11 @@ def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: i
         )
     }
     skill, _ = PlayerRating.objects.select_for_update().get_or_create(player_id=player_id)
-    voter, true_claim, false_claim = r.round_update(
-        r.Rating(skill.rating, skill.deviation, skill.volatility),
-        rows[true_claim_id],
-        rows[false_claim_id],
-        correct,
-        tau=_settings()["TAU"],
-    )
+    before = r.Rating(skill.rating, skill.deviation, skill.volatility)
+    if forfeit:
+        voter, true_claim, false_claim = r.forfeit_update(before, rows[true_claim_id], rows[false_claim_id], tau=_settings()["TAU"])
+    else:
+        voter, true_claim, false_claim = r.round_update(before, rows[true_claim_id], rows[false_claim_id], correct, tau=_settings()["TAU"])
     skill.rating, skill.deviation, skill.volatility, skill.votes = voter.rating, voter.deviation, voter.volatility, skill.votes + 1
     skill.save(update_fields=["rating", "deviation", "volatility", "votes", "updated"])
     for pk, new in ((true_claim_id, true_claim), (false_claim_id, false_claim)):
@@ -70,7 +75,7 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
     key update: ``claim_votes_lock``) and the vote's row, skipped when the vote is already rated (a task
     delivered twice, the sweep, a refit). True when this call rated it."""
     row = (
-        Vote.objects.filter(pk=vote_id, rated=False)
+        Vote.objects.filter(pk=vote_id, rated=False, unpaid="")
         .values_list(
             "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct",
             "round__player__integrity_hold__held",
@@ -95,6 +100,33 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
     return True
 
 
+def ratings_rate_forfeit(*, round_id: int) -> bool:
+    """Apply one forfeit's ratings update (a wrong vote on its pair), once, as
+    ``ratings_rate_vote`` does a vote's: under the claims' locks and the round's row, skipped
+    unless the round waits for it (``forfeit_rated`` False). True when this call rated it."""
+    pending = Round.objects.filter(pk=round_id, state=Round.State.FORFEITED, forfeit_rated=False)
+    row = pending.values_list("player_id", "left_claim_id", "right_claim_id", "false_claim_index", "player__integrity_hold__held").first()
+    if row is None:
+        return False
+    player_id, left, right, false_index, held = row
+    if held:  # out of the ratings while held, as their votes are (``ratings_rate_vote``)
+        pending.update(forfeit_rated=True)
+        return False
+    true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
+    with transaction.atomic():
+        claim_votes_lock(claim_ids=(left, right))
+        if not pending.select_for_update().values_list("pk", flat=True):
+            return False
+        ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=False, forfeit=True)
+        Round.objects.filter(pk=round_id).update(forfeit_rated=True)
+    return True
+
+
+def ratings_rate_forfeits(*, round_ids: list[int]) -> int:
+    """Rate these forfeits in round order, each once; returns how many this call rated."""
+    return sum(ratings_rate_forfeit(round_id=pk) for pk in sorted(set(round_ids)))
+
+
 def ratings_rate_votes(*, vote_ids: list[int]) -> int:
     """Rate these votes in vote order, each once (``ratings_rate_vote``); returns how many
     this call rated."""
@@ -106,11 +138,12 @@ PENDING_CHUNK = 1000
 
 
 def ratings_rate_pending(*, limit: int = PENDING_CHUNK) -> int:
-    """Rate the oldest votes left unrated for ``PENDING_AFTER_SECONDS`` (their task was
-    lost), in vote order, at most ``limit``; returns how many this call rated."""
+    """Rate the oldest votes and forfeits left unrated for ``PENDING_AFTER_SECONDS`` (their
+    task was lost), in their order, at most ``limit`` of each; returns how many this call rated."""
     cutoff = timezone.now() - timedelta(seconds=PENDING_AFTER_SECONDS)
     ids = list(Vote.objects.filter(rated=False, created__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
-    return ratings_rate_votes(vote_ids=ids)
+    forfeits = list(Round.objects.filter(forfeit_rated=False, ended_at__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
+    return ratings_rate_votes(vote_ids=ids) + ratings_rate_forfeits(round_ids=forfeits)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -191,17 +224,28 @@ class RefitSummary:
     converged: bool = True
 
 
-def _votes(progress: Progress, ids: list[int]) -> Iterator[Any]:
-    """Every vote as a ``scoring.ratings.RoundVote``, in the order cast (time, then id);
-    their ids are appended to ``ids``."""
-    rows = Vote.objects.exclude(round__player__integrity_hold__held=True).order_by("created", "id").values_list(
-        "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
+def _votes(progress: Progress, ids: list[int], forfeit_ids: list[int]) -> Iterator[Any]:
+    """Every rated vote, and every started round given up (a wrong vote), as a
+    ``scoring.ratings.RoundVote``, in the order they happened (time, then id); their ids are
+    appended to ``ids`` and ``forfeit_ids``. Players held as improbable are left out."""
+    votes = Vote.objects.filter(unpaid="").exclude(round__player__integrity_hold__held=True).order_by("created", "id").values_list(
+        "created", "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
     )
-    total = rows.count()
+    forfeits = (
+        Round.objects.filter(state=Round.State.FORFEITED, forfeit_rated__isnull=False)
+        .exclude(player__integrity_hold__held=True)
+        .order_by("ended_at", "id")
+    ).values_list(
+        "ended_at", "id", "player_id", "left_claim_id", "right_claim_id", "false_claim_index"
+    )
+    total = votes.count() + forfeits.count()
     progress("reading votes", 0, total)
-    for done, (pk, player, left, right, false_index, correct) in enumerate(rows.iterator(chunk_size=5000), start=1):
+    tagged_votes = ((row[0], 0, row) for row in votes.iterator(chunk_size=5000))
+    tagged_forfeits = ((row[0], 1, (*row, False)) for row in forfeits.iterator(chunk_size=5000))
+    merged = heapq.merge(tagged_votes, tagged_forfeits, key=lambda item: (item[0], item[2][1], item[1]))
+    for done, (_, is_forfeit, (_, pk, player, left, right, false_index, correct)) in enumerate(merged, start=1):
         true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
-        ids.append(pk)
+        (forfeit_ids if is_forfeit else ids).append(pk)
         yield r.RoundVote(player, true_claim, false_claim, correct)
         if done % 20000 == 0 or done == total:
             progress("reading votes", done, total)
@@ -244,7 +288,8 @@ def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, ch
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     report = progress or (lambda stage, done, total: None)
     vote_ids: list[int] = []
-    votes = list(_votes(report, vote_ids))
+    forfeit_ids: list[int] = []
+    votes = list(_votes(report, vote_ids, forfeit_ids))
     report("fitting", 0, len(votes))
     converged = True
     if method == "rasch" and votes:
@@ -287,4 +332,6 @@ def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, ch
     # The votes read are in these ratings now: their rating tasks must not add them again.
     for part in _chunks(sorted(vote_ids), chunk):
         Vote.objects.filter(pk__in=part, rated=False).update(rated=True)
+    for part in _chunks(sorted(forfeit_ids), chunk):
+        Round.objects.filter(pk__in=part, forfeit_rated=False).update(forfeit_rated=True)
     return RefitSummary(method, len(votes), len(result.players), len(result.claims), converged)

@@ -238,11 +238,39 @@ def _solo_open_rounds(player: AbstractBaseUser) -> models.QuerySet[Round]:
     return Round.objects.filter(player=player, state__in=Round.OPEN_STATES, room_play__isnull=True)
 
 
+def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
+    """At most DEALS_PER_HOUR solo deals in any hour (NEW_ACCOUNT_DEALS_PER_HOUR in an
+    account's first NEW_ACCOUNT_HOURS), counted from the stored rounds; the caller holds the
+    player's row lock. A room's deals are the room's and do not count."""
+    game = _game()
+    joined = getattr(player, "date_joined", None)
+    new = joined is not None and now - joined < timedelta(hours=game["NEW_ACCOUNT_HOURS"])
+    limit = game["NEW_ACCOUNT_DEALS_PER_HOUR"] if new else game["DEALS_PER_HOUR"]
+    hour = 3600
+    recent = list(
+        Round.objects.filter(player=player, room_play__isnull=True, created__gt=now - timedelta(seconds=hour))
+        .order_by("-created")
+        .values_list("created", flat=True)[:limit]
+    )
+    if len(recent) >= limit:
+        again = recent[-1] + timedelta(seconds=hour)
+        wait = max(1, math.ceil((again - now).total_seconds()))
+        raise ServiceError(
+            "deal_rate_limited",
+            f"You were dealt {limit} rounds in the last hour; you can get a new one in {_span(wait)} (at {again.isoformat(timespec='seconds')}).",
+            status_code=429,
+            details={"retry_after": wait, "retry_at": again.isoformat()},
+            retry_after=wait,
+        )
+
+
 def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
     """Deal a fair pair: one true and one false claim, same page when possible, else same category.
 
+    Deals are throttled per hour (``_check_deal_rate``, 429 ``deal_rate_limited``).
+
     Locking: the player's row is locked for the whole deal, so two deals for one player run
-    one after the other; the unique (player, claim) rows back it up in the database. Then the
+    one after the other (and the throttle counts under it); the unique (player, claim) rows back it up in the database. Then the
     pair's claim rows are key-share locked in id order (``claim_refs_lock``) before any row
     refers to them.
     """
@@ -253,6 +281,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
             raise ServiceError(
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
+        _check_deal_rate(player, clock.now())
         pair = _deal_pair(claims_for_player(player=player, category=category), level=_deal_level(player))
         if pair is None:
             raise ServiceError(
@@ -415,14 +444,23 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         "deadline": round_.deadline.isoformat() if round_.deadline and round_.state == Round.State.PLAYING else None,
         "clue_cost": _game()["CLUE_COST_SECONDS"],
     }
+    now = now or clock.now()
+    hidden = _forfeit_answer_hidden(round_, now)
+    if round_.state == Round.State.FORFEITED:
+        state["answer_at"] = round_.answer_at.isoformat() if round_.answer_at else None
+        if hidden:
+            state["message"] = FORFEIT_MESSAGE
     if round_.state == Round.State.READY:
         state.update({"claims": None, "remaining": float(_game()["ROUND_SECONDS"]), "points": _game()["ROUND_POT"], "clues": [[], []]})
         return state
-    now = now or clock.now()
+    if round_.state == Round.State.FORFEITED and round_.started_at is None and hidden:
+        # Given up before the start: nothing was shown, so nothing is until its answer's time.
+        state.update({"claims": None, "remaining": None, "points": 0, "clues": [[], []]})
+        return state
     if reveals is None:
         reveals = list(round_.reveals.all())
     remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
-    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED):
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED):
         remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
     clues: list[list[dict[str, Any]]] = [[], []]
     for reveal in reveals:
@@ -438,7 +476,12 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
             "clues_left": _clues_left(round_, [len(c) for c in clues]),
         }
     )
-    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and round_answer_withheld(round_=round_):
+    if round_.state == Round.State.FORFEITED:
+        if hidden:
+            state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
+        else:
+            state["result"] = _answer_payload(round_)
+    elif round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and round_answer_withheld(round_=round_):
         state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state == Round.State.VOTED:
         state["result"] = _result_payload(round_, round_.vote)
@@ -450,6 +493,22 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
 
 
 VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
+FORFEIT_MESSAGE = "You gave up this round. Its answer is shown when the round would have ended had you waited (answer_at)."
+UNPAID_MESSAGES = {
+    "moderator_saw_claim": "You saw one of these claims with its answer as a moderator before voting, so this vote pays nothing "
+    "to anyone and does not count in the ratings."
+}
+
+
+def _forfeit_answer_hidden(round_: Round, now: datetime) -> bool:
+    """Is this a forfeit whose answer is not out yet? A solo round's answer comes at its
+    ``answer_at`` (giving up is never a faster way to an answer than waiting); a room's
+    round's when its question is over, as every member's (``round_answer_withheld``)."""
+    if round_.state != Round.State.FORFEITED:
+        return False
+    if hasattr(round_, "room_play"):  # a room's round (the reverse one-to-one is absent for a solo one)
+        return round_answer_withheld(round_=round_)
+    return round_.answer_at is not None and now < round_.answer_at
 
 
 def _clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> list[int]:
@@ -479,7 +538,10 @@ def _vote_ack(vote: Vote) -> dict[str, Any]:
 
 
 def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
-    return {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **_answer_payload(round_)}
+    result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **_answer_payload(round_)}
+    if vote.unpaid:
+        result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
+    return result
 
 
 def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
@@ -554,12 +616,22 @@ def _rate_on_commit(vote: Vote) -> None:
     events.task_batched_on_commit(tasks.rate_votes, [vote.pk])
 
 
+def _moderator_saw_claims(player: AbstractBaseUser, round_: Round, now: datetime) -> bool:
+    """Had the voter seen either claim with its answer as a moderator (``moderation.Sighting``)
+    before this vote? Only a sighting up to the vote's moment counts."""
+    return Claim.objects.filter(
+        pk__in=(round_.left_claim_id, round_.right_claim_id), moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now
+    ).exists()
+
+
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote and its ledger rows are written in one transaction; the claims' vote counters,
     quality flags and ratings follow from it after the commit (batched tasks: see
     ``voting.counters``). On a room's round while its question plays the answer is only the
     time left: whether the vote was right is the whole room's news when the question is over.
+    A vote by a player who had seen either claim as a moderator before it pays nobody and is
+    not rated (``Vote.unpaid``; its result says why).
 
     Locking: the round's two claim rows key share (in id order, in one query: ``round_claims_lock``), then
     the round's row. Moderation locks a claim for update before the rounds it voids, so
@@ -575,7 +647,8 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
             if remaining is not None:
                 correct = false_claim == round_.false_index
                 true_claim, false_claim_obj = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
-                awards = round_awards(
+                unpaid = "moderator_saw_claim" if _moderator_saw_claims(player, round_, now) else ""
+                awards = [] if unpaid else round_awards(
                     outcome=Outcome.CORRECT if correct else Outcome.WRONG,
                     remaining=remaining,
                     voter=player.pk,
@@ -587,19 +660,28 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 # A second vote breaks the one-vote-per-round constraint here and the whole
                 # transaction (ledger rows included) rolls back.
                 vote = Vote.objects.create(
-                    round=round_, false_claim_index=false_claim, correct=correct, points=voter_award, remaining=remaining, created=now
+                    round=round_,
+                    false_claim_index=false_claim,
+                    correct=correct,
+                    points=voter_award,
+                    remaining=remaining,
+                    created=now,
+                    unpaid=unpaid,
+                    rated=bool(unpaid),  # an unpaid vote is not rated: nothing to apply
                 )
                 claim_of_role = {"voter": false_claim_obj, "true_claim_author": true_claim, "false_claim_author": false_claim_obj}
                 ledger = LedgerEntry.objects.bulk_create(
                     LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
                     for a in awards
                 )
-                notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
+                if not unpaid:
+                    notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
                 events.round_changed_on_commit(round_)
                 events.task_batched_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
-                _rate_on_commit(vote)
+                if not unpaid:
+                    _rate_on_commit(vote)
                 if round_answer_withheld(round_=round_):
                     return _vote_ack(vote)
                 return _result_payload(round_, vote)
@@ -682,7 +764,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
     with transaction.atomic():
         get_user_model().objects.select_for_update().get(pk=player.pk)  # the rate limit is counted under it
         round_ = _get_round(round_id=round_id, player=player, lock=True)
-        if round_.state == Round.State.READY:
+        if round_.state == Round.State.READY or (round_.state == Round.State.FORFEITED and round_.started_at is None):
             raise ServiceError("round_not_started", "Start the round to see its claims first.", status_code=409)
         if round_.state == Round.State.VOIDED:
             raise ServiceError("round_voided", "A moderator already changed a claim of this round.", status_code=409)
@@ -773,27 +855,42 @@ def rounds_open_for_player(*, player: AbstractBaseUser) -> list[dict[str, Any]]:
     return [round_state(round_, now=now) for round_ in rounds]
 
 
-def round_forfeit(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
-    """Give up an open round: it ends at once with no points for anyone, stored as a timeout
-    (GAME.md: a timeout pays nobody and is kept as data) whose ``ended_at`` comes before its
-    deadline. Its claims stay dealt to the player (SeenClaim), so giving up never buys a
-    second look at a pair. A round dealt but not started gets its clock set to now, so it is
-    a started round that ended at once. Returns the round's state, answer included (not for
-    a room's round while its question plays: ``round_state``).
+def _rate_forfeit_on_commit(round_: Round) -> None:
+    """A forfeit's ratings update (a wrong vote on the pair), by the batched task after the
+    commit, as a vote's (``rate_forfeits``; the ``rate_pending_votes`` sweep catches a lost one)."""
+    from foolgame.voting import tasks
+
+    events.task_batched_on_commit(tasks.rate_forfeits, [round_.pk])
+
+
+def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True) -> dict[str, Any]:
+    """Give up an open round: it ends at once as forfeited, with no points for anyone. Its
+    claims stay dealt to the player (SeenClaim), so giving up never buys a second look at a
+    pair, and its answer is shown no sooner than waiting would have shown it (``answer_at``):
+    a started round's at its deadline as it stood (clues bought included); a round never
+    started at now + ROUND_SECONDS, and not even its claims' text before then. A room's
+    round shows it when its question is over, with the room.
+
+    A started round given up counts as a wrong vote on its pair in the ratings (``rated``;
+    the rooms service passes False for rounds it ends itself); one never started rates nobody.
+    A round found past its deadline is timed out instead, as any request would.
 
     Locking: the round's row lock, as every service that changes a round."""
     with transaction.atomic():
         round_ = _get_round(round_id=round_id, player=player, lock=True)
         now = clock.now()
         if round_.state == Round.State.READY:
-            round_.started_at = round_.deadline = now
-            round_.state, round_.ended_at = Round.State.TIMED_OUT, now
-            round_.save(update_fields=["started_at", "deadline", "state", "ended_at"])
-            events.round_changed_on_commit(round_)
-        elif not _close_if_due(round_, now):
-            if round_.state != Round.State.PLAYING:
-                raise ServiceError("round_over", "This round is over.", status_code=409)
-            round_.state, round_.ended_at = Round.State.TIMED_OUT, now
-            round_.save(update_fields=["state", "ended_at"])
-            events.round_changed_on_commit(round_)
+            round_.answer_at = now + timedelta(seconds=_game()["ROUND_SECONDS"])
+        elif _close_if_due(round_, now):
+            return round_state(round_, now=now)
+        elif round_.state != Round.State.PLAYING:
+            raise ServiceError("round_over", "This round is over.", status_code=409)
+        else:
+            round_.answer_at = round_.deadline
+            round_.forfeit_rated = False if rated else None
+        round_.state, round_.ended_at = Round.State.FORFEITED, now
+        round_.save(update_fields=["state", "ended_at", "answer_at", "forfeit_rated"])
+        events.round_changed_on_commit(round_)
+        if round_.forfeit_rated is False:
+            _rate_forfeit_on_commit(round_)
         return round_state(round_, now=now)

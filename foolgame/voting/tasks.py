@@ -1,12 +1,12 @@
 """Celery tasks for rounds: close one at its deadline, and sweep any a timer missed; rate
-votes, and sweep any vote a lost task left unrated."""
+votes and forfeits, and sweep any a lost task left unrated."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
 
-from foolgame.voting.ratings import ratings_rate_pending, ratings_rate_vote, ratings_rate_votes
+from foolgame.voting.ratings import ratings_rate_forfeits, ratings_rate_pending, ratings_rate_vote, ratings_rate_votes
 from foolgame.voting.services import round_expire, rounds_sweep
 
 
@@ -37,6 +37,14 @@ def rate_votes(vote_ids: list[int]) -> int:
     return ratings_rate_votes(vote_ids=vote_ids)
 
 
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def rate_forfeits(round_ids: list[int]) -> int:
+    """Sent after forfeits of started rounds commit, batched as ``rate_votes``: rate each
+    as a wrong vote on its pair, once."""
+    return ratings_rate_forfeits(round_ids=round_ids)
+
+
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
 def rate_pending_votes() -> int:
+    """The sweep: votes and forfeits whose rating task was lost."""
     return ratings_rate_pending()

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from foolgame.claims.models import Claim
 from foolgame.dataset.exporter import CLAIM_FIELDS, VOTE_FIELDS, ExportError, ExportOptions
 from foolgame.dataset.services import dataset_export
+from foolgame.voting.models import Round
 from foolgame.voting.ratings import ratings_refit
 from tests.factories import PageFactory
-from tests.dataset.conftest import make_claim
+from tests.dataset.conftest import make_claim, play
 
 pytestmark = pytest.mark.django_db
 SALT = b"a fixed salt for the tests, 32 bytes"
@@ -140,6 +142,21 @@ def test_votes_file(world, tmp_path: Path) -> None:
     assert (reported["true_claim_public"], reported["false_claim_public"], first["true_claim_public"]) == (True, False, False)
     assert [line["voided_by"] for line in lines] == [None] * 4
     assert [line["voter_saw_answer"] for line in lines] == [False] * 4
+
+
+def test_forfeits_are_exported_as_their_own_outcome_not_as_timeouts(world, tmp_path: Path) -> None:
+    c, voter = world.claims, world.users[3]
+    play(voter, c["t3"], c["f3"], state=Round.State.FORFEITED)  # given up 60 s into the round
+    Round.objects.create(  # given up before its start: no clock at all
+        player=voter, left_claim=c["t4"], right_claim=c["f4"], state=Round.State.FORFEITED, ended_at=timezone.now(), answer_at=timezone.now()
+    )
+    lines = votes(export(tmp_path))
+    given_up = [line for line in lines if line["outcome"] == "forfeited"]
+    assert len(given_up) == 2 and len(lines) == 6
+    for line in given_up:
+        assert (line["timed_out"], line["correct"], line["remaining_bucket"]) == (False, None, None)
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", line["day"])
+    assert sum(line["timed_out"] for line in lines) == 1  # the world's one real timeout
 
 
 def test_csv_twins_hold_the_same_records(world, tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ def test_rest_forfeit_and_read_of_a_room_round_keep_the_answer_until_the_questio
     question, mine = start_question(party)
     pia = login("pia")
     forfeited = post(pia, f"/api/rounds/{mine['pia'].pk}/forfeit")
-    assert forfeited.status_code == 200 and forfeited.json()["status"] == "timeout"
+    assert forfeited.status_code == 200 and forfeited.json()["status"] == "forfeited"
     shows_no_answer(forfeited, question)
     shows_no_answer(pia.get(f"/api/rounds/{mine['pia'].pk}"), question)
     voted = post(login("hana"), f"/api/rounds/{mine['hana'].pk}/vote", {"false_claim": question.false_claim_index})
@@ -119,7 +119,7 @@ def test_the_last_rest_forfeit_ends_the_question(party, fake_clock) -> None:
     assert forfeited.status_code == 200
     question.refresh_from_db()
     assert question.state == "done"
-    assert forfeited.json()["status"] == "timeout"
+    assert forfeited.json()["status"] == "forfeited"
 
 
 def test_a_solo_round_still_shows_its_answer_at_once(db, fake_clock) -> None:
@@ -131,4 +131,42 @@ def test_a_solo_round_still_shows_its_answer_at_once(db, fake_clock) -> None:
     voted = post(vera, f"/api/rounds/{dealt['id']}/vote", {"false_claim": 0}).json()
     assert {"correct", "points", "false_claim", "labels", "gold"} <= voted.keys()
     given_up = post(vera, f"/api/rounds/{post(vera, '/api/rounds', {}).json()['id']}/forfeit").json()
-    assert {"false_claim", "labels", "gold"} <= given_up["result"].keys()
+    assert given_up["status"] == "forfeited" and "result" not in given_up and given_up["answer_at"]  # not before its time
+
+
+# --- issue 24: forfeits in the ratings, a moderator's unpaid vote on the scoreboard -----------
+
+
+def test_a_member_who_leaves_mid_question_is_rated_wrong_but_not_when_the_host_ends_it(party, fake_clock, django_capture_on_commit_callbacks) -> None:
+    from foolgame.players.models import PlayerRating
+
+    question, mine = start_question(party)
+    pia, otto = party.players
+    with django_capture_on_commit_callbacks(execute=True):
+        services.room_leave(code=party.room.code, player=pia)  # gives up a round she saw
+    assert Round.objects.get(pk=mine["pia"].pk).state == Round.State.FORFEITED
+    assert PlayerRating.objects.get(player=pia).rating < 1500 and PlayerRating.objects.get(player=pia).votes == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        services.room_leave(code=party.room.code, player=party.host)  # the host ends the room: the others' rounds end
+    assert Round.objects.get(pk=mine["otto"].pk).state == Round.State.FORFEITED
+    assert not PlayerRating.objects.filter(player__in=[otto, party.host]).exists()
+
+
+def test_a_room_vote_after_a_moderator_sighting_counts_0_on_the_scoreboard(party, fake_clock) -> None:
+    from foolgame.moderation.models import Sighting
+    from foolgame.players.models import LedgerEntry
+    from foolgame.rooms.rounds import room_round_settled
+    from foolgame.rooms.selectors import room_results
+
+    question, mine = start_question(party)
+    Sighting.objects.create(moderator=party.host, claim=question.left_claim, first_seen=fake_clock.current)
+    fake_clock.advance(10)
+    for player, name in ((party.host, "hana"), *zip(party.players, ("pia", "otto"))):
+        rounds.vote_cast(round_id=mine[name].pk, player=player, false_claim=question.false_claim_index)
+    room_round_settled(round_id=mine["otto"].pk)  # the last vote ends the question
+    scoreboard, _ = room_results(room=party.room, question=question)
+    points = {row["username"]: row["points"] for row in scoreboard}
+    assert points == {"hana": 0, "pia": 120, "otto": 120}
+    assert not LedgerEntry.objects.filter(cause=f"round:{mine['hana'].pk}").exists()
+    result = rounds.round_get_state(round_id=mine["hana"].pk, player=party.host)["result"]
+    assert result["unpaid"] == "moderator_saw_claim" and result["points"] == 0

@@ -212,7 +212,7 @@ def test_the_host_leaving_ends_the_room_and_open_rounds_without_points(party, fa
     party.room.refresh_from_db()
     question.refresh_from_db()
     assert (party.room.state, party.room.end_reason, question.state) == ("ended", "host_left", "done")
-    assert {u: r.state for u, r in ((u, Round.objects.get(pk=r.pk)) for u, r in mine.items())} == {"hana": "timeout", "pia": "voted", "otto": "timeout"}
+    assert {u: r.state for u, r in ((u, Round.objects.get(pk=r.pk)) for u, r in mine.items())} == {"hana": "forfeited", "pia": "voted", "otto": "forfeited"}
     with pytest.raises(ServiceError) as error:
         services.room_join(code=party.room.code, player=UserFactory())
     assert error.value.code == "room_over"
@@ -240,7 +240,7 @@ def test_a_player_leaving_gives_up_their_round_and_can_end_the_question(party, f
         rounds.vote_cast(round_id=mine[who].pk, player=player, false_claim=0)
     services.room_leave(code=party.room.code, player=party.players[1])
     question.refresh_from_db()
-    assert question.state == "done" and Round.objects.get(pk=mine["otto"].pk).state == "timeout"
+    assert question.state == "done" and Round.objects.get(pk=mine["otto"].pk).state == "forfeited"
     assert [r["left"] for r in services.room_state(code=party.room.code, player=party.host)["scoreboard"] if r["username"] == "otto"] == [True]
 
 

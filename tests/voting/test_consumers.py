@@ -173,3 +173,56 @@ async def test_tick_task_stops_on_disconnect(game, dealt, fake_clock) -> None:
     await ws.disconnect()
     await asyncio.sleep(0.05)
     assert all(t.done() for t in before), [repr(t) for t in before]
+
+
+def shows_no_answer(message: dict, round_: Round) -> None:
+    text = json.dumps(message)
+    assert "result" not in message and "false_claim" not in text and "SUPPORTS" not in text and "REFUTES" not in text
+    for claim in round_.claims:
+        for gold in claim.gold_sentences.all():
+            assert gold.text not in text
+
+
+async def test_a_forfeit_elsewhere_reaches_the_socket_without_the_answer_until_its_time(game, dealt, fake_clock) -> None:
+    round_ = await database_sync_to_async(lambda: Round.objects.select_related("left_claim", "right_claim").get(pk=dealt.pk))()
+    golds = database_sync_to_async(lambda message: shows_no_answer(message, round_))
+    ws = await connect(dealt.pk, game.voter)
+    try:
+        await ws.send_json_to({"type": "start"})
+        await frame(ws, "state")
+        fake_clock.advance(30)
+        await database_sync_to_async(services.round_forfeit)(round_id=dealt.pk, player=game.voter)  # another tab, over REST
+        forfeited = await frame(ws, "forfeited")
+        await golds(forfeited)
+        deadline = await database_sync_to_async(lambda: Round.objects.get(pk=dealt.pk).deadline)()
+        assert forfeited["answer_at"] == deadline.isoformat()
+        await ws.send_json_to({"type": "state"})
+        await golds(await frame(ws, "state"))
+        await ws.send_json_to({"type": "start"})
+        await golds(await frame(ws, "state"))
+        await ws.send_json_to({"type": "vote", "false_claim": 0})
+        assert (await frame(ws, "error"))["code"] == "round_over"
+    finally:
+        await ws.disconnect()
+    again = await connect(dealt.pk, game.voter)  # a reconnect's opening state
+    try:
+        await golds(await frame(again, "state"))
+        fake_clock.advance(150)
+        await again.send_json_to({"type": "state"})
+        shown = await frame(again, "state")
+        assert shown["status"] == "forfeited" and shown["result"]["false_claim"] == round_.false_index
+    finally:
+        await again.disconnect()
+
+
+async def test_a_round_given_up_before_its_start_opens_with_no_claims(game, dealt, fake_clock) -> None:
+    await database_sync_to_async(services.round_forfeit)(round_id=dealt.pk, player=game.voter)
+    round_ = await database_sync_to_async(lambda: Round.objects.select_related("left_claim", "right_claim").get(pk=dealt.pk))()
+    ws = await connect(dealt.pk, game.voter)
+    try:
+        state = await frame(ws, "state")
+        assert state["status"] == "forfeited" and state["claims"] is None
+        await database_sync_to_async(shows_no_answer)(state, round_)
+        assert round_.left_claim.text not in json.dumps(state)
+    finally:
+        await ws.disconnect()

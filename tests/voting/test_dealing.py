@@ -5,6 +5,7 @@ dealer that filtered after its LIMIT, or only looked at its window, would fail."
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from collections import Counter
 
 import pytest
@@ -147,3 +148,51 @@ def test_deal_reads_a_bounded_number_of_rows_however_large_the_pool(monkeypatch)
     assert len(large) == len(small)
     reads = [q for q in large if q.startswith("SELECT") and '"claims_claim"."deal_votes"' in q]
     assert reads and all(" LIMIT " in q for q in reads)
+
+
+# --- the hourly deal limit (issue 24) ----------------------------------------------------------
+
+
+@pytest.fixture
+def deal_limits(settings):
+    settings.FM2 = {**settings.FM2, "DEALS_PER_HOUR": 4, "NEW_ACCOUNT_DEALS_PER_HOUR": 2, "NEW_ACCOUNT_HOURS": 24}
+
+
+def deal_and_give_up(player) -> Round:
+    round_ = services.round_create(player=player)
+    services.round_forfeit(round_id=round_.pk, player=player)
+    return round_
+
+
+@pytest.mark.parametrize("age_hours, limit", [(0, 2), (25, 4)])
+def test_deals_are_limited_per_hour_and_fewer_for_a_new_account(deal_limits, fake_clock, age_hours, limit) -> None:
+    author = UserFactory()
+    for _ in range(limit + 2):
+        pair_on(PageFactory(), author)
+    player = UserFactory(date_joined=timezone.now() - timedelta(hours=age_hours))
+    for _ in range(limit):
+        deal_and_give_up(player)  # giving up is no way around the limit
+    fake_clock.advance(60)
+    with pytest.raises(ServiceError) as refused:
+        services.round_create(player=player)
+    assert (refused.value.code, refused.value.status_code) == ("deal_rate_limited", 429)
+    assert 3600 - 60 - 30 <= refused.value.details["retry_after"] <= 3600 - 60 + 30  # rounds store the real time
+    assert Round.objects.filter(player=player).count() == limit  # nothing stored
+    fake_clock.advance(3600 - 60 + 30)  # an hour after the first deal
+    assert services.round_create(player=player).state == Round.State.READY
+
+
+def test_a_rate_limited_deal_over_rest_is_429_with_retry_after(deal_limits, fake_clock) -> None:
+    from tests.voting.test_apis import login, post
+
+    author = UserFactory()
+    for _ in range(3):
+        pair_on(PageFactory(), author)
+    player = UserFactory(username="quick")
+    deal_and_give_up(player)
+    deal_and_give_up(player)
+    response = post(login("quick"), "/api/rounds")
+    assert response.status_code == 429
+    error = response.json()["error"]
+    assert error["code"] == "deal_rate_limited" and error["details"]["retry_after"] > 0
+    assert int(response["Retry-After"]) == error["details"]["retry_after"]

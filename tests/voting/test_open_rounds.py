@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
+
 import pytest
 
 from foolgame.api.errors import ServiceError
@@ -55,16 +58,24 @@ def test_open_rounds_time_out_a_round_past_its_deadline_first(game, fake_clock) 
     assert Round.objects.get(pk=round_.pk).state == Round.State.TIMED_OUT
 
 
+def answer_free(state: dict, round_: Round) -> None:
+    """Nothing of the round's answer in this state: no result, label, gold or true clue counts."""
+    text = json.dumps(state)
+    assert "result" not in state and "SUPPORTS" not in text and "REFUTES" not in text and "false_claim" not in text
+    for claim in round_.claims:
+        for gold in claim.gold_sentences.all():
+            assert gold.text not in text
+
+
 def test_forfeit_ends_a_playing_round_without_points_and_keeps_its_claims_dealt(game, fake_clock) -> None:
     round_ = services.round_create(player=game.voter)
     services.round_start(round_id=round_.pk, player=game.voter)
     fake_clock.advance(30)
     state = services.round_forfeit(round_id=round_.pk, player=game.voter)
-    assert state["status"] == "timeout"
-    assert state["result"]["false_claim"] == round_.false_index
+    assert state["status"] == "forfeited"
     round_.refresh_from_db()
-    assert round_.state == Round.State.TIMED_OUT
-    assert round_.ended_at < round_.deadline  # a forfeit, not a real timeout
+    assert round_.state == Round.State.FORFEITED
+    assert round_.ended_at < round_.deadline == round_.answer_at
     assert not LedgerEntry.objects.exists()
     assert SeenClaim.objects.filter(player=game.voter).count() == 2
     with pytest.raises(ServiceError) as error:
@@ -72,13 +83,48 @@ def test_forfeit_ends_a_playing_round_without_points_and_keeps_its_claims_dealt(
     assert error.value.code == "no_pair_available"
 
 
-def test_forfeit_of_a_dealt_round_starts_and_ends_it_at_once(game, fake_clock) -> None:
+def test_forfeit_of_a_playing_round_shows_its_answer_only_at_its_deadline(game, fake_clock) -> None:
     round_ = services.round_create(player=game.voter)
-    services.round_forfeit(round_id=round_.pk, player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    fake_clock.advance(20)
+    services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=0)  # the deadline moves to 170 s
+    fake_clock.advance(10)
+    state = services.round_forfeit(round_id=round_.pk, player=game.voter)
+    answer_free(state, round_)
+    assert state["claims"][0]["text"] == round_.left_claim.text  # it was seen: the texts stay
     round_.refresh_from_db()
-    assert round_.state == Round.State.TIMED_OUT
-    assert round_.started_at == round_.deadline == round_.ended_at == fake_clock.current
+    assert state["answer_at"] == (round_.started_at + timedelta(seconds=170)).isoformat()
+    fake_clock.advance(139)  # one second before the deadline as it stood
+    for seen in (services.round_get_state(round_id=round_.pk, player=game.voter), services.round_start(round_id=round_.pk, player=game.voter)):
+        answer_free(seen, round_)
+    fake_clock.advance(1)
+    shown = services.round_get_state(round_id=round_.pk, player=game.voter)
+    assert shown["status"] == "forfeited" and shown["result"]["false_claim"] == round_.false_index
+    assert "correct" not in shown["result"] and "points" not in shown["result"]
+
+
+def test_forfeit_of_a_dealt_round_shows_neither_claims_nor_answer_for_a_round_s_length(game, fake_clock) -> None:
+    round_ = services.round_create(player=game.voter)
+    state = services.round_forfeit(round_id=round_.pk, player=game.voter)
+    answer_free(state, round_)
+    assert state["status"] == "forfeited" and state["claims"] is None
+    for claim in round_.claims:
+        assert claim.text not in json.dumps(state)
+    round_.refresh_from_db()
+    assert round_.state == Round.State.FORFEITED and round_.started_at is None and round_.ended_at == fake_clock.current
+    assert round_.answer_at == fake_clock.current + timedelta(seconds=180)
     assert SeenClaim.objects.filter(player=game.voter, round=round_).count() == 2
+    fake_clock.advance(179)
+    later = services.round_get_state(round_id=round_.pk, player=game.voter)
+    answer_free(later, round_)
+    assert later["claims"] is None
+    with pytest.raises(ServiceError) as refused:  # no report of a claim never shown
+        services.round_report(round_id=round_.pk, player=game.voter, claim=0, reason="spam")
+    assert refused.value.code == "round_not_started"
+    fake_clock.advance(1)
+    shown = services.round_get_state(round_id=round_.pk, player=game.voter)
+    assert [c["text"] for c in shown["claims"]] == [round_.left_claim.text, round_.right_claim.text]
+    assert shown["result"]["false_claim"] == round_.false_index
 
 
 def test_forfeit_frees_a_slot_when_three_rounds_are_open(game, fake_clock) -> None:
@@ -130,7 +176,10 @@ def test_rest_lists_open_rounds_and_forfeits_one(game, fake_clock) -> None:
     assert [r["id"] for r in listed.json()] == [round_id]
     assert listed.json()[0]["status"] == "playing"
     forfeit = post(client, f"/api/rounds/{round_id}/forfeit")
-    assert forfeit.status_code == 200 and forfeit.json()["status"] == "timeout"
+    assert forfeit.status_code == 200 and forfeit.json()["status"] == "forfeited"
+    answer_free(forfeit.json(), Round.objects.get(pk=round_id))
+    answer_free(client.get(f"/api/rounds/{round_id}").json(), Round.objects.get(pk=round_id))
+    assert forfeit.json()["answer_at"] == Round.objects.get(pk=round_id).deadline.isoformat()
     assert client.get("/api/rounds?open=1").json() == []
     again = post(client, f"/api/rounds/{round_id}/forfeit")
     assert again.status_code == 409 and again.json()["error"]["code"] == "round_over"

@@ -227,7 +227,10 @@ def test_a_dropped_socket_shows_reconnecting_and_resumes_the_round(asgi_live_ser
     expect(page.locator("#result-title")).to_have_text("You found the fib!")
 
 
-def test_open_rounds_can_be_given_up_from_the_page(asgi_live_server: str, page: Page) -> None:
+def test_open_rounds_can_be_given_up_from_the_page(asgi_live_server: str, page: Page, settings) -> None:
+    """Giving up shows no answer before the round's deadline: the page says when, then
+    fetches and shows it at that time (a 12 s round here, the server's setting)."""
+    settings.FM2 = {**settings.FM2, "ROUND_SECONDS": 12}
     make_pairs(4)
     voter = UserFactory(username="quitter")
     dealt = [services.round_create(player=voter) for _ in range(3)]
@@ -237,13 +240,18 @@ def test_open_rounds_can_be_given_up_from_the_page(asgi_live_server: str, page: 
     expect(page.locator("#play-error")).to_contain_text("Finish one of your 3 open rounds")
     page.locator("#open-round-list li").first.get_by_role("button", name="Give up").click()
     expect(page.locator("#open-round-list li")).to_have_count(2)
-    assert Round.objects.filter(pk__in=[r.pk for r in dealt], state=Round.State.TIMED_OUT).count() == 1
+    assert Round.objects.filter(pk__in=[r.pk for r in dealt], state=Round.State.FORFEITED).count() == 1
     page.get_by_role("button", name="Start a round").click()
     expect(page.locator(".claim-card .vote").first).to_be_enabled()
     page.get_by_role("button", name="Give up this round").click()
     expect(page.locator("#result-title")).to_have_text("You gave up this round.")
-    expect(page.locator(".claim-card .verdict").first).to_be_visible()
-    assert Round.objects.filter(player=voter, state=Round.State.TIMED_OUT).count() == 2
+    expect(page.locator("#result-detail")).to_contain_text(re.compile(r"the answer shows at \d\d?:\d\d"))
+    expect(page.locator(".claim-card .verdict").first).to_be_hidden()
+    given_up = Round.objects.filter(player=voter, state=Round.State.FORFEITED).exclude(pk__in=[r.pk for r in dealt]).get()
+    assert given_up.answer_at == given_up.deadline
+    expect(page.locator(".claim-card .verdict").first).to_be_visible(timeout=20000)  # at the deadline
+    expect(page.locator("#result-detail")).to_contain_text("Here is the answer")
+    assert Round.objects.filter(player=voter, state=Round.State.FORFEITED).count() == 2
 
 
 def test_a_clue_error_shows_in_the_card_that_asked(asgi_live_server: str, page: Page) -> None:

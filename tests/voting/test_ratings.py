@@ -418,3 +418,72 @@ def test_a_player_sees_their_skill_once_they_have_voted(game) -> None:
     row = PlayerRating.objects.get(player=game.voter)
     assert skill == {"skill": round(row.rating - 2 * row.deviation), "rating": round(row.rating), "deviation": round(row.deviation), "votes": 1}
     assert skill["rating"] > 1500
+
+
+# --- forfeits ---------------------------------------------------------------------------------
+
+
+def forfeit_started(player, *, clues: int = 0) -> Round:
+    """Deal, start, buy clues, give up; the forfeit's commit callbacks run (its rating task)."""
+    round_ = services.round_create(player=player)
+    services.round_start(round_id=round_.pk, player=player)
+    for _ in range(clues):
+        services.round_reveal_clue(round_id=round_.pk, player=player, claim_index=0)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        services.round_forfeit(round_id=round_.pk, player=player)
+    return round_
+
+
+def test_a_started_round_given_up_rates_as_a_wrong_vote_on_its_pair(game) -> None:
+    round_ = forfeit_started(game.voter, clues=1)
+    expected = round_update(Rating(), Rating(), Rating(), False)
+    assert player_rating(game.voter) == pytest.approx(expected[0])
+    assert player_rating(game.voter).rating < 1500
+    assert claim_rating(game.true_claim) == pytest.approx(expected[1])
+    assert claim_rating(game.false_claim) == pytest.approx(expected[2])
+    assert PlayerRating.objects.get(player=game.voter).votes == 1
+    round_.refresh_from_db()
+    assert round_.forfeit_rated is True
+    # A redelivered task and the sweep change nothing.
+    assert tasks.rate_forfeits([round_.pk]) == 0
+    assert game_ratings.ratings_rate_pending() == 0
+    assert PlayerRating.objects.get(player=game.voter).votes == 1
+
+
+def test_a_round_given_up_before_its_start_rates_nobody(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        services.round_forfeit(round_id=round_.pk, player=game.voter)
+    assert not PlayerRating.objects.exists() and not Claim.objects.filter(rating__isnull=False).exists()
+    assert Round.objects.get(pk=round_.pk).forfeit_rated is None
+    assert SeenClaim.objects.filter(player=game.voter, round=round_).count() == 2
+
+
+def test_the_sweep_rates_a_forfeit_whose_task_was_lost(game) -> None:
+    round_ = services.round_create(player=game.voter)
+    services.round_start(round_id=round_.pk, player=game.voter)
+    services.round_forfeit(round_id=round_.pk, player=game.voter)  # no commit callbacks: the task is lost
+    assert not PlayerRating.objects.exists()
+    assert game_ratings.ratings_rate_pending() == 0, "too fresh: its task may still come"
+    Round.objects.filter(pk=round_.pk).update(ended_at=timezone.now() - timedelta(seconds=game_ratings.PENDING_AFTER_SECONDS + 1))
+    assert tasks.rate_pending_votes() == 1
+    assert player_rating(game.voter) == pytest.approx(round_update(Rating(), Rating(), Rating(), False)[0])
+
+
+def test_a_refit_replays_votes_and_forfeits_in_the_order_they_happened(fake_clock) -> None:
+    author = UserFactory()
+    pairs(3, author)
+    voter = UserFactory()
+    first = play(voter, correct=True)
+    fake_clock.advance(1)
+    given_up = forfeit_started(voter)
+    fake_clock.advance(1)
+    last = play(voter, correct=True)
+    live = player_rating(voter)
+    replay = glicko2_replay(
+        [RoundVote(voter.pk, *(c.pk for c in sides(first)), True), RoundVote(voter.pk, *(c.pk for c in sides(given_up)), False), RoundVote(voter.pk, *(c.pk for c in sides(last)), True)]
+    )
+    assert live == pytest.approx(replay.players[voter.pk])
+    game_ratings.ratings_refit(method="glicko2")
+    assert player_rating(voter) == pytest.approx(replay.players[voter.pk])
+    assert PlayerRating.objects.get(player=voter).votes == 3

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 from django.db.models import Sum
+from django.test import TestCase
 
 from foolgame.api.errors import ServiceError
-from foolgame.players.models import LedgerEntry
-from foolgame.voting import services
+from foolgame.moderation.models import Sighting
+from foolgame.players.models import LedgerEntry, PlayerRating
+from foolgame.voting import ratings, services
 from foolgame.voting.models import Report, Round, Vote
 from tests.factories import PageFactory, UserFactory
 from tests.voting.conftest import make_claim
@@ -304,3 +307,39 @@ def test_an_expiry_task_that_runs_before_the_deadline_resends_itself_once(game, 
     round_.refresh_from_db()
     assert sent == [((round_.pk, False), round_.deadline)]
     assert round_.state == Round.State.PLAYING
+
+
+# --- a moderator's vote on a claim they saw with its answer (issue 24) -------------------------
+
+
+def saw(moderator, claim, moment) -> None:
+    Sighting.objects.create(moderator=moderator, claim=claim, first_seen=moment)
+
+
+@pytest.mark.parametrize("seen_claim", ["true_claim", "false_claim"])
+def test_a_vote_after_the_voters_moderator_sighting_pays_nobody_and_rates_nobody(game, fake_clock, seen_claim) -> None:
+    round_, _ = start(game, fake_clock)  # dealt first: a claim a moderator saw is not dealt to them
+    fake_clock.advance(10)
+    saw(game.voter, getattr(game, seen_claim), fake_clock.current)  # e.g. in the queue in another tab, mid-round
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        result = services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert result["correct"] is True and result["points"] == 0
+    assert result["unpaid"] == "moderator_saw_claim" and "moderator" in result["message"]
+    assert not LedgerEntry.objects.exists()  # voter 0, authors 0
+    assert not PlayerRating.objects.exists()
+    game.true_claim.refresh_from_db()
+    assert game.true_claim.rating is None
+    vote = Vote.objects.get(round=round_)
+    assert vote.unpaid == "moderator_saw_claim" and vote.points == 0
+    assert services.round_get_state(round_id=round_.pk, player=game.voter)["result"]["unpaid"] == "moderator_saw_claim"
+    assert ratings.ratings_rate_pending() == 0 and ratings.ratings_rate_vote(vote_id=vote.pk) is False
+
+
+def test_a_sighting_after_the_vote_changes_nothing(game, fake_clock) -> None:
+    round_, _ = start(game, fake_clock)
+    fake_clock.advance(10)
+    result = services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    saw(game.voter, game.false_claim, fake_clock.current + timedelta(seconds=1))
+    assert result["points"] == 120 and "unpaid" not in result
+    assert ledger(game.voter) == {"verify": 120}
+    assert "unpaid" not in services.round_get_state(round_id=round_.pk, player=game.voter)["result"]

@@ -135,7 +135,15 @@
   function showState(session, state) {
     if (state.id !== session.id) return;
     session.pages = state.pages || session.pages;
-    if (!state.claims) return; // dealt, not started: the start frame brings the claims
+    if (!state.claims) {
+      // Given up before its start: no claims until its answer's time, just the outcome.
+      if (state.status === "forfeited") {
+        startPanel.hidden = true;
+        roundBox.hidden = false;
+        showOutcome(session, "forfeited", null, state.answer_at);
+      }
+      return; // dealt, not started: the start frame brings the claims
+    }
     startPanel.hidden = true;
     roundBox.hidden = false;
     state.claims.forEach((claim, index) => {
@@ -150,12 +158,45 @@
       if (session.finished) return;
       setClock(session, state.remaining, state.points);
       setPlaying(session.voting === false);
+    } else if (state.status === "forfeited") {
+      showOutcome(session, "forfeited", state.result || null, state.answer_at);
     } else {
       showOutcome(session, state.status, state.status === "voided" ? { message: state.message } : state.result || null);
     }
   }
 
-  function showOutcome(session, status, result) {
+  function clockTime(iso) {
+    return new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+
+  // A round given up shows its answer only when waiting would have (``answer_at``): until
+  // then the page says when, and at that time it fetches the round and paints the answer.
+  function awaitAnswer(session, answerAt) {
+    clearTimeout(session.answerTimer);
+    const wait = Math.max(0, new Date(answerAt).getTime() - Date.now()) + 500;
+    session.answerTimer = setTimeout(async () => {
+      if (session !== current) return;
+      let state;
+      try {
+        state = await api("GET", "/api/rounds/" + session.id);
+      } catch (error) {
+        session.answerTimer = setTimeout(() => awaitAnswer(session, answerAt), 5000);
+        return;
+      }
+      if (session !== current) return;
+      if (!state.result) { awaitAnswer(session, state.answer_at || answerAt); return; }
+      if (state.claims) {
+        state.claims.forEach((claim, index) => {
+          $(".claim-page", cards[index]).textContent = claim.page.title;
+          $(".claim-text", cards[index]).textContent = claim.text;
+        });
+      }
+      $("#result-detail").textContent = "You gave up this round; nobody earns points. Here is the answer.";
+      showVerdicts(state.result);
+    }, wait);
+  }
+
+  function showOutcome(session, status, result, answerAt) {
     if (session.finished) return;
     session.finished = true;
     setPlaying(false);
@@ -170,12 +211,24 @@
       detail.textContent = result.correct
         ? "You earned " + result.points + " points."
         : "That claim was true. No points this time.";
+      if (result.unpaid) detail.textContent = result.message || "This vote pays nothing.";
       stopClock("Time left at your vote", result.remaining);
     } else if (status === "voided") {
       title.textContent = "Round voided.";
       detail.textContent = (result && result.message) || "A moderator changed a claim of this round; nobody earns points. Start a new round.";
       stopClock("Round over", 0);
       result = null;
+    } else if (status === "forfeited") {
+      title.textContent = "You gave up this round.";
+      stopClock("Round over", 0);
+      if (result) {
+        detail.textContent = "Nobody earns points for this round.";
+      } else if (answerAt) {
+        detail.textContent = "You gave up; the answer shows at " + clockTime(answerAt) + ".";
+        awaitAnswer(session, answerAt);
+      } else {
+        detail.textContent = "You gave up; nobody earns points for this round.";
+      }
     } else if (status === "timeout") {
       title.textContent = session.forfeited ? "You gave up this round." : "Time is up.";
       detail.textContent = "Nobody earns points for this round.";
@@ -295,6 +348,7 @@
     if (!session) return;
     session.closed = true;
     clearTimeout(session.timer);
+    clearTimeout(session.answerTimer);
     if (session.socket) session.socket.close(1000);
     session.socket = null;
   }
@@ -345,6 +399,9 @@
         break;
       case "void":
         showOutcome(session, "voided", { message: frame.message });
+        break;
+      case "forfeited": // given up in another tab: the answer waits for its time
+        showOutcome(session, "forfeited", null, frame.answer_at);
         break;
       case "error": {
         if (["not_authenticated", "not_your_round", "not_found", "too_many_sockets"].includes(frame.code)) session.refusal = frame.code;
@@ -436,7 +493,8 @@
       const state = await forfeit(session.id);
       if (session !== current) return;
       session.forfeited = true;
-      showOutcome(session, "timeout", state ? state.result : null);
+      if (state && state.status === "forfeited") showOutcome(session, "forfeited", state.result || null, state.answer_at);
+      else showOutcome(session, state ? state.status : "timeout", state ? state.result : null);
     } catch (error) {
       forfeitButton.disabled = false;
       if (session === current) showError(error.message, roundError);
