@@ -86,6 +86,8 @@ def path_values(name: str, world: World) -> list[tuple[str, Any]]:
         return [("an export", 1)]
     if name == "name":
         return [("train.jsonl", "train.jsonl")]
+    if name == "player_id":
+        return [("the right voter", world.right.pk), ("the player", world.player.pk)]
     raise LookupError(f"the walk cannot fill the path parameter {name!r}: say in path_values which of the world's objects it names")
 
 
