@@ -1,10 +1,53 @@
-"""The Celery app: tasks on Redis when REDIS_URL is set, in-process (eager) otherwise."""
+"""The Celery app: tasks on Redis when REDIS_URL is set, in-process (eager) otherwise.
+
+The broker transport is kombu's Redis transport with one fix (``RedisTransport``, chosen by
+``CELERY_BROKER_TRANSPORT`` in the settings), without which the worker died with Redis.
+"""
+
+from __future__ import annotations
 
 import os
 
 from celery import Celery
+from kombu.transport import redis as kombu_redis
+from kombu.transport.virtual import Empty
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foolgame.settings")
+
+
+class RedisChannel(kombu_redis.Channel):
+    """A channel that finishes closing when Redis is gone.
+
+    A worker that loses Redis while it holds an unacknowledged message (a task with acks_late
+    running, or one prefetched) died with "Unrecoverable error: AttributeError('NoneType'
+    object has no attribute 'hostname')" and never came back (issue 24). Celery 5.7 closes
+    the lost connection twice: ``collect()`` first, then ``close()``. kombu's close of the
+    channel waiting in BRPOP reads that reply first; with Redis down the read raises a
+    connection error, which aborts the close before the channel is marked closed (the caller
+    ignores connection errors). ``collect()`` then drops the transport's client, and the
+    second close reaches the restoring of the unacknowledged messages, which builds a Redis
+    client from the now missing connection info: an AttributeError, which nothing ignores.
+
+    Here a connection error while draining the BRPOP reply no longer stops the close: the
+    channel restores what it can (with Redis down, nothing: the messages stay in Redis'
+    unacked hash, redelivered after the visibility timeout if Redis kept them), is marked
+    closed, and the second close does nothing. The worker then reconnects as usual.
+    """
+
+    def close(self) -> None:
+        if self._in_poll and not self.closed:
+            try:
+                self._brpop_read()
+            except Empty:
+                pass
+            except self.connection.connection_errors:
+                pass  # Redis is gone: nothing to read, but the channel must still close.
+        super().close()
+
+
+class RedisTransport(kombu_redis.Transport):
+    Channel = RedisChannel
+
 
 app = Celery("foolgame")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -15,6 +15,12 @@ falls back to the blocking BZPOPMIN and its ZADD. The backup still holds a poppe
 until it is handed over, so a receive cancelled in between loses nothing: the next receive
 puts it back first. The backup key expires with the messages (``expiry``), so the last
 message a stopped process handed over does not stay in Redis.
+
+Its connection pools do not take part in Redis' maintenance notifications (a Redis Enterprise
+and Cloud feature): with them on, redis-py 8.1's asyncio pool skips its check of a pooled
+connection before handing it out (redis-py#4252, fixed in #4260, not yet released), so after
+a Redis restart every dead connection left in the pool failed one command ("Connection closed
+by server"): the first sockets opened after Redis returned were closed with 1013.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ import time
 from typing import Any
 
 from channels_redis.core import RedisChannelLayer as _RedisChannelLayer
+from channels_redis.utils import create_pool
+from redis.asyncio import ConnectionPool
+from redis.maint_notifications import MaintNotificationsConfig
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +89,11 @@ class RedisChannelLayer(_RedisChannelLayer):
         super().__init__(*args, **kwargs)
         self._popped: dict[str, bytes] = {}  # channel key: the message popped, not yet handed over
         self._handed: dict[str, list[bytes]] = {}  # channel key: handed over, still in the backup
+
+    def create_pool(self, index: int) -> ConnectionPool:
+        """channels-redis' pool for the host, without maintenance notifications, so that the
+        pool replaces a connection Redis closed (a restart) instead of handing it out."""
+        return create_pool({"maint_notifications_config": MaintNotificationsConfig(enabled=False), **self.hosts[index]})
 
     async def _brpop_with_clean(self, index: int, channel: str, timeout: int) -> bytes | None:
         backup = self._backup_channel_name(channel)

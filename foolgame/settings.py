@@ -207,6 +207,9 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # kombu's Redis transport with the fix that keeps the worker alive when Redis goes away
+    # holding an unacknowledged task (foolgame/celery.py; see "Surviving a Redis restart").
+    CELERY_BROKER_TRANSPORT = "foolgame.celery:RedisTransport"
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 else:
@@ -246,6 +249,26 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # this re-queues stale exports (or fails them once their attempts are used up).
     "reap-stale-exports": {"task": "foolgame.dataset.tasks.reap_stale_exports", "schedule": 60.0},
 }
+
+# --- Surviving a Redis restart (issue 24) ----------------------------------------------------
+# The worker and beat reconnect by themselves when Redis comes back, however long it was away:
+# Celery's default gives up after 100 attempts (about 47 minutes of backoff, 2 s growing to
+# 30 s between tries) and the worker then exits. Retrying on startup too lets a worker start
+# before Redis does (a reboot), rather than exiting.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# A task running when the connection drops runs to its end rather than being killed (Celery 6
+# will default to killing it): every job keeps its state in PostgreSQL and takes its work over
+# conditionally, so a finished export stays finished, and a redelivery of its message (if
+# Redis kept it) finds it done and does nothing. (Celery still warns at each reconnection
+# that the default will change.)
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# TEST ONLY: run every periodic job at least this often (seconds), so that a test sees beat and
+# the worker run one within seconds. 0 (off) in production.
+if FM2_TEST_BEAT_SECONDS := env.float("FM2_TEST_BEAT_SECONDS", default=0.0):
+    for _entry in CELERY_BEAT_SCHEDULE.values():
+        _entry["schedule"] = min(float(_entry["schedule"]), FM2_TEST_BEAT_SECONDS)
 
 # --- Background jobs (exports and the giveaway trainer surviving a worker crash) ------------
 FM2_JOBS = {

@@ -163,7 +163,10 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         """A backing service that fails under the socket (the channel layer's Redis in its
         receive loop, the database in a handler) closes it with 1013 and a
-        ``service_unavailable`` frame, logged as one line, instead of an ASGI crash (1011)."""
+        ``service_unavailable`` frame, logged as one line, instead of an ASGI crash (1011).
+        A socket opening while the service is down (joining its group fails before the
+        handshake is answered) is accepted first: a close before accepting reaches clients
+        as an HTTP 403 refusal, which they do not retry."""
         self._accepted = False
         try:
             await super().__call__(scope, receive, send)
@@ -172,8 +175,9 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
             await self._release()
             code, message = _CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE]
             try:
-                if self._accepted:
-                    await send({"type": "websocket.send", "text": json.dumps({"type": "error", "code": code, "message": message})})
+                if not self._accepted:
+                    await send({"type": "websocket.accept"})
+                await send({"type": "websocket.send", "text": json.dumps({"type": "error", "code": code, "message": message})})
                 await send({"type": "websocket.close", "code": CLOSE_SERVICE_UNAVAILABLE})
             except OSError:  # the client has gone too
                 pass

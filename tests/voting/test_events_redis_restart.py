@@ -90,7 +90,7 @@ async def listening(layer: RedisChannelLayer, group: str) -> str:
     return channel
 
 
-async def test_a_round_event_sent_after_redis_restarts_reaches_the_socket(redis_server, publisher, caplog) -> None:
+async def test_a_round_event_sent_after_redis_restarts_reaches_the_socket(redis_server, publisher) -> None:
     socket_side = RedisChannelLayer(hosts=[f"redis://127.0.0.1:{redis_server.port}/0"], prefix="fm2-test")
     channel = await listening(socket_side, "round-7")
     publisher.publish("round-7", {"type": "round.changed", "round": 7, "state": "ready"})
@@ -100,12 +100,12 @@ async def test_a_round_event_sent_after_redis_restarts_reaches_the_socket(redis_
     redis_server.start()
     # The socket side reconnects (a consumer whose read fails closes with 1013 and its
     # client opens a new socket, which joins the group again); the publisher's pooled
-    # connection is the one still dead.
+    # connection is dead: its pool replaces it (foolgame.channel_layer, issue 24), and a send
+    # that fails anyway is tried again on a fresh connection (the next test).
     await socket_side.close_pools()
     channel = await listening(socket_side, "round-7")
     publisher.publish("round-7", {"type": "round.changed", "round": 7, "state": "playing"})
     assert (await asyncio.wait_for(socket_side.receive(channel), 10))["state"] == "playing"
-    assert any("trying again on a fresh connection" in r.getMessage() for r in caplog.records)
     publisher.publish("round-7", {"type": "round.changed", "round": 7, "state": "voted"})
     assert (await asyncio.wait_for(socket_side.receive(channel), 5))["state"] == "voted"
     await socket_side.close_pools()
