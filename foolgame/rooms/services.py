@@ -397,6 +397,7 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
             rounds.round_expire(round_id=round_id)
     question.state, question.ended_at = RoomQuestion.State.DONE, min(now, question.deadline)
     question.save(update_fields=["state", "ended_at"])
+    rounds.votes_settle(round_ids=list(question.plays.values_list("round_id", flat=True)))
     last = question.number >= room.questions
     answer = question_answer(question, room=room, over=last or force)
     events.question_ended_on_commit(room, answer)

@@ -130,6 +130,11 @@ class Vote(models.Model):
     # ``moderator_saw_claim``, the voter had seen one of its claims with its answer as a
     # moderator before voting. Such a vote is stored with ``rated`` set: nothing to apply.
     unpaid = models.CharField(max_length=30, blank=True, default="")
+    # Whether the vote's ledger rows, its authors' notifications and its rating have been
+    # written. A vote on a room's round while its question plays waits (False) until the
+    # question is over (``votes_settle``): points on the leaderboards or a rating that moved
+    # would tell the room who was right before the answer.
+    settled = models.BooleanField(default=True, editable=False)
 
     class Meta:
         ordering = ["-created"]

@@ -75,7 +75,7 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
     key update: ``claim_votes_lock``) and the vote's row, skipped when the vote is already rated (a task
     delivered twice, the sweep, a refit). True when this call rated it."""
     row = (
-        Vote.objects.filter(pk=vote_id, rated=False, unpaid="")
+        Vote.objects.filter(pk=vote_id, rated=False, unpaid="", settled=True)
         .values_list(
             "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct",
             "round__player__integrity_hold__held",
@@ -141,7 +141,7 @@ def ratings_rate_pending(*, limit: int = PENDING_CHUNK) -> int:
     """Rate the oldest votes and forfeits left unrated for ``PENDING_AFTER_SECONDS`` (their
     task was lost), in their order, at most ``limit`` of each; returns how many this call rated."""
     cutoff = timezone.now() - timedelta(seconds=PENDING_AFTER_SECONDS)
-    ids = list(Vote.objects.filter(rated=False, created__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
+    ids = list(Vote.objects.filter(rated=False, settled=True, created__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
     forfeits = list(Round.objects.filter(forfeit_rated=False, ended_at__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
     return ratings_rate_votes(vote_ids=ids) + ratings_rate_forfeits(round_ids=forfeits)
 
@@ -228,7 +228,7 @@ def _votes(progress: Progress, ids: list[int], forfeit_ids: list[int]) -> Iterat
     """Every rated vote, and every started round given up (a wrong vote), as a
     ``scoring.ratings.RoundVote``, in the order they happened (time, then id); their ids are
     appended to ``ids`` and ``forfeit_ids``. Players held as improbable are left out."""
-    votes = Vote.objects.filter(unpaid="").exclude(round__player__integrity_hold__held=True).order_by("created", "id").values_list(
+    votes = Vote.objects.filter(unpaid="", settled=True).exclude(round__player__integrity_hold__held=True).order_by("created", "id").values_list(
         "created", "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
     )
     forfeits = (

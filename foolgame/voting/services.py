@@ -390,7 +390,9 @@ def rounds_sweep() -> int:
     now = clock.now()
     due = Round.objects.filter(state=Round.State.PLAYING, deadline__lte=now)
     stale = Round.objects.filter(state=Round.State.READY, created__lt=now - timedelta(seconds=_game()["ROUND_START_WITHIN_SECONDS"]))
-    return sum(round_expire(round_id=pk) for pk in list(due.values_list("id", flat=True)) + list(stale.values_list("id", flat=True)))
+    closed = sum(round_expire(round_id=pk) for pk in list(due.values_list("id", flat=True)) + list(stale.values_list("id", flat=True)))
+    votes_settle()
+    return closed
 
 
 def _check_playing(round_: Round, now: datetime) -> float | None:
@@ -624,6 +626,55 @@ def _moderator_saw_claims(player: AbstractBaseUser, round_: Round, now: datetime
     ).exists()
 
 
+def _vote_awards(round_: Round, *, correct: bool, remaining: float) -> list[Any]:
+    """The round's awards for a vote (``scoring.rounds.round_awards``: zero-sum, 120 a round)."""
+    true_claim, false_claim = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
+    return round_awards(
+        outcome=Outcome.CORRECT if correct else Outcome.WRONG,
+        remaining=remaining,
+        voter=round_.player_id,
+        true_claim_author=true_claim.author_id,
+        false_claim_author=false_claim.author_id,
+        pot=_game()["ROUND_POT"],
+    )
+
+
+def _vote_pay(round_: Round, vote: Vote, awards: list[Any]) -> None:
+    """Write what a vote pays (its ledger rows), tell its authors, and rate it after the
+    commit; an unpaid vote (``Vote.unpaid``) does none of it. In the caller's transaction."""
+    if vote.unpaid:
+        return
+    true_claim, false_claim = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
+    claim_of_role = {"voter": false_claim, "true_claim_author": true_claim, "false_claim_author": false_claim}
+    ledger = LedgerEntry.objects.bulk_create(
+        LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
+        for a in awards
+    )
+    notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
+    _rate_on_commit(vote)
+
+
+def votes_settle(*, round_ids: list[int] | None = None) -> int:
+    """Pay, notify and rate the votes cast on room rounds while their question played, once
+    the question is over (the rooms service calls it when it ends a question; the round sweep
+    catches any whose question ended without it). Each vote once: its row is locked and
+    ``settled`` set in the same transaction. ``round_ids`` None: every vote left unsettled
+    whose question is no longer playing. Returns how many it settled."""
+    votes = Vote.objects.filter(settled=False).exclude(round__room_play__question__state="playing")
+    if round_ids is not None:
+        votes = votes.filter(round_id__in=round_ids)
+    settled = 0
+    with transaction.atomic():
+        for vote in votes.select_for_update(of=("self",)).select_related("round__left_claim", "round__right_claim").order_by("pk"):
+            round_ = vote.round
+            awards = [] if vote.unpaid else _vote_awards(round_, correct=vote.correct, remaining=vote.remaining)
+            _vote_pay(round_, vote, awards)
+            vote.settled = True
+            vote.save(update_fields=["settled"])
+            settled += 1
+    return settled
+
+
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote and its ledger rows are written in one transaction; the claims' vote counters,
@@ -646,43 +697,29 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
             remaining = _check_playing(round_, now)
             if remaining is not None:
                 correct = false_claim == round_.false_index
-                true_claim, false_claim_obj = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
                 unpaid = "moderator_saw_claim" if _moderator_saw_claims(player, round_, now) else ""
-                awards = [] if unpaid else round_awards(
-                    outcome=Outcome.CORRECT if correct else Outcome.WRONG,
-                    remaining=remaining,
-                    voter=player.pk,
-                    true_claim_author=true_claim.author_id,
-                    false_claim_author=false_claim_obj.author_id,
-                    pot=_game()["ROUND_POT"],
-                )
-                voter_award = sum(a.amount for a in awards if a.role == "voter")
+                awards = [] if unpaid else _vote_awards(round_, correct=correct, remaining=remaining)
+                withheld = round_answer_withheld(round_=round_)
                 # A second vote breaks the one-vote-per-round constraint here and the whole
                 # transaction (ledger rows included) rolls back.
                 vote = Vote.objects.create(
                     round=round_,
                     false_claim_index=false_claim,
                     correct=correct,
-                    points=voter_award,
+                    points=sum(a.amount for a in awards if a.role == "voter"),
                     remaining=remaining,
                     created=now,
                     unpaid=unpaid,
                     rated=bool(unpaid),  # an unpaid vote is not rated: nothing to apply
+                    settled=not withheld,
                 )
-                claim_of_role = {"voter": false_claim_obj, "true_claim_author": true_claim, "false_claim_author": false_claim_obj}
-                ledger = LedgerEntry.objects.bulk_create(
-                    LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
-                    for a in awards
-                )
-                if not unpaid:
-                    notifications.notifications_for_vote(round_=round_, vote=vote, ledger=ledger)
+                if not withheld:
+                    _vote_pay(round_, vote, awards)
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
                 events.round_changed_on_commit(round_)
                 events.task_batched_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
-                if not unpaid:
-                    _rate_on_commit(vote)
-                if round_answer_withheld(round_=round_):
+                if withheld:
                     return _vote_ack(vote)
                 return _result_payload(round_, vote)
     except IntegrityError:

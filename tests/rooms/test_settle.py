@@ -1,0 +1,63 @@
+"""Issue 24: a room vote pays, notifies and rates nobody while its question plays. Points on
+the public leaderboards, an author's "fooled" news or a skill that moved would tell the room
+who was right before the answer (a canary votes, the others read the board)."""
+
+from __future__ import annotations
+
+import pytest
+
+from foolgame.players.models import LedgerEntry
+from foolgame.rooms import services
+from foolgame.voting import services as rounds
+from foolgame.voting.models import Vote
+from foolgame.voting.selectors import leaderboard
+from tests.rooms.conftest import current
+from tests.rooms.test_services import rounds_of
+from tests.voting.test_apis import login
+
+
+def verify_board() -> dict[str, int]:
+    return {row["username"]: row["points"] for row in leaderboard(kind="verify")}
+
+
+@pytest.mark.django_db
+def test_a_room_vote_pays_and_rates_only_once_the_question_is_over(party, fake_clock, django_capture_on_commit_callbacks) -> None:
+    code = party.room.code
+    services.room_next_question(code=code, player=party.host)
+    question = current(party.room)
+    fake_clock.advance(30)
+    hana = rounds_of(question)["hana"]
+    with django_capture_on_commit_callbacks(execute=True):
+        rounds.vote_cast(round_id=hana.pk, player=party.host, false_claim=question.false_claim_index)  # the canary, right
+
+    assert verify_board() == {}, "no room points on the public board while the question plays"
+    assert not LedgerEntry.objects.filter(cause=f"round:{hana.pk}").exists()
+    vote = Vote.objects.get(round=hana)
+    assert (vote.settled, vote.rated) == (False, False)
+    assert rounds.votes_settle() == 0, "the sweep leaves a playing question's votes alone"
+
+    for name, player in (("pia", party.players[0]), ("otto", party.players[1])):
+        rounds.vote_cast(round_id=rounds_of(question)[name].pk, player=player, false_claim=1 - question.false_claim_index)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.room_question_finish(question_id=question.pk)
+
+    vote.refresh_from_db()
+    assert (vote.settled, vote.rated) == (True, True), "paid and rated when the answer is out"
+    assert verify_board() == {"hana": 120}
+    paid = LedgerEntry.objects.filter(cause=f"round:{hana.pk}")
+    assert sum(paid.values_list("amount", flat=True)) == 120, "zero-sum: the voter's 120 and the authors' 0"
+    assert rounds.votes_settle() == 0, "each vote is paid once"
+    assert sum(LedgerEntry.objects.filter(cause=f"round:{hana.pk}").values_list("amount", flat=True)) == 120
+
+
+@pytest.mark.django_db
+def test_the_sweep_pays_a_vote_whose_question_ended_without_settling_it(party, fake_clock) -> None:
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    hana = rounds_of(question)["hana"]
+    rounds.vote_cast(round_id=hana.pk, player=party.host, false_claim=question.false_claim_index)
+    question.state = question.State.DONE  # ended by a path that crashed before paying
+    question.save(update_fields=["state"])
+    assert rounds.rounds_sweep() == 0
+    assert Vote.objects.get(round=hana).settled
+    assert sum(LedgerEntry.objects.filter(cause=f"round:{hana.pk}").values_list("amount", flat=True)) > 0
