@@ -507,6 +507,7 @@ async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) ->
 
     from foolgame.moderation.services import claim_moderate, moderator_set
     from foolgame.rooms import services as rooms
+    from foolgame.voting.services import round_forfeit
     from foolgame.rooms.consumers import RoomConsumer
     from foolgame.voting.consumers import RoundConsumer
     from tests.leak_world import deal_question, others_vote
@@ -523,8 +524,8 @@ async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) ->
 
     # The round socket on each of the player's rounds: every client frame, the vote last.
     for name in ROUNDS:
-        for ending in ("report", "vote", "void", "timeout"):
-            if ending in ("void", "timeout") and name != "started":
+        for ending in ("report", "vote", "void", "timeout", "forfeit"):
+            if ending in ("void", "timeout", "forfeit") and name != "started":
                 continue  # pushed to a playing round: walked once (the room socket has its own timeout)
             world = await _world(fake_clock)
             worlds += 1
@@ -560,6 +561,10 @@ async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) ->
                 elif ending == "timeout":
                     fake_clock.advance(181)
                     await ws.until("timeout")
+                elif ending == "forfeit":  # given up over REST (another tab) while the socket listens
+                    forfeited.add(world.round(name).pk)
+                    await db(round_forfeit)(round_id=world.round(name).pk, player=world.player)
+                    await ws.until("forfeited")
                 await ws.send({"type": "state"})
                 await ws.until("state")
                 await ws.drain()
