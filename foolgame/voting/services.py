@@ -656,16 +656,32 @@ def _vote_pay(round_: Round, vote: Vote, awards: list[Any]) -> None:
 
 def votes_settle(*, round_ids: list[int] | None = None) -> int:
     """Pay, notify and rate the votes cast on room rounds while their question played, once
-    the question is over (the rooms service calls it when it ends a question; the round sweep
-    catches any whose question ended without it). Each vote once: its row is locked and
-    ``settled`` set in the same transaction. ``round_ids`` None: every vote left unsettled
-    whose question is no longer playing. Returns how many it settled."""
-    votes = Vote.objects.filter(settled=False).exclude(round__room_play__question__state="playing")
+    their question's answer is out for everyone: when the question is over, or, when a member
+    gave up on it (a forfeit, a leave), not before the question's deadline, since the
+    public leaderboards would tell the one who gave up who was right sooner than waiting
+    would have. The rooms service calls it when it ends a question; the round sweep
+    (``round_ids`` None: every vote left unsettled) pays the rest. Each vote once: its row is
+    locked and ``settled`` set in the same transaction. Returns how many it settled."""
+    votes = Vote.objects.filter(settled=False)
     if round_ids is not None:
         votes = votes.filter(round_id__in=round_ids)
+    rows = list(votes.values_list("pk", "round__room_play__question_id", "round__room_play__question__state", "round__room_play__question__deadline"))
+    if not rows:
+        return 0
+    questions = {question for _, question, _, _ in rows if question is not None}
+    gave_up = set(
+        Round.objects.filter(state=Round.State.FORFEITED, room_play__question_id__in=questions).values_list("room_play__question_id", flat=True)
+    )
+    now = clock.now()
+    due = [
+        pk
+        for pk, question, state, deadline in rows
+        if question is None or (state != "playing" and (question not in gave_up or deadline is None or now >= deadline))
+    ]
     settled = 0
     with transaction.atomic():
-        for vote in votes.select_for_update(of=("self",)).select_related("round__left_claim", "round__right_claim").order_by("pk"):
+        locked = Vote.objects.filter(pk__in=due, settled=False).select_for_update(of=("self",))
+        for vote in locked.select_related("round__left_claim", "round__right_claim").order_by("pk"):
             round_ = vote.round
             awards = [] if vote.unpaid else _vote_awards(round_, correct=vote.correct, remaining=vote.remaining)
             _vote_pay(round_, vote, awards)

@@ -61,3 +61,23 @@ def test_the_sweep_pays_a_vote_whose_question_ended_without_settling_it(party, f
     assert rounds.rounds_sweep() == 0
     assert Vote.objects.get(round=hana).settled
     assert sum(LedgerEntry.objects.filter(cause=f"round:{hana.pk}").values_list("amount", flat=True)) > 0
+
+
+@pytest.mark.django_db
+def test_after_a_give_up_the_room_votes_are_paid_at_the_questions_deadline(party, fake_clock) -> None:
+    """The last member leaves after the others voted: the question ends at once for the
+    room, but the one who gave up must not read who was right on the public board sooner
+    than waiting for the question's clock would have told them."""
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    fake_clock.advance(20)
+    rounds.vote_cast(round_id=rounds_of(question)["hana"].pk, player=party.host, false_claim=question.false_claim_index)
+    rounds.vote_cast(round_id=rounds_of(question)["pia"].pk, player=party.players[0], false_claim=1 - question.false_claim_index)
+    services.room_leave(code=party.room.code, player=party.players[1])  # otto gives up: the question is over
+    question.refresh_from_db()
+    assert question.state == question.State.DONE
+    assert verify_board() == {}
+    assert rounds.rounds_sweep() == 0 and verify_board() == {}, "not before the question's deadline"
+    fake_clock.current = question.deadline
+    rounds.rounds_sweep()
+    assert verify_board() == {"hana": 120}
