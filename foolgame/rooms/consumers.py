@@ -195,6 +195,12 @@ class RoomConsumer(GameSocketConsumer):
     def _live(self) -> bool:
         return self.ticker is not None  # accepted and ticking: group messages apply
 
+    def _gave_up(self, event: dict[str, Any]) -> bool:
+        """Did this socket's member give up a question whose deadline is ahead? Then the
+        message's answer and board are not theirs yet: they read their own view (GAME.md:
+        giving up is never a faster way to an answer than waiting)."""
+        return str(self.scope["user"].pk) in event.get("withheld", ())
+
     async def room_question(self, event: dict[str, Any]) -> None:
         if not self._live():
             return
@@ -228,9 +234,13 @@ class RoomConsumer(GameSocketConsumer):
     async def room_answer(self, event: dict[str, Any]) -> None:
         if not self._live():
             return
-        answer = {k: v for k, v in event.items() if k != "type"}
+        answer = {k: v for k, v in event.items() if k not in ("type", "withheld")}
         if self.played != event["number"]:  # a watcher was not dealt this pair: its answer stays unseen
             answer = {k: answer[k] for k in ("question_id", "number", "questions", "found", "scoreboard", "over")}
+        if self._gave_up(event):  # nothing of a question given up before its deadline
+            answer = await database_sync_to_async(services.room_answer_for)(question_id=event["question_id"], player_id=self.scope["user"].pk, answer=answer)
+            if not self._live():
+                return
         if event["question_id"] == self.question_id:
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
@@ -243,7 +253,12 @@ class RoomConsumer(GameSocketConsumer):
         the burst, not one per join."""
         if not self._live():
             return
-        self.members_board = event["scoreboard"]
+        board = event["scoreboard"]
+        if self._gave_up(event):
+            board = await database_sync_to_async(services.room_board_for)(room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board)
+            if not self._live():
+                return
+        self.members_board = board
         if self.members_task is None:
             self.members_task = asyncio.create_task(self._send_members())
 
@@ -270,7 +285,12 @@ class RoomConsumer(GameSocketConsumer):
         if not self._live():
             return
         self._members_superseded()
-        await self.send_frame("ended", {"reason": event["reason"], "scoreboard": event["scoreboard"]})
+        board = event["scoreboard"]
+        if self._gave_up(event):
+            board = await database_sync_to_async(services.room_board_for)(room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board)
+            if not self._live():
+                return
+        await self.send_frame("ended", {"reason": event["reason"], "scoreboard": board})
         self._forget()
         await self.close(code=CLOSE_ROOM_ENDED)
 
