@@ -79,6 +79,7 @@ class RoomConsumer(GameSocketConsumer):
     members_board: list[dict[str, Any]] | None = None  # the latest board of a members message not sent yet
     members_task: asyncio.Task | None = None
     members_sent_at: float = float("-inf")  # the loop's time of the last members frame
+    answer_later: tuple[datetime, dict[str, Any]] | None = None  # a question given up: its answer, due at its deadline
 
     async def connect(self) -> None:
         self.code = self.label = str(self.scope["url_route"]["kwargs"]["code"]).upper()
@@ -234,13 +235,16 @@ class RoomConsumer(GameSocketConsumer):
     async def room_answer(self, event: dict[str, Any]) -> None:
         if not self._live():
             return
-        answer = {k: v for k, v in event.items() if k not in ("type", "withheld")}
+        answer = {k: v for k, v in event.items() if k not in ("type", "withheld", "deadline")}
         if self.played != event["number"]:  # a watcher was not dealt this pair: its answer stays unseen
             answer = {k: answer[k] for k in ("question_id", "number", "questions", "found", "scoreboard", "over")}
         if self._gave_up(event):  # nothing of a question given up before its deadline
-            answer = await database_sync_to_async(services.room_answer_for)(question_id=event["question_id"], player_id=self.scope["user"].pk, answer=answer)
+            full = answer
+            answer = await database_sync_to_async(services.room_answer_for)(question_id=event["question_id"], player_id=self.scope["user"].pk, answer=full)
             if not self._live():
                 return
+            if "false_claim" in full and "false_claim" not in answer and "deadline" in event:
+                self.answer_later = (datetime.fromtimestamp(event["deadline"], tz=timezone.utc), full)
         if event["question_id"] == self.question_id:
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
@@ -299,6 +303,8 @@ class RoomConsumer(GameSocketConsumer):
     async def _tick(self) -> None:
         try:
             async for _ in self._beats():
+                if self.answer_later is not None and clock.now() >= self.answer_later[0]:
+                    await self._answer_at_deadline()
                 if self.question_deadline is None:
                     continue
                 now = clock.now()
@@ -309,6 +315,17 @@ class RoomConsumer(GameSocketConsumer):
                     await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
         except asyncio.CancelledError:
             pass
+
+    async def _answer_at_deadline(self) -> None:
+        """The answer of a question this member gave up, at its deadline, as waiting would
+        have shown it: unless a newer question plays (then ``state`` shows it)."""
+        _, answer = self.answer_later
+        self.answer_later = None
+        if self.question_id != answer["question_id"]:
+            return
+        answer = await database_sync_to_async(services.room_answer_for)(question_id=answer["question_id"], player_id=self.scope["user"].pk, answer=answer)
+        if self._live() and self.question_id == answer["question_id"]:
+            await self.send_frame("answer", answer)
 
     async def _own_clock(self, now: datetime) -> None:
         """Tick the player's own round (its deadline moves earlier with each clue); time it out

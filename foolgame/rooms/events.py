@@ -5,6 +5,7 @@ starting a question reaches all members without a query per socket."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from foolgame.rooms.models import Room, RoomQuestion
@@ -46,8 +47,11 @@ def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[
     group_send_on_commit(room_group(room.code), message)
 
 
-def question_ended_on_commit(room: Room, answer: dict[str, Any], *, withheld: set[int]) -> None:
-    group_send_on_commit(room_group(room.code), {"type": "room.answer", **answer, "withheld": _withheld(withheld)})
+def question_ended_on_commit(room: Room, answer: dict[str, Any], *, withheld: set[int], question_deadline: datetime) -> None:
+    """The answer for every socket; ``withheld`` (who gave up) and the question's deadline, when
+    theirs is due, are for the sockets, not the frame."""
+    message = {"type": "room.answer", **answer, "withheld": _withheld(withheld), "deadline": question_deadline.timestamp()}
+    group_send_on_commit(room_group(room.code), message)
 
 
 def room_ended_on_commit(room: Room, *, scoreboard: list[dict[str, Any]] | None = None, withheld: set[int]) -> None:

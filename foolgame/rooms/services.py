@@ -400,7 +400,7 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
     last = question.number >= room.questions
     answer = question_answer(question, room=room, over=last or force)
     withheld = withheld_players(room=room, now=now)  # who gave up: their sockets read their own view
-    events.question_ended_on_commit(room, answer, withheld=withheld)
+    events.question_ended_on_commit(room, answer, withheld=withheld, question_deadline=question.deadline)
     if last and not force:
         _end_room(room, Room.EndReason.DONE, now, scoreboard=answer["scoreboard"], withheld=withheld)
     return True

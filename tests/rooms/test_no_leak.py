@@ -244,7 +244,8 @@ def test_the_last_member_who_gives_up_reads_no_answer_before_the_deadline_and_th
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_room_frames_show_a_member_who_gave_up_no_answer_and_the_voters_all(party, fake_clock) -> None:
+@pytest.mark.parametrize("then", ["deadline", "host_leaves"])
+async def test_room_frames_show_a_member_who_gave_up_no_answer_and_the_voters_all(party, fake_clock, then) -> None:
     from foolgame.rooms.rounds import room_round_settled
 
     sockets = {p.username: await connect(party.room.code, p) for p in party.everyone}
@@ -275,11 +276,17 @@ async def test_room_frames_show_a_member_who_gave_up_no_answer_and_the_voters_al
     members = await frame(sockets["pia"], "members")
     assert {(r["points"], r["correct"]) for r in members["scoreboard"]} == {(0, 0)}
     assert (await frame(sockets["hana"], "members"))["scoreboard"][0]["points"] == 120
-    # The host leaves: the room ends; pia's board still waits for the deadline.
-    await database_sync_to_async(services.room_leave)(code=party.room.code, player=party.host)
-    ended = await frame(sockets["pia"], "ended")
-    assert {(r["points"], r["correct"]) for r in ended["scoreboard"]} == {(0, 0)}
-    assert (await frame(sockets["otto"], "ended"))["scoreboard"][0]["points"] == 120
+    if then == "deadline":
+        # At the question's deadline, pia's socket gets the answer, as waiting would have shown it.
+        fake_clock.current = question.deadline
+        due = await frame(sockets["pia"], "answer")
+        assert due["false_claim"] == question.false_claim_index and due["scoreboard"][0]["points"] == 120
+    else:
+        # The host leaves: the room ends; pia's board still waits for the deadline.
+        await database_sync_to_async(services.room_leave)(code=party.room.code, player=party.host)
+        ended = await frame(sockets["pia"], "ended")
+        assert {(r["points"], r["correct"]) for r in ended["scoreboard"]} == {(0, 0)}
+        assert (await frame(sockets["otto"], "ended"))["scoreboard"][0]["points"] == 120
     for ws in sockets.values():
         await ws.disconnect()
 
