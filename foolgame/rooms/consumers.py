@@ -304,7 +304,7 @@ class RoomConsumer(GameSocketConsumer):
         try:
             async for _ in self._beats():
                 if self.answer_later is not None and clock.now() >= self.answer_later[0]:
-                    await self._answer_at_deadline()
+                    await self._answer_at_deadline(self.answer_later[1])
                 if self.question_deadline is None:
                     continue
                 now = clock.now()
@@ -316,10 +316,9 @@ class RoomConsumer(GameSocketConsumer):
         except asyncio.CancelledError:
             pass
 
-    async def _answer_at_deadline(self) -> None:
+    async def _answer_at_deadline(self, answer: dict[str, Any]) -> None:
         """The answer of a question this member gave up, at its deadline, as waiting would
         have shown it: unless a newer question plays (then ``state`` shows it)."""
-        _, answer = self.answer_later
         self.answer_later = None
         if self.question_id != answer["question_id"]:
             return
