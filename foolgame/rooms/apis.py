@@ -129,7 +129,9 @@ class RoomDetailApi(ApiView):
         description="Its settings and member count; for a member, the scoreboard of the finished questions and the "
         "current question with their own round (no answer before the question is over, even after their vote; of the "
         "others, only how many have voted). Anyone else gets no scoreboard (null) and no question. A question found "
-        "past its deadline is finished by this read. A member's read counts as being present.",
+        "past its deadline is finished by this read. A member who gave up their round of a question (forfeit, leave, or "
+        "the host ending the room) gets no `answer` and a scoreboard without that question until the question's own "
+        "deadline, even when it ended early. A member's read counts as being present.",
     )
     def get(self, request: Request, code: str) -> Response:
         return Response(services.room_state(code=code, player=request.user))

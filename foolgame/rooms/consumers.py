@@ -79,6 +79,7 @@ class RoomConsumer(GameSocketConsumer):
     members_board: list[dict[str, Any]] | None = None  # the latest board of a members message not sent yet
     members_task: asyncio.Task | None = None
     members_sent_at: float = float("-inf")  # the loop's time of the last members frame
+    answer_later: tuple[datetime, dict[str, Any]] | None = None  # a question given up: its answer, due at its deadline
 
     async def connect(self) -> None:
         self.code = self.label = str(self.scope["url_route"]["kwargs"]["code"]).upper()
@@ -195,6 +196,12 @@ class RoomConsumer(GameSocketConsumer):
     def _live(self) -> bool:
         return self.ticker is not None  # accepted and ticking: group messages apply
 
+    def _gave_up(self, event: dict[str, Any]) -> bool:
+        """Did this socket's member give up a question whose deadline is ahead? Then the
+        message's answer and board are not theirs yet: they read their own view (GAME.md:
+        giving up is never a faster way to an answer than waiting)."""
+        return str(self.scope["user"].pk) in event.get("withheld", ())
+
     async def room_question(self, event: dict[str, Any]) -> None:
         if not self._live():
             return
@@ -228,9 +235,16 @@ class RoomConsumer(GameSocketConsumer):
     async def room_answer(self, event: dict[str, Any]) -> None:
         if not self._live():
             return
-        answer = {k: v for k, v in event.items() if k != "type"}
+        answer = {k: v for k, v in event.items() if k not in ("type", "withheld", "deadline")}
         if self.played != event["number"]:  # a watcher was not dealt this pair: its answer stays unseen
             answer = {k: answer[k] for k in ("question_id", "number", "questions", "found", "scoreboard", "over")}
+        if self._gave_up(event):  # nothing of a question given up before its deadline
+            full = answer
+            answer = await database_sync_to_async(services.room_answer_for)(question_id=event["question_id"], player_id=self.scope["user"].pk, answer=full)
+            if not self._live():
+                return
+            if "false_claim" in full and "false_claim" not in answer and "deadline" in event:
+                self.answer_later = (datetime.fromtimestamp(event["deadline"], tz=timezone.utc), full)
         if event["question_id"] == self.question_id:
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
@@ -243,7 +257,12 @@ class RoomConsumer(GameSocketConsumer):
         the burst, not one per join."""
         if not self._live():
             return
-        self.members_board = event["scoreboard"]
+        board = event["scoreboard"]
+        if self._gave_up(event):
+            board = await database_sync_to_async(services.room_board_for)(room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board)
+            if not self._live():
+                return
+        self.members_board = board
         if self.members_task is None:
             self.members_task = asyncio.create_task(self._send_members())
 
@@ -270,7 +289,12 @@ class RoomConsumer(GameSocketConsumer):
         if not self._live():
             return
         self._members_superseded()
-        await self.send_frame("ended", {"reason": event["reason"], "scoreboard": event["scoreboard"]})
+        board = event["scoreboard"]
+        if self._gave_up(event):
+            board = await database_sync_to_async(services.room_board_for)(room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board)
+            if not self._live():
+                return
+        await self.send_frame("ended", {"reason": event["reason"], "scoreboard": board})
         self._forget()
         await self.close(code=CLOSE_ROOM_ENDED)
 
@@ -279,6 +303,8 @@ class RoomConsumer(GameSocketConsumer):
     async def _tick(self) -> None:
         try:
             async for _ in self._beats():
+                if self.answer_later is not None and clock.now() >= self.answer_later[0]:
+                    await self._answer_at_deadline(self.answer_later[1])
                 if self.question_deadline is None:
                     continue
                 now = clock.now()
@@ -289,6 +315,16 @@ class RoomConsumer(GameSocketConsumer):
                     await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
         except asyncio.CancelledError:
             pass
+
+    async def _answer_at_deadline(self, answer: dict[str, Any]) -> None:
+        """The answer of a question this member gave up, at its deadline, as waiting would
+        have shown it: unless a newer question plays (then ``state`` shows it)."""
+        self.answer_later = None
+        if self.question_id != answer["question_id"]:
+            return
+        answer = await database_sync_to_async(services.room_answer_for)(question_id=answer["question_id"], player_id=self.scope["user"].pk, answer=answer)
+        if self._live() and self.question_id == answer["question_id"]:
+            await self.send_frame("answer", answer)
 
     async def _own_clock(self, now: datetime) -> None:
         """Tick the player's own round (its deadline moves earlier with each clue); time it out

@@ -5,10 +5,11 @@ starting a question reaches all members without a query per socket."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from foolgame.rooms.models import Room, RoomQuestion
-from foolgame.rooms.selectors import room_scoreboard
+from foolgame.rooms.selectors import room_scoreboard, withheld_players
 from foolgame.voting.events import group_send_on_commit, task_on_commit, task_runs_eagerly
 
 
@@ -17,8 +18,15 @@ def room_group(code: str) -> str:
     return f"room-{code.upper()}"
 
 
+def _withheld(players: set[int]) -> list[str]:
+    """The members (by id, as ``rounds`` names them) who gave up a question whose deadline is
+    ahead: their sockets replace the message's board and answer by their own view."""
+    return sorted(str(p) for p in players)
+
+
 def members_changed_on_commit(room: Room) -> None:
-    group_send_on_commit(room_group(room.code), {"type": "room.members", "scoreboard": room_scoreboard(room=room)})
+    message = {"type": "room.members", "scoreboard": room_scoreboard(room=room), "withheld": _withheld(withheld_players(room=room))}
+    group_send_on_commit(room_group(room.code), message)
 
 
 def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[int, int]) -> None:
@@ -39,13 +47,16 @@ def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[
     group_send_on_commit(room_group(room.code), message)
 
 
-def question_ended_on_commit(room: Room, answer: dict[str, Any]) -> None:
-    group_send_on_commit(room_group(room.code), {"type": "room.answer", **answer})
+def question_ended_on_commit(room: Room, answer: dict[str, Any], *, withheld: set[int], question_deadline: datetime) -> None:
+    """The answer for every socket; ``withheld`` (who gave up) and the question's deadline, when
+    theirs is due, are for the sockets, not the frame."""
+    message = {"type": "room.answer", **answer, "withheld": _withheld(withheld), "deadline": question_deadline.timestamp()}
+    group_send_on_commit(room_group(room.code), message)
 
 
-def room_ended_on_commit(room: Room, *, scoreboard: list[dict[str, Any]] | None = None) -> None:
+def room_ended_on_commit(room: Room, *, scoreboard: list[dict[str, Any]] | None = None, withheld: set[int]) -> None:
     scoreboard = room_scoreboard(room=room) if scoreboard is None else scoreboard
-    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": scoreboard}
+    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": scoreboard, "withheld": _withheld(withheld)}
     group_send_on_commit(room_group(room.code), message)
 
 

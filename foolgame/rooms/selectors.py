@@ -4,31 +4,86 @@ round of a question may show while it plays.
 Nothing here tells anyone how a member did on a question still playing: the scoreboard sums
 finished questions only (a vote's points and ``correct`` would otherwise show on the board
 the moment it is cast, and a canary's vote would give the answer to everyone else), and of
-the question playing only the number of votes cast is told (``question_votes``), never whose."""
+the question playing only the number of votes cast is told (``question_votes``), never whose.
+
+Giving up is never a faster way to an answer than waiting (GAME.md): a member whose round of a
+question ended without a vote before its deadline (a forfeit, a leave, or the host ending the
+room) gets nothing of that question's answer before the question's own deadline, even when
+the question ended early because of it (``given_up``): no answer, no result in their round,
+and a scoreboard without that question (it would tell a canary's vote right from wrong)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Count, Max, Q, Sum
+from datetime import datetime
+
+from django.db.models import Count, F, Max, Q, Sum
 
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+from foolgame.voting import clock
 from foolgame.voting.models import Round
 
+# A round's states that end it early without giving it up: a report (the rules show a
+# reported round's answer) and a moderator's void.
+_NOT_GIVEN_UP = (Round.State.READY, Round.State.PLAYING, Round.State.VOTED, Round.State.REPORTED, Round.State.VOIDED)
+# A forfeit stored as its own state, when the round services have one: given up whatever its times say.
+_FORFEITED = getattr(Round.State, "FORFEITED", None)
 
-def room_scoreboard(*, room: Room) -> list[dict[str, Any]]:
+
+def given_up(prefix: str = "") -> Q:
+    """A round (``prefix``: the path to it, e.g. ``"round__"``) given up: over without a vote
+    before its own deadline (a forfeit, stored as an early timeout or as its own state),
+    not by a report or a void. A timeout at the deadline is not giving up."""
+    ended_early = Q(**{f"{prefix}ended_at__lt": F(f"{prefix}deadline")}) & ~Q(**{f"{prefix}state__in": _NOT_GIVEN_UP})
+    if _FORFEITED is not None:
+        ended_early |= Q(**{f"{prefix}state": _FORFEITED})
+    return ended_early & Q(**{f"{prefix}vote__isnull": True})
+
+
+def _round_given_up(round_: Round) -> bool:
+    """``given_up`` for a round in memory."""
+    if _FORFEITED is not None and round_.state == _FORFEITED:
+        return True
+    return (
+        round_.state not in _NOT_GIVEN_UP
+        and round_.ended_at is not None
+        and round_.deadline is not None
+        and round_.ended_at < round_.deadline
+    )
+
+
+def withheld_questions(*, room: Room | int, player_id: int, now: datetime | None = None) -> set[int]:
+    """The room's questions over whose answer this member may not see yet: they gave their
+    round up and the question's deadline is still ahead. One query."""
+    now = now or clock.now()
+    plays = RoomRound.objects.filter(given_up("round__"), question__room=room, player_id=player_id, question__deadline__gt=now)
+    return set(plays.values_list("question_id", flat=True))
+
+
+def withheld_players(*, room: Room | int, now: datetime | None = None) -> set[int]:
+    """The members of the room who may not see some question's answer yet (``withheld_questions``
+    for anyone): the room's messages carry it, so only their sockets read their own view. One query."""
+    now = now or clock.now()
+    plays = RoomRound.objects.filter(given_up("round__"), question__room=room, question__deadline__gt=now)
+    return set(plays.values_list("player_id", flat=True).distinct())
+
+
+def room_scoreboard(*, room: Room, hide: Iterable[int] = ()) -> list[dict[str, Any]]:
     """Every member, ranked by the points their votes on the room's finished questions earned
     (the solo award: the points on the clock when the vote was right), then by right answers;
     equal scores share a rank. Members who left stay on it, marked. A question still playing
-    counts for nobody until it is over."""
-    return room_results(room=room)[0]
+    counts for nobody until it is over; nor do the questions in ``hide`` (those whose answer
+    the viewer may not see yet: ``withheld_questions``)."""
+    return room_results(room=room, hide=hide)[0]
 
 
-def room_results(*, room: Room, question: RoomQuestion | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def room_results(*, room: Room, question: RoomQuestion | None = None, hide: Iterable[int] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The scoreboard (``room_scoreboard``) and, for ``question`` (a finished one), the members
     who found its false claim, most points first: two queries, the members and their votes'
-    totals over the room's finished questions (with the points of a right vote on the
-    question)."""
+    totals over the room's finished questions but those in ``hide`` (with the points of a
+    right vote on the question)."""
     sums: dict[str, Any] = {
         "points": Sum("round__vote__points"),
         "correct": Count("pk", filter=Q(round__vote__correct=True)),
@@ -36,7 +91,8 @@ def room_results(*, room: Room, question: RoomQuestion | None = None) -> tuple[l
     }
     if question is not None:
         sums["found"] = Max("round__vote__points", filter=Q(question_id=question.pk, round__vote__correct=True))
-    totals = {row["player_id"]: row for row in RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).values("player_id").annotate(**sums)}
+    plays = RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).exclude(question_id__in=list(hide))
+    totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)}
     rows, found = [], []
     for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
         total = totals.get(player_id, {})
@@ -66,20 +122,27 @@ def question_votes(*, question: RoomQuestion) -> int:
 
 
 def round_answer_withheld(*, round_: Round) -> bool:
-    """Is this a member's round of a room question still playing? Then no payload of the
-    round carries its answer (result, labels, gold, whether the vote was right, the true
-    clue counts): everyone gets it at once when the question is over, as on the room socket,
-    whichever transport the member plays the round with (REST twins, round socket).
+    """Is this a member's round of a room question still playing, or one they gave up
+    (``given_up``) before the question's deadline? Then no payload of the round carries its
+    answer (result, labels, gold, whether the vote was right, the true clue counts): everyone
+    gets it at once when the question is over, as on the room socket, and a member who gave
+    up at its deadline, whichever transport the member plays the round with (REST twins,
+    round socket).
 
     Free when the round was read with ``room_play__question`` selected (the round services'
     ``_get_round``); one query otherwise."""
     if Round.room_play.is_cached(round_):
         try:
-            play = round_.room_play
+            question = round_.room_play.question
         except RoomRound.DoesNotExist:
             return False
-        return play.question.state == RoomQuestion.State.PLAYING
-    return RoomRound.objects.filter(round_id=round_.pk, question__state=RoomQuestion.State.PLAYING).exists()
+    else:
+        question = RoomQuestion.objects.filter(plays__round_id=round_.pk).only("state", "deadline").first()
+        if question is None:
+            return False
+    if question.state == RoomQuestion.State.PLAYING:
+        return True
+    return _round_given_up(round_) and clock.now() < question.deadline
 
 
 def round_room_question(*, round_id: int) -> int | None:

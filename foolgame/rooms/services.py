@@ -43,7 +43,7 @@ from foolgame.pages.models import Category
 from foolgame.rooms import events
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.throttle import throttle_bump
-from foolgame.rooms.selectors import question_votes, room_results, room_scoreboard
+from foolgame.rooms.selectors import question_votes, room_results, room_scoreboard, withheld_players, withheld_questions
 from foolgame.voting import clock
 from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import services as rounds
@@ -400,9 +400,10 @@ def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool
     rounds.votes_settle(round_ids=list(question.plays.values_list("round_id", flat=True)))
     last = question.number >= room.questions
     answer = question_answer(question, room=room, over=last or force)
-    events.question_ended_on_commit(room, answer)
+    withheld = withheld_players(room=room, now=now)  # who gave up: their sockets read their own view
+    events.question_ended_on_commit(room, answer, withheld=withheld, question_deadline=question.deadline)
     if last and not force:
-        _end_room(room, Room.EndReason.DONE, now, scoreboard=answer["scoreboard"])
+        _end_room(room, Room.EndReason.DONE, now, scoreboard=answer["scoreboard"], withheld=withheld)
     return True
 
 
@@ -418,9 +419,10 @@ def _forfeit(plays: Iterable[tuple[int, int]], *, rated: bool = True) -> None:
             pass
 
 
-def question_answer(question: RoomQuestion, *, room: Room, over: bool = False) -> dict[str, Any]:
-    """What everyone sees once a question is over: the answer, who found it, the scoreboard."""
-    scoreboard, found = room_results(room=room, question=question)
+def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, hide: Iterable[int] = ()) -> dict[str, Any]:
+    """What everyone sees once a question is over: the answer, who found it, the scoreboard
+    (without the questions in ``hide``: ``withheld_questions``)."""
+    scoreboard, found = room_results(room=room, question=question, hide=hide)
     return {
         "question_id": question.pk,
         "number": question.number,
@@ -432,11 +434,39 @@ def question_answer(question: RoomQuestion, *, room: Room, over: bool = False) -
     }
 
 
-def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[dict[str, Any]] | None = None) -> None:
-    """``scoreboard``: the one its last answer just read, when nothing has changed since."""
+def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[dict[str, Any]] | None = None, withheld: set[int] | None = None) -> None:
+    """``scoreboard``: the one its last answer just read, when nothing has changed since;
+    ``withheld``: the members who gave up a question whose deadline is ahead, read with it."""
     room.state, room.ended_at, room.end_reason = Room.State.ENDED, now, reason
     room.save(update_fields=["state", "ended_at", "end_reason"])
-    events.room_ended_on_commit(room, scoreboard=scoreboard)
+    events.room_ended_on_commit(room, scoreboard=scoreboard, withheld=withheld_players(room=room, now=now) if withheld is None else withheld)
+
+
+def room_answer_for(*, question_id: int, player_id: int, answer: dict[str, Any]) -> dict[str, Any]:
+    """The room's ``answer`` message as a member who gave up a question may see it now (the
+    sockets of ``withheld_players`` ask): that question's answer only from its deadline (before
+    it, no answer and no "who found it"), and a scoreboard without the questions they may not
+    see yet. Anyone else's is the message as it is. Two or three queries."""
+    question = RoomQuestion.objects.select_related("room").filter(pk=question_id).first()
+    if question is None:
+        return answer
+    hidden = withheld_questions(room=question.room_id, player_id=player_id)
+    if not hidden:
+        return answer
+    shown = {**answer, "scoreboard": room_scoreboard(room=question.room, hide=hidden)}
+    if question_id in hidden:
+        shown = {k: shown[k] for k in ("question_id", "number", "questions", "scoreboard", "over") if k in shown}
+    return shown
+
+
+def room_board_for(*, room_id: int, player_id: int, scoreboard: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ``members`` or ``ended`` message's scoreboard as this member may see it now: without
+    the questions they gave up before their deadline (``withheld_questions``)."""
+    hidden = withheld_questions(room=room_id, player_id=player_id)
+    if not hidden:
+        return scoreboard
+    room = Room.objects.filter(pk=room_id).first()
+    return scoreboard if room is None else room_scoreboard(room=room, hide=hidden)
 
 
 # --- what a member sees -------------------------------------------------------------------
@@ -469,21 +499,30 @@ def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
         "number": room.current,
         "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
         "members": RoomMember.objects.filter(room=room, left_at__isnull=True).count(),
-        "scoreboard": room_scoreboard(room=room) if member is not None else None,
+        "scoreboard": None,
         "question": None,
     }
-    if member is None or room.current == 0:
+    if member is None:
+        return state
+    hidden = withheld_questions(room=room, player_id=player.pk)  # given up before their deadline
+    state["scoreboard"] = room_scoreboard(room=room, hide=hidden)
+    if room.current == 0:
         return state
     question = (
         RoomQuestion.objects.select_related("left_claim__page", "right_claim__page").filter(room=room, number=room.current).first()
     )
     if question is not None:
-        state["question"] = question_view(question, room=room, player_id=player.pk)
+        state["question"] = question_view(question, room=room, player_id=player.pk, hide=hidden)
     return state
 
 
-def question_view(question: RoomQuestion, *, room: Room, player_id: int) -> dict[str, Any]:
+def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: set[int] | None = None) -> dict[str, Any]:
+    """The question as this member sees it: their own round, how many voted, and once it
+    is over its answer, but not for a member who watched it (only who found it) and none
+    for one who gave their round up, before the question's deadline (``hide``: the
+    questions they may not see yet, ``withheld_questions``)."""
     now = clock.now()
+    hide = withheld_questions(room=room, player_id=player_id, now=now) if hide is None else hide
     view: dict[str, Any] = {
         "id": question.pk,
         "number": question.number,
@@ -500,8 +539,8 @@ def question_view(question: RoomQuestion, *, room: Room, player_id: int) -> dict
             own.pop("result", None)  # nobody sees the answer before the question is over
         view["round"] = own
     view["votes"] = question_votes(question=question)
-    if question.state == RoomQuestion.State.DONE:
-        answer = question_answer(question, room=room)
+    if question.state == RoomQuestion.State.DONE and question.pk not in hide:
+        answer = question_answer(question, room=room, hide=hide)
         if play is None:  # a watcher was not dealt this pair: its answer stays unseen
             answer = {k: answer[k] for k in ("found",)}
         view["answer"] = answer

@@ -4,6 +4,7 @@ canary's vote must not give the others the answer); strangers get no scoreboard.
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
@@ -169,4 +170,141 @@ async def test_a_burst_of_joins_reaches_each_socket_as_two_members_frames(party,
             break
     assert len(frames) == 2, [len(f) for f in frames]  # the first at once, the rest as one
     assert await ws.receive_nothing(timeout=1.2)
+    await ws.disconnect()
+
+
+# --- item 1: giving up is never a faster way to the answer than waiting ---------------------
+
+ANSWER_FIELDS = ("false_claim", "labels", "gold", "found")
+
+
+def no_answer_in(body: dict, question) -> None:
+    """Nothing of the question's answer: no answer, no result in the member's round, no label."""
+    raw = json.dumps(body)
+    for secret in ('"false_claim"', '"labels"', '"gold"', '"found"', '"result"', "SUPPORTS", "REFUTES"):
+        assert secret not in raw, (secret, raw)
+
+
+@pytest.mark.django_db
+def test_a_host_alone_who_leaves_reads_no_answer_before_the_deadline(db, fake_clock) -> None:
+    """The worst case: one account makes a room, starts a question and leaves at once."""
+    from tests.rooms.conftest import claim_pool
+
+    claim_pool()
+    UserFactory(username="hana")
+    hana = login("hana")
+    code = post(hana, "/api/rooms", {"questions": 1}).json()["code"]
+    assert post(hana, f"/api/rooms/{code}/start").status_code == 200
+    question = current(services._get_room(code))
+    round_id = rounds_of(question)["hana"].pk
+    assert post(hana, f"/api/rooms/{code}/leave").status_code == 200
+    question.refresh_from_db()
+    assert question.state == "done"
+    room = hana.get(f"/api/rooms/{code}").json()
+    assert room["state"] == "ended" and room["question"]["status"] == "done" and "answer" not in room["question"]
+    no_answer_in(room, question)
+    no_answer_in(hana.get(f"/api/rounds/{round_id}").json(), question)
+    fake_clock.current = question.deadline  # as if she had waited
+    room = hana.get(f"/api/rooms/{code}").json()
+    assert room["question"]["answer"]["false_claim"] == question.false_claim_index
+    assert hana.get(f"/api/rounds/{round_id}").json()["result"]["false_claim"] == question.false_claim_index
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("give_up", ["forfeit", "leave"])
+def test_the_last_member_who_gives_up_reads_no_answer_before_the_deadline_and_the_voters_do(party, fake_clock, give_up) -> None:
+    code = party.room.code
+    services.room_next_question(code=code, player=party.host)
+    question = current(party.room)
+    mine = rounds_of(question)
+    fake_clock.advance(20)
+    hana, otto, pia = login("hana"), login("otto"), login("pia")
+    post(hana, f"/api/rounds/{mine['hana'].pk}/vote", {"false_claim": question.false_claim_index})  # a canary, right
+    post(otto, f"/api/rounds/{mine['otto'].pk}/vote", {"false_claim": 1 - question.false_claim_index})
+    url = f"/api/rounds/{mine['pia'].pk}/forfeit" if give_up == "forfeit" else f"/api/rooms/{code}/leave"
+    assert post(pia, url).status_code == 200
+    question.refresh_from_db()
+    assert question.state == "done", "pia was the last one the question waited for"
+    # The voters get the answer now, as before.
+    seen = hana.get(f"/api/rooms/{code}").json()
+    assert seen["question"]["answer"]["found"] == [{"username": "hana", "points": 120}]
+    assert board(seen)[0] == ("hana", 120, 1, 1, 1)
+    # pia does not: no answer, no result, and a board that does not tell the canary's vote.
+    room = pia.get(f"/api/rooms/{code}").json()
+    assert "answer" not in room["question"] and room["question"]["round"]["status"] == "timeout"
+    no_answer_in(room, question)
+    assert {row[1:] for row in board(room)} == {(0, 0, 0, 1)}, board(room)
+    no_answer_in(pia.get(f"/api/rounds/{mine['pia'].pk}").json(), question)
+    fake_clock.current = question.deadline - timedelta(seconds=1)
+    assert "answer" not in pia.get(f"/api/rooms/{code}").json()["question"]
+    fake_clock.current = question.deadline  # what waiting would have shown her
+    room = pia.get(f"/api/rooms/{code}").json()
+    assert room["question"]["answer"]["false_claim"] == question.false_claim_index and board(room)[0] == ("hana", 120, 1, 1, 1)
+    assert pia.get(f"/api/rounds/{mine['pia'].pk}").json()["result"]["false_claim"] == question.false_claim_index
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("then", ["deadline", "host_leaves"])
+async def test_room_frames_show_a_member_who_gave_up_no_answer_and_the_voters_all(party, fake_clock, then) -> None:
+    from foolgame.rooms.rounds import room_round_settled
+
+    sockets = {p.username: await connect(party.room.code, p) for p in party.everyone}
+    await sockets["hana"].send_json_to({"type": "start"})
+    for ws in sockets.values():
+        await frame(ws, "question")
+    question = await database_sync_to_async(current)(party.room)
+    mine = await database_sync_to_async(rounds_of)(question)
+    await sockets["hana"].send_json_to({"type": "vote", "false_claim": question.false_claim_index})
+    await frame(sockets["hana"], "voted")
+    await sockets["otto"].send_json_to({"type": "vote", "false_claim": 1 - question.false_claim_index})
+    await frame(sockets["otto"], "voted")
+
+    def forfeit() -> None:  # over REST, its socket still open
+        rounds.round_forfeit(round_id=mine["pia"].pk, player=party.players[0])
+        room_round_settled(round_id=mine["pia"].pk)
+
+    await database_sync_to_async(forfeit)()
+    full = await frame(sockets["hana"], "answer")
+    assert full["false_claim"] == question.false_claim_index and full["found"] == [{"username": "hana", "points": 120}]
+    assert (await frame(sockets["otto"], "answer"))["false_claim"] == question.false_claim_index
+    withheld = await frame(sockets["pia"], "answer")
+    assert withheld["question_id"] == question.pk and "withheld" not in withheld
+    no_answer_in({k: v for k, v in withheld.items() if k != "_raw"}, question)
+    assert {(r["points"], r["correct"]) for r in withheld["scoreboard"]} == {(0, 0)}
+    # A join: pia's members frame does not tell the canary's vote either; hana's does.
+    await database_sync_to_async(services.room_join)(code=party.room.code, player=await database_sync_to_async(UserFactory)(username="zoe"))
+    members = await frame(sockets["pia"], "members")
+    assert {(r["points"], r["correct"]) for r in members["scoreboard"]} == {(0, 0)}
+    assert (await frame(sockets["hana"], "members"))["scoreboard"][0]["points"] == 120
+    if then == "deadline":
+        # At the question's deadline, pia's socket gets the answer, as waiting would have shown it.
+        fake_clock.current = question.deadline
+        due = await frame(sockets["pia"], "answer")
+        assert due["false_claim"] == question.false_claim_index and due["scoreboard"][0]["points"] == 120
+    else:
+        # The host leaves: the room ends; pia's board still waits for the deadline.
+        await database_sync_to_async(services.room_leave)(code=party.room.code, player=party.host)
+        ended = await frame(sockets["pia"], "ended")
+        assert {(r["points"], r["correct"]) for r in ended["scoreboard"]} == {(0, 0)}
+        assert (await frame(sockets["otto"], "ended"))["scoreboard"][0]["points"] == 120
+    for ws in sockets.values():
+        await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_host_alone_who_leaves_gets_no_answer_frame(db, fake_clock) -> None:
+    from tests.rooms.conftest import claim_pool
+
+    host = await database_sync_to_async(lambda: (claim_pool(), UserFactory(username="hana"))[1])()
+    room = await database_sync_to_async(services.room_create)(host=host, questions=2)
+    ws = await connect(room.code, host)
+    await ws.send_json_to({"type": "start"})
+    await frame(ws, "question")
+    question = await database_sync_to_async(current)(room)
+    await database_sync_to_async(services.room_leave)(code=room.code, player=host)  # over REST, the socket open
+    answer = await frame(ws, "answer")
+    assert answer["question_id"] == question.pk and answer["over"] is True
+    no_answer_in({k: v for k, v in answer.items() if k != "_raw"}, question)
+    ended = await frame(ws, "ended")
+    assert ended["reason"] == "host_left"
     await ws.disconnect()

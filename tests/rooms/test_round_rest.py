@@ -50,6 +50,9 @@ def test_rest_forfeit_and_read_of_a_room_round_keep_the_answer_until_the_questio
     post(login("otto"), f"/api/rounds/{mine['otto'].pk}/vote", {"false_claim": 1 - question.false_claim_index})
     question.refresh_from_db()
     assert question.state == "done"
+    # Over for the room, but pia gave up: her answer waits for the question's deadline.
+    shows_no_answer(pia.get(f"/api/rounds/{mine['pia'].pk}"), question)
+    fake_clock.current = question.deadline
     after = pia.get(f"/api/rounds/{mine['pia'].pk}").json()
     assert after["result"]["false_claim"] == question.false_claim_index and after["result"]["gold"][question.false_claim_index]
 
