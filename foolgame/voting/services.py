@@ -939,7 +939,10 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         elif round_.state != Round.State.PLAYING:
             raise ServiceError("round_over", "This round is over.", status_code=409)
         else:
-            round_.answer_at = round_.deadline
+            # A room's round: its answer comes with the question's own clock (which clues
+            # bought by this member never moved), as for every member who waited.
+            play = getattr(round_, "room_play", None)
+            round_.answer_at = play.question.deadline if play is not None and play.question.deadline else round_.deadline
             round_.forfeit_rated = False if rated else None
         round_.state, round_.ended_at = Round.State.FORFEITED, now
         round_.save(update_fields=["state", "ended_at", "answer_at", "forfeit_rated"])

@@ -231,7 +231,8 @@ def test_the_last_member_who_gives_up_reads_no_answer_before_the_deadline_and_th
     assert board(seen)[0] == ("hana", 120, 1, 1, 1)
     # pia does not: no answer, no result, and a board that does not tell the canary's vote.
     room = pia.get(f"/api/rooms/{code}").json()
-    assert "answer" not in room["question"] and room["question"]["round"]["status"] == "timeout"
+    assert "answer" not in room["question"] and room["question"]["round"]["status"] == "forfeited"
+    assert room["question"]["round"]["answer_at"] == question.deadline.isoformat(), "the question's clock, as for those who waited"
     no_answer_in(room, question)
     assert {row[1:] for row in board(room)} == {(0, 0, 0, 1)}, board(room)
     no_answer_in(pia.get(f"/api/rounds/{mine['pia'].pk}").json(), question)
