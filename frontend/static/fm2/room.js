@@ -149,9 +149,14 @@
         verdict.hidden = false;
       });
     }
-    $("#answer-found").textContent = found.length
-      ? "Found it: " + found.map((f) => f.username + " (+" + f.points + ")").join(", ")
-      : "Nobody found it.";
+    if (answer.false_claim === undefined) {
+      // A member who gave up this question: its answer (and who found it) waits for its clock.
+      $("#answer-found").textContent = "You gave up this question, so its answer shows when its clock runs out.";
+    } else {
+      $("#answer-found").textContent = found.length
+        ? "Found it: " + found.map((f) => f.username + " (+" + f.points + ")").join(", ")
+        : "Nobody found it.";
+    }
     if (answer.scoreboard) showScoreboard(answer.scoreboard);
     const more = !answer.over && answer.number < (answer.questions || questions);
     startButton.hidden = !(isHost && more);
