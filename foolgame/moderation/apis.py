@@ -107,15 +107,20 @@ class QueueSerializer(serializers.Serializer):
     results = ClaimReviewSerializer(many=True)
 
 
-class AuditRecordSerializer(serializers.Serializer):
+class _AuditFields(serializers.Serializer):
+    """What every audit row shows, of a claim's action or a player's."""
+
     id = serializers.IntegerField()
-    claim = serializers.IntegerField()
     moderator = serializers.CharField()
     action = serializers.CharField()
     reason = serializers.CharField()
     before = serializers.JSONField()
     after = serializers.JSONField()
     created = serializers.DateTimeField()
+
+
+class AuditRecordSerializer(_AuditFields):
+    claim = serializers.IntegerField()
 
 
 class ActionResultSerializer(ClaimReviewSerializer):
@@ -309,15 +314,8 @@ class PlayerQueueSerializer(serializers.Serializer):
     results = PlayerHoldSerializer(many=True)
 
 
-class PlayerAuditRecordSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+class PlayerAuditRecordSerializer(_AuditFields):
     player = serializers.CharField()
-    moderator = serializers.CharField()
-    action = serializers.CharField()
-    reason = serializers.CharField()
-    before = serializers.JSONField()
-    after = serializers.JSONField()
-    created = serializers.DateTimeField()
 
 
 class PlayerActionResultSerializer(PlayerHoldSerializer):

@@ -86,7 +86,22 @@ class AuditRecordQuerySet(models.QuerySet):
         raise TypeError("Audit records are never deleted.")
 
 
-class AuditRecord(models.Model):
+class _AppendOnly(models.Model):
+    """An audit row: written once, never changed or deleted (through the ORM)."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise TypeError("Audit records are never changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TypeError("Audit records are never deleted.")
+
+
+class AuditRecord(_AppendOnly):
     """Who did what to which claim, when and why, with the claim before and after.
 
     Append-only: saving an existing record, deleting one or bulk-updating them raises, the
@@ -114,14 +129,6 @@ class AuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} of claim {self.claim_id} by {self.moderator_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is not None and not self._state.adding:
-            raise TypeError("Audit records are never changed.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise TypeError("Audit records are never deleted.")
 
 
 class Sighting(models.Model):
@@ -194,7 +201,7 @@ class PlayerHold(models.Model):
         return f"{self.player_id} {self.status} (p {self.p_value:.2g})"
 
 
-class PlayerAuditRecord(models.Model):
+class PlayerAuditRecord(_AppendOnly):
     """A moderator's clear or confirm of a held player, with the hold before and after;
     append-only like :class:`AuditRecord`."""
 
@@ -217,11 +224,3 @@ class PlayerAuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} of player {self.player_id} by {self.moderator_id}"
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is not None and not self._state.adding:
-            raise TypeError("Audit records are never changed.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise TypeError("Audit records are never deleted.")
