@@ -120,7 +120,10 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
     try:
         with transaction.atomic():
             user.save()  # and its PlayerName row (player_name_record), in this transaction
-    except IntegrityError:  # a racing signup: the unique index on lower(username), or on the skeleton
+    except (IntegrityError, ValidationError):
+        # A racing signup: the unique index on lower(username), or on the skeleton; or the
+        # other one committed between our look and our save, and the save's own skeleton
+        # check (``signals.refuse_confusable_name``) refused the name.
         raise ServiceError(*_name_conflict(username), status_code=409) from None
     if ip is not None:
         throttle_bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])

@@ -209,3 +209,22 @@ def test_concurrent_signups_of_look_alike_names_make_one_account(monkeypatch) ->
         thread.join(timeout=30)
     assert sorted(results) == ["created", "username_confusable"]
     assert User.objects.count() == 1 and PlayerName.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_look_alike_committed_between_the_look_and_the_save_is_a_409_not_a_500(monkeypatch) -> None:
+    """Two signups of look-alike names a moment apart (bench_abuse's six case twins at once
+    on PostgreSQL gave five 500s): the other one's row is in by the time this save's own
+    skeleton check runs, so that check refuses it; the signup answers 409 like the look."""
+    UserFactory(username="admiral")
+    real = services._confusable_holder
+    answers = iter([None])  # the look saw no holder yet; the save's check sees the real one
+
+    def raced(username: str, **kwargs):
+        return next(answers, real(username, **kwargs))
+
+    monkeypatch.setattr(services, "_confusable_holder", raced)
+    with pytest.raises(ServiceError) as refused:
+        player_create(username="admіral", password=PASSWORD)
+    assert (refused.value.code, refused.value.status_code) == ("username_confusable", 409)
+    assert User.objects.count() == 1
