@@ -251,8 +251,8 @@ def request(client, call: Call, world: World, components: dict) -> Any:
 
 def answers_due(world: World, forfeited: set[int]) -> set[int]:
     """The player's rounds whose answer they may see now: voted (a room's once its question
-    is over), ended by a report during play, timed out at the deadline; a forfeited one
-    only from its original deadline (started + ROUND_SECONDS)."""
+    is over), timed out at the deadline; ended by a report during play, or forfeited, only
+    from the deadline it had (a forfeit's: started + ROUND_SECONDS)."""
     due = set()
     now = clock.now()
     rows = {r.pk: r for r in Round.objects.filter(pk__in=[r.pk for r in world.rounds.values()])}
@@ -266,8 +266,10 @@ def answers_due(world: World, forfeited: set[int]) -> set[int]:
             original = (round_.started_at or known.created) + timedelta(seconds=settings.FM2["ROUND_SECONDS"])
             if now >= original:
                 due.add(round_.pk)
-        elif round_.state in (Round.State.VOTED, Round.State.REPORTED):
+        elif round_.state == Round.State.VOTED:
             due.add(round_.pk)
+        elif round_.state == Round.State.REPORTED and (name in ROOM_ROUNDS.values() or now >= round_.deadline):
+            due.add(round_.pk)  # a solo report during play is no faster way to the answer than waiting
         elif round_.state == Round.State.TIMED_OUT and round_.deadline is not None and now >= round_.deadline:
             due.add(round_.pk)
     return due

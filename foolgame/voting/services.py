@@ -447,7 +447,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         "clue_cost": _game()["CLUE_COST_SECONDS"],
     }
     now = now or clock.now()
-    hidden = _forfeit_answer_hidden(round_, now)
+    hidden = _answer_not_due(round_, now)
     if round_.state == Round.State.FORFEITED:
         state["answer_at"] = round_.answer_at.isoformat() if round_.answer_at else None
         if hidden:
@@ -487,6 +487,9 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state == Round.State.VOTED:
         state["result"] = _result_payload(round_, round_.vote)
+    elif round_.state == Round.State.REPORTED and hidden:
+        state["answer_at"] = round_.deadline.isoformat()
+        state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
         state["result"] = _answer_payload(round_)
     elif round_.state == Round.State.VOIDED:
@@ -502,10 +505,16 @@ UNPAID_MESSAGES = {
 }
 
 
-def _forfeit_answer_hidden(round_: Round, now: datetime) -> bool:
-    """Is this a forfeit whose answer is not out yet? A solo round's answer comes at its
-    ``answer_at`` (giving up is never a faster way to an answer than waiting); a room's
+def _answer_not_due(round_: Round, now: datetime) -> bool:
+    """Is this a round given up (a forfeit, or a solo round ended by a report) whose answer
+    is not out yet? A solo forfeit's answer comes at its ``answer_at``, a reported round's at
+    its deadline (giving up is never a faster way to an answer than waiting); a room's
     round's when its question is over, as every member's (``round_answer_withheld``)."""
+    if round_.state == Round.State.REPORTED and not hasattr(round_, "room_play"):
+        # A solo round ended by a report during play: a report is not a faster way to the
+        # answer than waiting either (issue 24's walk found this one), so its answer comes
+        # at the deadline the round had when it was reported.
+        return round_.deadline is not None and now < round_.deadline
     if round_.state != Round.State.FORFEITED:
         return False
     if hasattr(round_, "room_play"):  # a room's round (the reverse one-to-one is absent for a solo one)
