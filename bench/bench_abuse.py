@@ -1196,8 +1196,9 @@ def _verdict(name: str, f: dict) -> list[Row]:
     if name == "accounts":
         lookalikes = sum(a == "201" for a in f["look_alikes_of_fm2_release"].values())
         throttled = any(k.startswith("429") for k in f["30_wrong_passwords"])
-        return [(name, f"{f['accounts_made']} account of 6 case twins, {lookalikes} look-alikes of fm2-release, guesser "
-                       f"{'throttled' if throttled else 'not throttled'}", f["accounts_made"] == 1 and lookalikes == 0 and throttled)]
+        errors = sum(n for k, n in f["case_variant_signups_at_once"].items() if k.startswith("5"))
+        return [(name, f"{f['accounts_made']} account of 6 case twins ({errors} server errors), {lookalikes} look-alikes of fm2-release, "
+                       f"guesser {'throttled' if throttled else 'not throttled'}", f["accounts_made"] == 1 and errors == 0 and lookalikes == 0 and throttled)]
     if name == "http_edges":
         big = next(v for k, v in f.items() if k.endswith("_MB_body"))
         return [(name, f"big body: {big} after {f['body_mib_sent_before_the_answer']} MiB", str(big).startswith("413"))]
