@@ -135,11 +135,15 @@ def _deal_window(pool: models.QuerySet[Claim]) -> list[_Candidate]:
     index: the claims at the lowest vote count are entered at a random id and read round
     from there, so that ties rotate among players; when that level holds fewer, the next
     levels follow in (votes, id) order. Bounded reads: a LIMIT on an index walk each."""
-    floor = pool.order_by("deal_votes", "id").values_list("deal_votes", flat=True).first()
-    if floor is None:
+    first = pool.order_by("deal_votes", "id").values_list("deal_votes", "id").first()
+    if first is None:
         return []
-    top = Claim.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    pivot = random.randint(0, top)
+    floor, lowest = first
+    top = Claim.objects.order_by("-id").values_list("id", flat=True).first() or lowest
+    # From the floor's lowest id, not from 0: with the tied claims' ids far above 0 (a
+    # database that has seen many claims) a pivot from 0 fell below them nearly every time,
+    # and every deal started at the same end.
+    pivot = random.randint(lowest, max(top, lowest))
     rows = list(pool.filter(deal_votes=floor, id__gte=pivot).order_by("id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW])
     if len(rows) < DEAL_WINDOW:
         rows += pool.filter(deal_votes=floor, id__lt=pivot).order_by("id").values_list(*_DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
