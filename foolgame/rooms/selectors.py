@@ -7,7 +7,7 @@ the moment it is cast, and a canary's vote would give the answer to everyone els
 the question playing only the number of votes cast is told (``question_votes``), never whose.
 
 Giving up is never a faster way to an answer than waiting (GAME.md): a member whose round of a
-question ended without a vote before its deadline (a forfeit, a leave, or the host ending the
+question was given up (a forfeit, a leave, or the host ending the
 room) gets nothing of that question's answer before the question's own deadline, even when
 the question ended early because of it (``given_up``): no answer, no result in their round,
 and a scoreboard without that question (it would tell a canary's vote right from wrong)."""
@@ -19,39 +19,22 @@ from typing import Any
 
 from datetime import datetime
 
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.voting import clock
 from foolgame.voting.models import Round
 
-# A round's states that end it early without giving it up: a report (the rules show a
-# reported round's answer) and a moderator's void.
-_NOT_GIVEN_UP = (Round.State.READY, Round.State.PLAYING, Round.State.VOTED, Round.State.REPORTED, Round.State.VOIDED)
-# A forfeit stored as its own state, when the round services have one: given up whatever its times say.
-_FORFEITED = getattr(Round.State, "FORFEITED", None)
-
-
 def given_up(prefix: str = "") -> Q:
-    """A round (``prefix``: the path to it, e.g. ``"round__"``) given up: over without a vote
-    before its own deadline (a forfeit, stored as an early timeout or as its own state),
-    not by a report or a void. A timeout at the deadline is not giving up."""
-    ended_early = Q(**{f"{prefix}ended_at__lt": F(f"{prefix}deadline")}) & ~Q(**{f"{prefix}state__in": _NOT_GIVEN_UP})
-    if _FORFEITED is not None:
-        ended_early |= Q(**{f"{prefix}state": _FORFEITED})
-    return ended_early & Q(**{f"{prefix}vote__isnull": True})
+    """A round (``prefix``: the path to it, e.g. ``"round__"``) given up: a forfeit (the round
+    services store every give-up, a leave or the host's end included, as ``forfeited``; a
+    report or a void is not one, and a timeout comes at the deadline)."""
+    return Q(**{f"{prefix}state": Round.State.FORFEITED})
 
 
 def _round_given_up(round_: Round) -> bool:
     """``given_up`` for a round in memory."""
-    if _FORFEITED is not None and round_.state == _FORFEITED:
-        return True
-    return (
-        round_.state not in _NOT_GIVEN_UP
-        and round_.ended_at is not None
-        and round_.deadline is not None
-        and round_.ended_at < round_.deadline
-    )
+    return round_.state == Round.State.FORFEITED
 
 
 def withheld_questions(*, room: Room | int, player_id: int, now: datetime | None = None) -> set[int]:

@@ -28,7 +28,8 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation import tasks as quality_tasks
 from foolgame.players.models import LedgerEntry, PlayerRating
-from foolgame.rooms.selectors import round_answer_withheld
+from foolgame.rooms.models import RoomRound
+from foolgame.rooms.selectors import given_up, round_answer_withheld
 from foolgame.voting import clock, events, notifications
 from foolgame.voting.counters import claim_refs_lock, round_claims_lock
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
@@ -682,9 +683,7 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
     if not rows:
         return 0
     questions = {question for _, question, _, _ in rows if question is not None}
-    gave_up = set(
-        Round.objects.filter(state=Round.State.FORFEITED, room_play__question_id__in=questions).values_list("room_play__question_id", flat=True)
-    )
+    gave_up = set(RoomRound.objects.filter(given_up("round__"), question_id__in=questions).values_list("question_id", flat=True))
     now = clock.now()
     due = [
         pk
