@@ -70,8 +70,9 @@
     const milestone = crossed.length ? Math.min(...crossed) : undefined;
     if (milestone !== undefined && milestone < session.announced) {
       session.announced = milestone;
-      // Announce milestones only as the clock crosses them, not all at once on a resume.
-      if (session.clockSeen) $("#clock-announce").textContent = formatTime(seconds) + " left.";
+      // Announce milestones only as the clock crosses them, not all at once on a resume; say the
+      // milestone crossed, not the second this tick happened to land on (a late tick reads 0:09).
+      if (session.clockSeen) $("#clock-announce").textContent = formatTime(milestone) + " left.";
     }
     session.clockSeen = true;
   }
