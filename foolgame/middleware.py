@@ -7,39 +7,13 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db import OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.utils.deprecation import MiddlewareMixin
 
-from foolgame.api.errors import error_body
+from foolgame.core.errors import SERVICE_DOWN_ERRORS, error_body
 
 logger = logging.getLogger("foolgame.http")
 
-
-def _service_down_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [OperationalError]
-    try:
-        import redis.exceptions
-
-        errors += [redis.exceptions.ConnectionError, redis.exceptions.TimeoutError]
-    except ImportError:  # pragma: no cover
-        pass
-    try:  # the PostgreSQL connection pool, when one is configured
-        from psycopg_pool import PoolTimeout
-
-        errors.append(PoolTimeout)
-    except ImportError:  # pragma: no cover
-        pass
-    try:  # Celery's broker unreachable
-        from kombu.exceptions import OperationalError as KombuOperationalError
-
-        errors.append(KombuOperationalError)
-    except ImportError:  # pragma: no cover
-        pass
-    return tuple(errors)
-
-
-SERVICE_DOWN_ERRORS = _service_down_errors()
 
 
 def _limits() -> dict[str, int]:

@@ -328,9 +328,9 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["foolgame.api.parsers.DepthLimitedJSONParser"],  # JSON nesting capped (FM2_HTTP)
+    "DEFAULT_PARSER_CLASSES": ["foolgame.core.parsers.DepthLimitedJSONParser"],  # JSON nesting capped (FM2_HTTP)
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "foolgame.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "foolgame.core.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -456,7 +456,7 @@ FM2_ROOMS = {
     "MEMBERS_FRAME_SECONDS": env.float("FM2_ROOM_MEMBERS_FRAME_SECONDS", default=1.0),
 }
 
-# --- WebSockets (foolgame.voting.consumers, foolgame.security, foolgame.serving) ----------
+# --- WebSockets (foolgame.core.sockets, foolgame.security, foolgame.serving) ----------
 FM2_WS = {
     # The largest frame, in bytes: uvicorn refuses bigger ones itself (--ws-max-size, close
     # 1009) before reading them, and the consumer checks again (defence in depth).
@@ -589,7 +589,7 @@ FM2_HTTP = {
     # Retry-After of a 503 (a backing service down) and of a throttled login or signup.
     "RETRY_AFTER_SECONDS": 30,
     # JSON bodies and socket frames nesting arrays/objects deeper than this are refused (400
-    # or an error frame, code too_deep) before json.loads recurses (foolgame.api.parsers).
+    # or an error frame, code too_deep) before json.loads recurses (foolgame.core.parsers).
     "MAX_JSON_DEPTH": env.int("FM2_MAX_JSON_DEPTH", default=20),
 }
 # Django's own checks agree with the cap, and a body within it never spools to disk.

@@ -10,5 +10,5 @@ urlpatterns = [
     path("write/", include("foolgame.authoring.urls")),
     path("rooms/", include("foolgame.rooms.urls")),
     path("", include("foolgame.voting.urls")),
-    path("", include("foolgame.pages.urls")),
+    path("", include("foolgame.claims.urls")),
 ]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from django.db import close_old_connections, connection
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 
 
 def race_results(n: int, action: Callable[[], object]) -> list[object]:

@@ -31,7 +31,7 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.pages.models import Category, Page, Sentence
 from foolgame.rooms import services as rooms
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
-from foolgame.voting import clock
+from foolgame.core import clock
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round
 from tests.factories import PASSWORD, CategoryFactory, UserFactory

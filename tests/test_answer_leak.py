@@ -46,7 +46,7 @@ from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
-from foolgame.voting import clock
+from foolgame.core import clock
 from foolgame.voting.models import Round
 from tests.leak_world import ROOM_ROUNDS, ROUNDS, HashEncoder, Secrets, World, build_world, scan_html, scan_json
 
@@ -499,7 +499,7 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch):
     from tests.voting.conftest import FakeClock
 
     clock_ = FakeClock()
-    monkeypatch.setattr("foolgame.voting.clock.now", clock_)
+    monkeypatch.setattr("foolgame.core.clock.now", clock_)
     return clock_
 
 

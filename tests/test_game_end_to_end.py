@@ -65,7 +65,7 @@ def play(client: Client, clock: FakeClock, *, seconds: float, clues: int, correc
 
 def test_two_players_play_each_others_claims(eiffel, monkeypatch) -> None:
     clock = FakeClock()
-    monkeypatch.setattr("foolgame.voting.clock.now", clock)
+    monkeypatch.setattr("foolgame.core.clock.now", clock)
     alice, bob = api_client("alice"), api_client("bob")
     alice_claims = write_both_labels(alice, eiffel)
     bob_claims = write_both_labels(bob, eiffel, OTHER_WORDINGS)

@@ -10,8 +10,8 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.api.schema import errors
-from foolgame.api.views import ApiView
+from foolgame.core.schema import errors
+from foolgame.core.views import ApiView
 from foolgame.authoring.services import claim_create, claim_draft_check, write_task_create
 
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 from foolgame.authoring.models import GiveawayModel, WriteTask
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Page, Sentence
+from foolgame.pages.selectors import WRITABLE_MIN_SENTENCES
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +58,6 @@ def veracity_balance(*, category_id: int | None = None) -> Balance:
     return Balance(claim_counts["true"] + task_counts["true"], claim_counts["false"] + task_counts["false"])
 
 
-# A page needs at least this many live sentences to be written about (a gold sentence and
-# something else for the retriever to find).
-WRITABLE_MIN_SENTENCES = 2
 
 
 def pages_needing_claims(*, category: str | None = None) -> QuerySet[Page]:
@@ -98,3 +96,11 @@ def active_claim_examples() -> QuerySet[Claim]:
 
 def giveaway_model_latest() -> GiveawayModel | None:
     return GiveawayModel.objects.order_by("-created", "-id").first()
+
+
+def player_has_open_write_task_on_page(*, player_id: int, page_id: int) -> bool:
+    """Does the player hold an unexpired, unused write task for the page? (authoring's answer
+    to ``hints_allowed``.)"""
+    return WriteTask.objects.filter(
+        player_id=player_id, page_id=page_id, used_at__isnull=True, expires_at__gt=timezone.now()
+    ).exists()

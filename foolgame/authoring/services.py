@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.authoring import giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
 from foolgame.claims.models import Claim, ClaimGold
@@ -30,7 +30,7 @@ from foolgame.evidence import services as evidence
 from foolgame.pages.models import Category, Page, Sentence
 from foolgame.players.models import LedgerEntry
 from scoring.word_order import OrderRule
-from foolgame.throttle import throttle_bump
+from foolgame.core.throttle import throttle_bump
 
 # How far one label may lead in a pool before the other is assigned whenever it can be.
 BALANCE_BAND = 0.05
@@ -423,7 +423,7 @@ def _draft_check_throttle(*, player_id: int) -> None:
 
     The page asks after each pause in typing, a few times a minute; the cap only stops a
     script from using the check as a free oracle. Counted in the cache (Redis when set),
-    with the login throttles' fixed windows (foolgame.throttle).
+    with the login throttles' fixed windows (foolgame.core.throttle).
     """
     limit = _config("DRAFT_CHECKS_PER_MINUTE", 90)
     count, retry_after = throttle_bump("draft-check", (str(player_id),), 60)
@@ -447,7 +447,7 @@ def claim_draft_check(
     now = now or timezone.now()
     _draft_check_throttle(player_id=author.pk)  # every call counts, a refused one too
     task = _check_task(author=author, task_id=task_id, now=now, lock=False)
-    if evidence_selectors.player_has_open_round_on_page(player_id=author.pk, page_id=task.page_id):
+    if evidence_selectors.player_in_round_on_page(player_id=author.pk, page_id=task.page_id):
         raise ServiceError("check_during_round", "No draft checks on the page of a round you are playing.", status_code=403)
     page = task.page
     text, text_problems = _check_text(text)

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from django.conf import settings
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.authoring.models import WriteTask
 from foolgame.authoring.selectors import open_write_tasks, pages_needing_claims
 from foolgame.authoring.services import write_task_create

@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord
 from foolgame.moderation.services import CheckedAction, check_claim_action, do_claim_action, is_moderator, sightings_record

@@ -19,7 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from foolgame.claims.models import Claim, ClaimGold
-from foolgame.evidence.services import page_indexes_build_on_commit
+from foolgame.core import hooks
 from foolgame.pages.importing import (
     NO_CATEGORY,
     BadInput,
@@ -161,8 +161,6 @@ def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
     The new claims' quality flags are computed in the same transaction, from the release's
     vote counts: the moderation queue lists the release's too-hard claims as soon as the
     import commits, without waiting for the hourly refresh."""
-    from foolgame.moderation.services import quality_refresh_chunked  # moderation imports claims
-
     author = release_author()
     created_ids: list[int] = []
     by_page: dict[str, list[Fm2Row]] = {}
@@ -173,7 +171,7 @@ def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
         category_name = next((r.category for r in page_rows if r.category.upper() != NO_CATEGORY), None)
         page, _ = page_get_or_create(title=title, source=Page.Source.FM2, category=category_for_name(category_name))
         if page_append_sentences(page=page, sentences=(s for r in page_rows for s in (*r.gold, *r.retrieved))):
-            page_indexes_build_on_commit(page_ids=[page.pk])
+            hooks.sentences_added.send(page_ids=[page.pk])
         sentence_by_text = {s.text: s for s in page.sentences.all()}
         for row in page_rows:
             if row.id in known_ids:
@@ -201,7 +199,7 @@ def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
                 ClaimGold(claim=claim, sentence=s, position=i) for i, s in enumerate(dict.fromkeys(gold))
             )
             created_ids.append(claim.pk)
-    quality_refresh_chunked(claim_ids=created_ids)
+    hooks.claims_imported.send(claim_ids=created_ids)
     return len(created_ids)
 
 

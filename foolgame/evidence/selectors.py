@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from django.db import connection
-from django.db.models import Q, QuerySet
-from django.utils import timezone
+from django.db.models import QuerySet
 
 from foolgame.evidence.models import SentenceEmbedding
+from foolgame.core import hooks
 from foolgame.pages.models import Page, Sentence
 from foolgame.pages.selectors import page_sentences
 
@@ -69,21 +69,13 @@ def embedding_rows(*, model_name: str, keys: Sequence[str]) -> list[tuple[str, b
     return rows
 
 
-def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:
-    """Is the player in a round (ready or playing) where either claim is about the page?"""
-    from foolgame.voting.models import Round
-
-    return (
-        Round.objects.filter(player_id=player_id, state__in=Round.OPEN_STATES)
-        .filter(Q(left_claim__page_id=page_id) | Q(right_claim__page_id=page_id))
-        .exists()
-    )
+def player_in_round_on_page(*, player_id: int, page_id: int) -> bool:
+    """Is the player in a round (ready or playing) about the page? (``page_in_play``: voting
+    answers.) Then nothing that reads the page for them (hints, draft checks) may run."""
+    return any(hooks.page_in_play.send(player_id=player_id, page_id=page_id))
 
 
-def player_has_open_write_task_on_page(*, player_id: int, page_id: int) -> bool:
-    """Does the player hold an unexpired, unused write task for the page?"""
-    from foolgame.authoring.models import WriteTask
-
-    return WriteTask.objects.filter(
-        player_id=player_id, page_id=page_id, used_at__isnull=True, expires_at__gt=timezone.now()
-    ).exists()
+def player_may_have_hints(*, player_id: int, page_id: int) -> bool:
+    """Does a rule let the player read hints for the page (``hints_allowed``: authoring
+    answers, for an open write task on it)?"""
+    return any(hooks.hints_allowed.send(player_id=player_id, page_id=page_id))

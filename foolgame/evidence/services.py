@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
 
-from foolgame.api.errors import ServiceError
+from foolgame.core import events
+from foolgame.core.errors import ServiceError
 from foolgame.evidence import selectors
 from foolgame.evidence.models import SentenceEmbedding
 from foolgame.pages.models import Page, Sentence
@@ -184,9 +184,9 @@ def player_page_hints(*, player_id: int, page: Page, query: str, k: int = HINT_C
     playing) about that page (403 ``hints_during_round``): the free top-10 would hand a
     voter the gold sentence.
     """
-    if selectors.player_has_open_round_on_page(player_id=player_id, page_id=page.pk):
+    if selectors.player_in_round_on_page(player_id=player_id, page_id=page.pk):
         raise ServiceError("hints_during_round", "No hints on the page of a round you are playing.", status_code=403)
-    if not selectors.player_has_open_write_task_on_page(player_id=player_id, page_id=page.pk):
+    if not selectors.player_may_have_hints(player_id=player_id, page_id=page.pk):
         raise ServiceError(
             "hints_need_task", "Hints are for writing a claim: take a write task on this page first.", status_code=403
         )
@@ -306,4 +306,4 @@ def page_indexes_build_on_commit(*, page_ids: Iterable[int]) -> None:
     from foolgame.evidence.tasks import build_page_index
 
     for page_id in dict.fromkeys(page_ids):
-        transaction.on_commit(lambda page_id=page_id: build_page_index.delay(page_id))
+        events.task_on_commit(build_page_index, page_id)

@@ -10,9 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from foolgame.api.errors import ServiceError
-from foolgame.api.schema import errors
-from foolgame.api.views import ApiView
+from foolgame.core.errors import ServiceError
+from foolgame.core.schema import errors
+from foolgame.core.views import ApiView
 from foolgame.claims.models import Claim
 from foolgame.moderation import integrity, selectors, services
 from foolgame.moderation.models import AuditRecord, PlayerAuditRecord, PlayerHold

@@ -19,3 +19,10 @@ class ModerationConfig(AppConfig):
 
         # The group's permissions exist only once every app has migrated.
         post_migrate.connect(_ensure_moderators_group, dispatch_uid="fm2-moderators-group")
+
+        from foolgame.core import hooks
+        from foolgame.moderation import receivers
+
+        hooks.claims_voted.connect(receivers.claims_voted)
+        hooks.claim_reported.connect(receivers.claim_reported)
+        hooks.claims_imported.connect(receivers.claims_imported)

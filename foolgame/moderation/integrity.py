@@ -33,7 +33,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.moderation.models import PlayerAuditRecord, PlayerHold
 from foolgame.moderation.services import is_moderator
 from foolgame.voting.models import Round, Vote

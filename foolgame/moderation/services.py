@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit, Sighting
 from foolgame.pages.models import Sentence

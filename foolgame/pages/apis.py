@@ -8,8 +8,8 @@ from rest_framework import permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.api.schema import errors
-from foolgame.api.views import ApiView
+from foolgame.core.schema import errors
+from foolgame.core.views import ApiView
 from foolgame.pages.models import Page
 from foolgame.pages.selectors import category_list, page_list, page_sentences
 

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
 
+from foolgame.core import hooks
 from foolgame.pages.models import Category, Page, PageListing, Sentence
 from foolgame.pages.sentences import split_sentences
 
@@ -294,8 +295,6 @@ def page_sync_sentences(*, page: Page, sentences: list[ParsedSentence]) -> SyncR
     A sentence that disappears is deleted unless a claim cites it as gold; then it is kept,
     retired, after the article, so gold evidence never dangles (clue lists are snapshots).
     """
-    from foolgame.claims.models import ClaimGold  # the claims app builds on pages
-
     result = SyncResult()
     existing: dict[str, Sentence] = {}
     for sentence in page.sentences.all():
@@ -317,7 +316,7 @@ def page_sync_sentences(*, page: Page, sentences: list[ParsedSentence]) -> SyncR
             result.moved += 1
         position += 1
     gone = [s for text, s in existing.items() if text not in seen]
-    cited = set(ClaimGold.objects.filter(sentence__in=gone).values_list("sentence_id", flat=True))
+    cited: set[int] = set().union(*hooks.sentences_cited.send(sentence_ids=[s.pk for s in gone]))
     for sentence in gone:
         if sentence.pk in cited:
             if not sentence.retired or sentence.position != position:
@@ -334,14 +333,12 @@ def page_sync_sentences(*, page: Page, sentences: list[ParsedSentence]) -> SyncR
 
 
 def pages_store(pages: list[ParsedPage], *, source: str, category: Category | None) -> SyncResult:
-    from foolgame.evidence.services import page_indexes_build_on_commit  # evidence builds on pages
-
     total = SyncResult()
     for parsed in pages:
         page, created = page_get_or_create(title=parsed.title, source=source, category=category)
         result = page_sync_sentences(page=page, sentences=parsed.sentences)
         if result.created:
-            page_indexes_build_on_commit(page_ids=[page.pk])
+            hooks.sentences_added.send(page_ids=[page.pk])
         total.created += result.created
         total.moved += result.moved
         total.retired += result.retired

@@ -7,6 +7,11 @@ from django.db.models import Count, Q, QuerySet
 from foolgame.pages.models import Category, Page, Sentence
 
 
+# A page needs at least this many live sentences to be written about (a gold sentence and
+# something else for the retriever to find).
+WRITABLE_MIN_SENTENCES = 2
+
+
 def category_list() -> QuerySet[Category]:
     """Categories with how many pages and active claims they hold."""
     return Category.objects.annotate(

@@ -11,13 +11,12 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.api.errors import ServiceError
-from foolgame.api.schema import errors
-from foolgame.api.views import ApiView
+from foolgame.core.errors import ServiceError
+from foolgame.core.schema import errors
+from foolgame.core.views import ApiView
 from foolgame.dataset.services import is_researcher
 from foolgame.moderation.services import is_moderator
-from foolgame.players.selectors import player_points
-from foolgame.voting.ratings import player_skill
+from foolgame.players.selectors import player_points, player_skill
 from foolgame.players.services import player_authenticate, player_create
 
 

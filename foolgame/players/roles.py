@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 
 
 def role_command(*, role: str, group: str, what: str, role_set: Callable[[str, bool], Any]) -> type[BaseCommand]:

@@ -1,11 +1,13 @@
-"""Reads of players' standing: every figure is a sum over the ledger."""
+"""Reads of players' standing: their points (sums over the ledger) and their skill rating."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
+from typing import Any
+
 from django.db.models import Sum
 
-from foolgame.players.models import LedgerEntry
+from foolgame.players.models import LedgerEntry, PlayerRating
 
 KINDS = [kind.value for kind in LedgerEntry.Kind]
 
@@ -16,3 +18,10 @@ def player_points(*, player: AbstractBaseUser) -> dict[str, int]:
     points = {kind: int(sums.get(kind) or 0) for kind in KINDS}
     points["total"] = sum(points.values())
     return points
+
+
+def player_skill(*, player_id: int) -> dict[str, Any] | None:
+    row = PlayerRating.objects.filter(player_id=player_id).values("rating", "deviation", "votes", "floor").first()
+    if row is None:
+        return None
+    return {"skill": round(row["floor"]), "rating": round(row["rating"]), "deviation": round(row["deviation"]), "votes": row["votes"]}

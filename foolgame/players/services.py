@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from foolgame.api.errors import ServiceError
-from foolgame.throttle import throttle_bump, throttle_count, throttle_reset
+from foolgame.core.errors import ServiceError
+from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
 from foolgame.players.models import PlayerName
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
@@ -61,7 +61,7 @@ def player_name_record(*, user: AbstractBaseUser) -> None:
             PlayerName.objects.filter(user_id=user.pk).update(skeleton=skeleton, digest=digest, grandfathered=False)
 
 
-# --- Throttling: fixed windows of cache counters (foolgame.throttle) ------------------------
+# --- Throttling: fixed windows of cache counters (foolgame.core.throttle) ------------------------
 
 
 def _throttled(message: str, retry_after: int, code: str) -> ServiceError:

@@ -9,5 +9,4 @@ urlpatterns = [
     path("login/", views.PlayerLoginView.as_view(), name="login"),
     path("logout/", views.PlayerLogoutView.as_view(), name="logout"),
     path("me/", views.me, name="me"),
-    path("notifications/", views.notifications, name="notifications"),
 ]

@@ -12,7 +12,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from foolgame.players.forms import SignupForm, ThrottledAuthenticationForm
 from foolgame.players.models import LedgerEntry
 from foolgame.players.selectors import player_points
-from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -30,18 +29,6 @@ def signup(request: HttpRequest) -> HttpResponse:
 def me(request: HttpRequest) -> HttpResponse:
     entries = LedgerEntry.objects.filter(player=request.user).select_related("claim")[:50]
     return render(request, "players/me.html", {"points": player_points(player=request.user), "entries": entries})
-
-
-@login_required
-def notifications(request: HttpRequest) -> HttpResponse:
-    """The player's latest news; showing it marks the listed ones read (they stay marked
-    "new" on this page, so the player sees which came since their last visit)."""
-    notes = list(notifications_of(player=request.user)[:PAGE_SIZE])
-    rows = [{"note": note, "message": notification_message(note), "new": note.read_at is None} for note in notes]
-    new_ids = [note.pk for note in notes if note.read_at is None]
-    if new_ids:
-        notifications_mark_read(player=request.user, ids=new_ids)
-    return render(request, "players/notifications.html", {"rows": rows, "new_count": len(new_ids)})
 
 
 class PlayerLoginView(LoginView):

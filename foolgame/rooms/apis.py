@@ -11,10 +11,10 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.api.schema import errors
-from foolgame.api.views import ApiView
+from foolgame.core.schema import errors
+from foolgame.core.views import ApiView, validated_body
 from foolgame.rooms import services
-from foolgame.voting.apis import OK, ResultSerializer, RoundStateSerializer, _data
+from foolgame.voting.apis import OK, ResultSerializer, RoundStateSerializer
 
 NOT_FOUND = "room_not_found: no room has this code"
 JOIN_LEAVE_LIMIT = (
@@ -113,7 +113,7 @@ class RoomCreateApi(ApiView):
         "question with `POST /api/rooms/<code>/start` (or the socket's `start` frame).",
     )
     def post(self, request: Request) -> Response:
-        data = _data(CreateRoomSerializer, request)
+        data = validated_body(CreateRoomSerializer, request)
         room = services.room_create(host=request.user, category=data.get("category"), questions=data.get("questions"), seconds=data.get("seconds"))
         state = services.room_state(code=room.code, player=request.user)
         links = {"url": reverse("rooms:room", args=[room.code]), "socket": f"/ws/rooms/{room.code}/"}

@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class RoomsConfig(AppConfig):
     name = "foolgame.rooms"
     verbose_name = "Live rooms"
+
+    def ready(self) -> None:
+        """A room's rounds are played with the round services: rooms tells voting how their
+        answers wait for the question (``RoomGroups``) and ends a question when a round
+        service settles its last round (``round_settled``)."""
+        from foolgame.core import hooks
+        from foolgame.rooms.rounds import RoomGroups, room_round_settled
+
+        hooks.round_groups.set(RoomGroups())
+        hooks.round_settled.connect(room_round_settled)

@@ -20,19 +20,19 @@ from typing import Any
 
 from django.conf import settings
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.rooms import services
 from foolgame.rooms.events import room_group
-from foolgame.voting import clock
+from foolgame.core import clock
+from foolgame.voting import payloads
 from foolgame.voting import services as rounds
-from foolgame.voting.consumers import (
-    _CLOSE_REASONS,
+from foolgame.core.sockets import (
     CLOSE_NO_SUCH_ROUND,
     CLOSE_NOT_YOUR_ROUND,
     FrameError,
     GameSocketConsumer,
     ProcessBatch,
-    _claim_field,
+    claim_field,
     database_sync_to_async,
 )
 from foolgame.rooms.models import RoomMember
@@ -59,7 +59,7 @@ writes a second)."""
 class RoomConsumer(GameSocketConsumer):
     kind = "room"
     CLOSE_REASONS = {
-        **_CLOSE_REASONS,
+        **GameSocketConsumer.CLOSE_REASONS,
         CLOSE_NOT_A_MEMBER: ("not_a_member", "Join the room first (POST /api/rooms/<code>/join)."),
         CLOSE_NO_SUCH_ROOM: ("not_found", "No room has this code."),
     }
@@ -154,7 +154,7 @@ class RoomConsumer(GameSocketConsumer):
         return self.round_id
 
     async def on_reveal(self, frame: dict[str, Any]) -> None:
-        claim = _claim_field(frame, "claim")
+        claim = claim_field(frame, "claim")
         result = await database_sync_to_async(rounds.round_reveal_clue)(round_id=self._own_round(), player=self.scope["user"], claim_index=claim)
         self.deadline = datetime.fromisoformat(result["deadline"])
         await self.send_frame("clue", result)
@@ -165,7 +165,7 @@ class RoomConsumer(GameSocketConsumer):
         when that was the last vote it waited for (``room_question_finish``: one query when
         it was not), are one trip to a database thread; the ack is handed to the loop as soon
         as the vote is in (no second wait for a thread before the room's answer)."""
-        false_claim = _claim_field(frame, "false_claim")
+        false_claim = claim_field(frame, "false_claim")
         round_id, question_id, player = self._own_round(), self.question_id, self.scope["user"]
         loop = asyncio.get_running_loop()
 
@@ -223,7 +223,7 @@ class RoomConsumer(GameSocketConsumer):
                 "started_at": event["started_at"],
                 "deadline": self.question_deadline.isoformat(),
                 "remaining": round(remaining, 2),
-                "points": None if watching else rounds.round_points(remaining),
+                "points": None if watching else payloads.round_points(remaining),
                 "round": self.round_id,
                 "watching": watching,
                 "claims": None if watching else event["claims"],
@@ -333,7 +333,7 @@ class RoomConsumer(GameSocketConsumer):
             return
         remaining = (self.deadline - now).total_seconds()
         if remaining > 0:
-            await self.send_frame("tick", {"remaining": round(remaining, 2), "points": rounds.round_points(remaining)})
+            await self.send_frame("tick", {"remaining": round(remaining, 2), "points": payloads.round_points(remaining)})
             return
         await database_sync_to_async(rounds.round_expire)(round_id=self.round_id)
         self.status = Round.State.TIMED_OUT

@@ -10,7 +10,7 @@ from typing import Any
 
 from foolgame.rooms.models import Room, RoomQuestion
 from foolgame.rooms.selectors import room_scoreboard, withheld_players
-from foolgame.voting.events import group_send_on_commit, task_on_commit, task_runs_eagerly
+from foolgame.core.events import group_send_on_commit, task_on_commit, task_runs_eagerly
 
 
 def room_group(code: str) -> str:

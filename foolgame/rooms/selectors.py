@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db.models import Count, Max, Q, Sum
 
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
-from foolgame.voting import clock
+from foolgame.core import clock
 from foolgame.voting.models import Round
 
 def given_up(prefix: str = "") -> Q:

@@ -37,15 +37,16 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, Q
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
 from foolgame.rooms import events
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
-from foolgame.throttle import throttle_bump
+from foolgame.core.throttle import throttle_bump
 from foolgame.rooms.selectors import question_votes, room_results, room_scoreboard, withheld_players, withheld_questions
-from foolgame.voting import clock
+from foolgame.core import clock
 from foolgame.voting.counters import claim_refs_lock
+from foolgame.voting import dealing, payloads
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round, SeenClaim
 from foolgame.voting.selectors import claims_for_players
@@ -260,10 +261,10 @@ def _deal_room_pair(pool: Any) -> Any:
     dealer's least-voted window rather than its least-voted claim: rooms dealt at the same
     moment then rarely share a pair, so their votes (each locks its pair's claim rows) do
     not queue behind each other. Falls back on the solo dealer's whole policy."""
-    window = rounds._deal_window(pool)
+    window = dealing.deal_window(pool)
     random.shuffle(window)
-    pair = rounds._pair_from(pool, window, lambda anchor: random.choice)
-    return pair if pair is not None else rounds._deal_pair(pool)
+    pair = dealing.pair_from(pool, window, lambda anchor: random.choice)
+    return pair if pair is not None else dealing.deal_pair(pool)
 
 
 def _prepared_key(room_id: int) -> str:
@@ -300,7 +301,7 @@ def _prepared_pair(room: Room, pool: Any) -> Any:
         return None
     if not isinstance(prepared, dict) or prepared.get("after") != room.current:
         return None
-    found = rounds._candidates(pool.filter(pk__in=prepared["claims"]).values_list(*rounds._DEAL_FIELDS))
+    found = dealing.candidates(pool.filter(pk__in=prepared["claims"]).values_list(*dealing.DEAL_FIELDS))
     if len(found) != 2 or found[0].label == found[1].label:
         return None
     return tuple(found)
@@ -427,7 +428,7 @@ def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, h
         "question_id": question.pk,
         "number": question.number,
         "questions": room.questions,
-        **rounds._answer_payload(question),
+        **payloads.answer_payload(question),
         "found": found,
         "scoreboard": scoreboard,
         "over": over,

@@ -7,11 +7,11 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.api.errors import ServiceError
-from foolgame.api.schema import errors
-from foolgame.api.views import ApiView
+from foolgame.core import hooks
+from foolgame.core.errors import ServiceError
+from foolgame.core.schema import errors
+from foolgame.core.views import ApiView, validated_body
 from foolgame.players.models import LedgerEntry
-from foolgame.rooms.rounds import room_round_settled
 from foolgame.voting import services
 from foolgame.voting.models import Report
 from foolgame.voting.notifications import notifications_mark_read, notifications_unread_count, player_notifications
@@ -132,14 +132,6 @@ class CreateRoundSerializer(serializers.Serializer):
 OK = inline_serializer("Ok", {"ok": serializers.BooleanField()})
 
 
-def _data(serializer_class: type[serializers.Serializer], request: Request) -> dict:
-    if not isinstance(request.data, dict):
-        raise ServiceError("invalid", "Send a JSON object.")
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 class RoundCreateApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
@@ -166,7 +158,7 @@ class RoundCreateApi(ApiView):
         "`/ws/rounds/<id>/` (docs/websocket.md) or with `POST /api/rounds/<id>/start`.",
     )
     def post(self, request: Request) -> Response:
-        data = _data(CreateRoundSerializer, request)
+        data = validated_body(CreateRoundSerializer, request)
         round_ = services.round_create(player=request.user, category=data.get("category") or None)
         pages = [{"id": c.page_id, "title": c.page.title} for c in round_.claims]
         return Response({"id": round_.pk, "pages": pages}, status=status.HTTP_201_CREATED)
@@ -197,7 +189,7 @@ class RoundDetailApi(ApiView):
         "round shows no `result` (and padded `clues_left`) until its question is over, when the whole room gets the answer.",
     )
     def get(self, request: Request, round_id: int) -> Response:
-        room_round_settled(round_id=round_id)  # a room's question past its deadline ends first, as the room's read does
+        hooks.round_settled.send(round_id=round_id)  # a room's question past its deadline ends first, as the room's read does
         return Response(services.round_get_state(round_id=round_id, player=request.user))
 
 
@@ -240,7 +232,7 @@ class RoundRevealApi(ApiView):
         "the round's clock, so the points a correct vote earns drop; the answer has the new remaining time and points.",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        data = _data(RevealSerializer, request)
+        data = validated_body(RevealSerializer, request)
         return Response(services.round_reveal_clue(round_id=round_id, player=request.user, claim_index=data["claim"]))
 
 
@@ -272,9 +264,9 @@ class RoundVoteApi(ApiView):
         "waited for.",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        data = _data(VoteSerializer, request)
+        data = validated_body(VoteSerializer, request)
         result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"])
-        room_round_settled(round_id=round_id)  # after the vote's commit, as the room socket does
+        hooks.round_settled.send(round_id=round_id)  # after the vote's commit, as the room socket does
         return Response(result)
 
 
@@ -297,7 +289,7 @@ class RoundLikeApi(ApiView):
         "neither. A like pays the claim's author like points (not when it is the player's own claim).",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        data = _data(LikeSerializer, request)
+        data = validated_body(LikeSerializer, request)
         return Response(services.round_like(round_id=round_id, player=request.user, claim=data["claim"]))
 
 
@@ -329,9 +321,9 @@ class RoundReportApi(ApiView):
         "players can hide a claim until a moderator reviews it.",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        data = _data(ReportSerializer, request)
+        data = validated_body(ReportSerializer, request)
         result = services.round_report(round_id=round_id, player=request.user, **data)
-        room_round_settled(round_id=round_id)  # a report ends a room's round: its question may be over
+        hooks.round_settled.send(round_id=round_id)  # a report ends a room's round: its question may be over
         return Response(result)
 
 
@@ -444,7 +436,7 @@ class NotificationsReadApi(ApiView):
         "answers how many were marked and how many stay unread. Ids of another player's notifications match nothing.",
     )
     def post(self, request: Request) -> Response:
-        data = _data(MarkReadSerializer, request)
+        data = validated_body(MarkReadSerializer, request)
         marked = notifications_mark_read(player=request.user, ids=data.get("ids"), up_to=data.get("up_to"))
         return Response({"marked": marked, "unread": notifications_unread_count(player=request.user)})
 
@@ -468,5 +460,5 @@ class RoundForfeitApi(ApiView):
     )
     def post(self, request: Request, round_id: int) -> Response:
         state = services.round_forfeit(round_id=round_id, player=request.user)
-        room_round_settled(round_id=round_id)  # after the commit: the room's question may be over now
+        hooks.round_settled.send(round_id=round_id)  # after the commit: the room's question may be over now
         return Response(state)

@@ -10,333 +10,23 @@ only clock: every action re-checks the time under the round's row lock.
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import math
-import time
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from channels.db import database_sync_to_async as _database_sync_to_async
-from channels.consumer import get_handler_name
-from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
-
-from foolgame.api.errors import ServiceError
-from foolgame.api.parsers import TOO_DEEP, json_too_deep, max_json_depth, too_deep_message
-from foolgame.middleware import SERVICE_DOWN_ERRORS
-from foolgame.rooms.rounds import room_round_settled
-from foolgame.voting import clock, services
-from foolgame.voting.events import round_group
-from foolgame.voting.models import Round, Report
-from foolgame.voting.socket_leases import socket_lease_drop, socket_lease_take, socket_leases_renew
-
-logger = logging.getLogger(__name__)
-
-# On PostgreSQL, ORM work runs in the thread pool rather than channels' single shared
-# thread: each call has its own connection and the round's row lock keeps calls on one round
-# in order, so rounds do not queue behind each other. SQLite has one writer at a time and
-# its busy handler backs off in sleeps of up to 100 ms, so there one thread is faster.
-_ONE_DB_THREAD = settings.DATABASES["default"]["ENGINE"].endswith("sqlite3")
-
-
-def database_sync_to_async(function: Callable[..., Any]) -> Callable[..., Any]:
-    return _database_sync_to_async(function, thread_sensitive=_ONE_DB_THREAD)
-
-
-class ProcessBatch:
-    """What this process's open sockets hold (a key each, counted: two sockets of one member
-    add it twice), handed together to ``flush`` every ``every()`` seconds by one task per
-    event loop, started by the first key: one call for all the sockets of the process, not a
-    call per socket (1,000 sockets renewing their leases one by one cost 100 thread hops and
-    Redis round trips a second, queued with the votes). A failed flush is logged and tried
-    again at the next interval."""
-
-    def __init__(self, what: str, flush: Callable[[list[Any]], Awaitable[Any]], every: Callable[[], float]) -> None:
-        self.what, self.flush, self.every = what, flush, every
-        self.held: dict[Hashable, int] = {}
-        self.flusher: asyncio.Task | None = None
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self.held
-
-    def add(self, key: Hashable) -> None:
-        self.held[key] = self.held.get(key, 0) + 1
-        loop = asyncio.get_running_loop()
-        if self.flusher is None or self.flusher.done() or self.flusher.get_loop() is not loop:
-            self.flusher = loop.create_task(self._run())
-
-    def discard(self, key: Hashable) -> None:
-        left = self.held.get(key, 0) - 1
-        if left > 0:
-            self.held[key] = left
-        else:
-            self.held.pop(key, None)
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.every())
-            if not self.held:
-                continue
-            try:
-                await self.flush(list(self.held))
-            except Exception:  # a service is down: the keys run out, the sockets go on
-                logger.exception("sockets: %s not renewed", self.what)
-
-
-_leases = ProcessBatch(
-    "socket leases",
-    flush=lambda leases: sync_to_async(socket_leases_renew, thread_sensitive=False)(leases=leases),
-    every=lambda: float(settings.FM2_WS["SOCKET_LEASE_SECONDS"]) / 3,
+from foolgame.core import clock, hooks
+from foolgame.core.errors import ServiceError
+from foolgame.core.sockets import (
+    CLOSE_NO_SUCH_ROUND,
+    CLOSE_NOT_YOUR_ROUND,
+    FrameError,
+    GameSocketConsumer,
+    claim_field,
+    database_sync_to_async,
 )
-"""The leases of this process's open sockets, renewed together every third of their life."""
-
-
-MAX_FRAME_BYTES = settings.FM2_WS["MAX_FRAME_BYTES"]
-MAX_FRAMES_PER_SECOND = settings.FM2_WS["MAX_FRAMES_PER_SECOND"]
-
-# Sent after accepting the socket (a close before accepting reaches real clients as an HTTP
-# 403 handshake refusal, without the code), each after an ``error`` frame with the message.
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_NOT_YOUR_ROUND = 4403
-CLOSE_NO_SUCH_ROUND = 4404
-CLOSE_TOO_MANY_SOCKETS = 4429
-# RFC 6455 "Try Again Later": Redis (the channel layer, the leases) or the database went away
-# under an open socket; the client reconnects after a pause, as after a 503.
-CLOSE_SERVICE_UNAVAILABLE = 1013
-
-_CLOSE_REASONS = {
-    CLOSE_UNAUTHENTICATED: ("not_authenticated", "Log in first."),
-    CLOSE_NOT_YOUR_ROUND: ("not_your_round", "This round belongs to another player."),
-    CLOSE_NO_SUCH_ROUND: ("not_found", "No such round."),
-    CLOSE_TOO_MANY_SOCKETS: ("too_many_sockets", "Too many open round sockets; close one first."),
-    CLOSE_SERVICE_UNAVAILABLE: ("service_unavailable", "A service the server needs is down; reconnect shortly."),
-}
-
-
-def _refuse_constant(name: str) -> Any:
-    raise FrameError("bad_number", "Numbers must be finite (no NaN or Infinity).")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise FrameError("bad_number", "Numbers must be finite.")
-    return value
-
-
-class FrameError(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
-
-
-def _claim_field(frame: dict[str, Any], field: str, *, nullable: bool = False) -> int | None:
-    value = frame.get(field)
-    if value is None and nullable and field in frame:
-        return None
-    if isinstance(value, bool) or value not in (0, 1):
-        raise FrameError("invalid_claim", f"'{field}' must be 0 (left) or 1 (right){' or null' if nullable else ''}.")
-    return value
-
-
-class GameSocketConsumer(AsyncWebsocketConsumer):
-    """The rules every game socket keeps (rounds, rooms): a service failing under it closes
-    it with 1013, a refusal is accepted then closed with its 4xxx code, each open socket holds
-    one of the player's leases (``FM2_WS_MAX_SOCKETS_PER_PLAYER``), and every frame passes
-    the size, rate and JSON checks before its handler in ``HANDLERS`` sees it.
-
-    A subclass sets ``group`` (its channel-layer group) before joining it, ``label`` for the
-    logs, and calls ``_admit`` to take the lease and accept."""
-
-    kind = "game"
-    label: Any = "?"
-    group: str | None = None
-    ticker: asyncio.Task | None = None
-    leased: bool = False
-    CLOSE_REASONS: dict[int, tuple[str, str]] = _CLOSE_REASONS
-    HANDLERS: dict[str, Callable[..., Any]] = {}
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        """A backing service that fails under the socket (the channel layer's Redis in its
-        receive loop, the database in a handler) closes it with 1013 and a
-        ``service_unavailable`` frame, logged as one line, instead of an ASGI crash (1011).
-        A socket opening while the service is down (joining its group fails before the
-        handshake is answered) is accepted first: a close before accepting reaches clients
-        as an HTTP 403 refusal, which they do not retry."""
-        self._accepted = False
-        try:
-            await super().__call__(scope, receive, send)
-        except SERVICE_DOWN_ERRORS as error:
-            logger.warning("%s socket: %s down under %s %s: %s", self.kind, type(error).__module__.split(".")[0], self.kind, self.label, error)
-            await self._release()
-            code, message = _CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE]
-            try:
-                if not self._accepted:
-                    await send({"type": "websocket.accept"})
-                await send({"type": "websocket.send", "text": json.dumps({"type": "error", "code": code, "message": message})})
-                await send({"type": "websocket.close", "code": CLOSE_SERVICE_UNAVAILABLE})
-            except OSError:  # the client has gone too
-                pass
-        except Exception:
-            await self._release()  # a crash must not keep the player's socket slot for its lease time
-            raise
-
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        """Channels' dispatch without its ``close_old_connections`` before every message:
-        that call goes through the process's one thread-sensitive thread, so every frame and
-        every group message to every socket (a room's question and answer, 20 each) queued
-        for that one thread first. With 1,000 sockets the queue reached hundreds of
-        milliseconds when rooms changed questions, stalling votes and answers alike. The
-        consumers touch the database only through ``database_sync_to_async``, which closes
-        stale connections itself around each call, in the thread that uses them."""
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
-
-    async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
-        await super().accept(subprotocol, headers)
-        self._accepted = True
-
-    async def _admit(self) -> bool:
-        """Take one of the player's socket leases and accept; refused with 4429 (and out of
-        the group again) when the player already holds their share."""
-        user = self.scope["user"]
-        if not await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self._refuse(CLOSE_TOO_MANY_SOCKETS)
-            return False
-        self.leased = True
-        _leases.add((user.pk, self.channel_name))
-        self.frame_times: deque[float] = deque(maxlen=MAX_FRAMES_PER_SECOND)
-        await self.accept()
-        return True
-
-    async def _open(self) -> dict[str, Any] | None:
-        """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket;
-        join the group *before* reading the state (``_opening_state(user)``, one trip to the
-        database), so no change committed after the read is missed, while group messages
-        wait until the socket is accepted; refuse with the state's code, or over the
-        player's socket limit. The state, or None when the socket was refused."""
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self._refuse(CLOSE_UNAUTHENTICATED)
-            return None
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        state, refusal = await database_sync_to_async(self._opening_state)(user)
-        if state is None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self._refuse(refusal)
-            return None
-        if not await self._admit():
-            return None
-        return state
-
-    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
-        raise NotImplementedError
-
-    async def _refuse(self, code: int) -> None:
-        """Accept, say why, and close with the documented code, so real clients see it."""
-        await self.accept()
-        await self.send_error(*self.CLOSE_REASONS[code])
-        await self.close(code=code)
-
-    async def disconnect(self, code: int) -> None:
-        await self._release()
-
-    async def _release(self) -> None:
-        """Stop the ticker, leave the group, give the lease back; with Redis down the group
-        membership expires (CHANNEL_GROUP_EXPIRY) and the lease runs out by itself."""
-        if self.ticker is not None:
-            self.ticker.cancel()
-            self.ticker = None
-        leased, self.leased = self.leased, False
-        if leased:  # no longer renewed, whatever happens below
-            _leases.discard((self.scope["user"].pk, self.channel_name))
-        try:
-            if hasattr(self, "frame_times"):
-                del self.frame_times
-                await self.channel_layer.group_discard(self.group, self.channel_name)
-            if leased:
-                await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
-        except SERVICE_DOWN_ERRORS as error:
-            logger.warning("%s socket: could not leave %s %s cleanly: %s", self.kind, self.kind, self.label, error)
-
-    async def _beats(self) -> AsyncIterator[None]:
-        """Once a second on the loop's clock, without drift (each beat is scheduled from the
-        last one's due time, not from when it ran): the heartbeat a subclass's ``_tick`` runs
-        its clock on. (The socket's lease is renewed with the process's others: ``_leases``.)"""
-        loop = asyncio.get_running_loop()
-        next_at = loop.time()
-        while True:
-            next_at += 1.0
-            await asyncio.sleep(max(0.0, next_at - loop.time()))
-            yield
-
-    # --- frames from the client -------------------------------------------------------
-
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if not hasattr(self, "frame_times"):  # refused: the socket is closing
-            return
-        now = time.monotonic()
-        if len(self.frame_times) == MAX_FRAMES_PER_SECOND and now - self.frame_times[0] < 1.0:
-            await self.send_error("rate_limited", f"At most {MAX_FRAMES_PER_SECOND} frames a second; this one was ignored.")
-            return
-        self.frame_times.append(now)
-        try:
-            frame = self._parse(text_data, bytes_data)
-            frame_type = frame.get("type")
-            handler = self.HANDLERS.get(frame_type) if isinstance(frame_type, str) else None
-            if handler is None:
-                raise FrameError("unknown_type", "type must be one of: " + ", ".join(self.HANDLERS) + ".")
-            await handler(self, frame)
-        except FrameError as error:
-            await self.send_error(error.code, error.message)
-        except ServiceError as error:
-            await self.send_error(error.code, error.message)
-        except SERVICE_DOWN_ERRORS as error:  # the socket stays; the frame may be sent again
-            logger.warning("%s socket: frame of %s %s failed, a service is down: %s", self.kind, self.kind, self.label, error)
-            await self.send_error(*_CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE])
-        except Exception:
-            # Whatever went wrong, the socket stays usable and the failure is not silent.
-            logger.exception("%s socket: frame failed (%s %s)", self.kind, self.kind, self.label)
-            await self.send_error("server_error", "The server could not handle this frame.")
-
-    @staticmethod
-    def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:
-        if text_data is None:
-            raise FrameError("text_only", "Send JSON text frames.")
-        if len(text_data.encode("utf-8")) > MAX_FRAME_BYTES:
-            raise FrameError("frame_too_large", f"A frame holds at most {MAX_FRAME_BYTES} bytes.")
-        if json_too_deep(text_data):  # before json.loads recurses (foolgame.api.parsers)
-            raise FrameError(TOO_DEEP, too_deep_message(max_json_depth()))
-        try:
-            frame = json.loads(text_data, parse_constant=_refuse_constant, parse_float=_finite_float)
-        except FrameError:
-            raise
-        except RecursionError:
-            raise FrameError("too_deep", "A frame's JSON is nested too deeply.") from None
-        except ValueError:  # bad JSON, or an integer past Python's digit limit
-            raise FrameError("bad_json", "A frame must be a JSON object.") from None
-        if not isinstance(frame, dict):
-            raise FrameError("bad_json", "A frame must be a JSON object.")
-        return frame
-
-    # --- frames to the client -----------------------------------------------------------------
-
-    async def send_frame(self, frame_type: str, payload: dict[str, Any]) -> None:
-        try:
-            await self.send(text_data=json.dumps({"type": frame_type, **payload}))
-        except OSError:  # uvicorn's ClientDisconnected: the client left mid-frame, nothing to tell
-            logger.debug("%s socket: client of %s %s left before a %s frame", self.kind, self.kind, self.label, frame_type)
-
-    async def send_error(self, code: str, message: str) -> None:
-        await self.send_frame("error", {"code": code, "message": message})
-
+from foolgame.voting import payloads, services
+from foolgame.voting.events import round_group
+from foolgame.voting.models import Report, Round
 
 class RoundConsumer(GameSocketConsumer):
     kind = "round"
@@ -373,19 +63,18 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("state", state)
 
     async def on_reveal(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.round_reveal_clue, claim_index=_claim_field(frame, "claim"))
+        result = await self._call(services.round_reveal_clue, claim_index=claim_field(frame, "claim"))
         self.deadline = datetime.fromisoformat(result["deadline"])
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.vote_cast, false_claim=_claim_field(frame, "false_claim"))
+        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim"))
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
-        if "correct" not in result:  # a room's round, its answer withheld: the question may be over now
-            await database_sync_to_async(room_round_settled)(round_id=self.round_id)
+        await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group (a room's question) may be over now
 
     async def on_like(self, frame: dict[str, Any]) -> None:
-        await self._call(services.round_like, claim=_claim_field(frame, "claim", nullable=True))
+        await self._call(services.round_like, claim=claim_field(frame, "claim", nullable=True))
         await self.send_frame("ok", {"for": "like"})
 
     async def on_report(self, frame: dict[str, Any]) -> None:
@@ -394,8 +83,8 @@ class RoundConsumer(GameSocketConsumer):
             raise FrameError("invalid_reason", "reason must be one of: " + ", ".join(Report.Reason.values) + ".")
         if not isinstance(note, str):
             raise FrameError("invalid_note", "note must be text.")
-        await self._call(services.round_report, claim=_claim_field(frame, "claim"), reason=reason, note=note)
-        await database_sync_to_async(room_round_settled)(round_id=self.round_id)  # a room's question may be over now
+        await self._call(services.round_report, claim=claim_field(frame, "claim"), reason=reason, note=note)
+        await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group may be over now
         await self._refresh()
         await self.send_frame("ok", {"for": "report"})
 
@@ -443,11 +132,11 @@ class RoundConsumer(GameSocketConsumer):
             await self.send_frame("timeout", {"remaining": 0, "points": 0})
         elif self.status == Round.State.VOIDED and not self.timeout_sent:
             self.timeout_sent = True
-            await self.send_frame("void", {"remaining": 0, "points": 0, "message": services.VOIDED_MESSAGE})
+            await self.send_frame("void", {"remaining": 0, "points": 0, "message": payloads.VOIDED_MESSAGE})
         elif self.status == Round.State.FORFEITED and not self.timeout_sent:
             self.timeout_sent = True
             state = await self._call(services.round_get_state)
-            await self.send_frame("forfeited", {"remaining": 0, "points": 0, "answer_at": state.get("answer_at"), "message": services.FORFEIT_MESSAGE})
+            await self.send_frame("forfeited", {"remaining": 0, "points": 0, "answer_at": state.get("answer_at"), "message": payloads.FORFEIT_MESSAGE})
 
     async def _tick(self) -> None:
         try:
@@ -460,6 +149,6 @@ class RoundConsumer(GameSocketConsumer):
                     await self._refresh()
                     await self._announce_timeout()
                     continue
-                await self.send_frame("tick", {"remaining": round(remaining, 2), "points": services.round_points(remaining)})
+                await self.send_frame("tick", {"remaining": round(remaining, 2), "points": payloads.round_points(remaining)})
         except asyncio.CancelledError:
             pass

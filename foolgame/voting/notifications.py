@@ -17,7 +17,7 @@ from django.db.models import Q, QuerySet, Sum
 
 from foolgame.claims.models import Claim
 from foolgame.players.models import LedgerEntry, Notification
-from foolgame.voting import clock
+from foolgame.core import clock
 from foolgame.voting.models import NotificationCursor, Round, Vote
 
 Kind, Detail = Notification.Kind, Notification.Detail

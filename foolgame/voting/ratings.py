@@ -202,13 +202,6 @@ def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
     return table
 
 
-def player_skill(*, player_id: int) -> dict[str, Any] | None:
-    row = PlayerRating.objects.filter(player_id=player_id).values("rating", "deviation", "votes", "floor").first()
-    if row is None:
-        return None
-    return {"skill": round(row["floor"]), "rating": round(row["rating"]), "deviation": round(row["deviation"]), "votes": row["votes"]}
-
-
 # --- the batch refit ------------------------------------------------------------------------
 
 

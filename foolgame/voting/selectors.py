@@ -69,3 +69,13 @@ def player_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:
 
 def system_players() -> QuerySet:
     return get_user_model().objects.filter(username__in=settings.FM2["SYSTEM_PLAYERS"])
+
+
+def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:
+    """Is the player in a round (ready or playing) where either claim is about the page?
+    (voting's answer to ``page_in_play``.)"""
+    return (
+        Round.objects.filter(player_id=player_id, state__in=Round.OPEN_STATES)
+        .filter(Q(left_claim__page_id=page_id) | Q(right_claim__page_id=page_id))
+        .exists()
+    )

@@ -6,254 +6,66 @@ it, so two requests for one round (REST and WebSocket alike) run one after the o
 A round whose deadline has passed is closed as timed out by whichever request, task or
 socket touches it first; closing a closed round does nothing.
 
-Side effects wait for the commit: the expiry task and the socket update are sent in
-``transaction.on_commit``.
+Side effects wait for the commit: the expiry task and the socket update are sent through
+``core.events``. Dealing a pair is ``voting.dealing``; what the player sees of a round is
+``voting.payloads``.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, models, transaction
 
-from foolgame.api.errors import ServiceError
-from foolgame.claims.models import Claim, ClaimGold
-from foolgame.moderation import tasks as quality_tasks
-from foolgame.players.models import LedgerEntry, PlayerRating
-from foolgame.rooms.models import RoomRound
-from foolgame.rooms.selectors import given_up, round_answer_withheld
-from foolgame.voting import clock, events, notifications
+from foolgame.core.errors import ServiceError
+from foolgame.claims.models import Claim
+from foolgame.players.models import LedgerEntry
+from foolgame.core import clock, events, hooks
+from foolgame.voting import notifications
+from foolgame.voting.events import round_changed_on_commit
 from foolgame.voting.counters import claim_refs_lock, round_claims_lock
+from foolgame.voting.dealing import deal_level, deal_pair
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
+from foolgame.voting.payloads import (
+    clue_payload,
+    deadline_after,
+    game_settings,
+    result_payload,
+    round_points,
+    round_remaining,
+    round_state,
+    vote_ack,
+)
 from foolgame.voting.selectors import claims_for_player
-from scoring.ratings import DEFAULT_RATING, Rating, pair_target
-from scoring.rounds import Outcome, remaining_seconds, round_awards, round_deadline, voter_points
+from scoring.rounds import Outcome, round_awards
 
 MAX_OPEN_ROUNDS = 3
 NOTE_MAX_CHARS = 1000
-
-
-def _game() -> dict[str, Any]:
-    return settings.FM2
-
-
-def _deadline(round_: Round, reveals: int) -> datetime:
-    assert round_.started_at is not None
-    return round_deadline(
-        started_at=round_.started_at, reveals=reveals, duration=_game()["ROUND_SECONDS"], clue_cost=_game()["CLUE_COST_SECONDS"]
-    )
-
-
-def round_remaining(round_: Round, *, now: datetime | None = None, reveals: int | None = None) -> float:
-    """Seconds left on the round's clock: 180 - elapsed - 10 x reveals, from stored timestamps."""
-    if round_.started_at is None:
-        return float(_game()["ROUND_SECONDS"])
-    if reveals is None:
-        reveals = round_.reveals.count()
-    return remaining_seconds(
-        started_at=round_.started_at,
-        now=now or clock.now(),
-        reveals=reveals,
-        duration=_game()["ROUND_SECONDS"],
-        clue_cost=_game()["CLUE_COST_SECONDS"],
-    )
-
-
-def round_points(remaining: float) -> int:
-    """What a correct vote would earn the voter now."""
-    return voter_points(remaining, pot=_game()["ROUND_POT"]) if remaining > 0 else 0
-
-
-# --- dealing ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    id: int
-    page_id: int
-    category_id: int | None
-    label: str
-    votes: int
-    rating: float | None
-    tiebreak: float
-
-
-def _pick_pair(candidates: list[_Candidate]) -> tuple[_Candidate, _Candidate] | None:
-    """Over a whole pool: the least-voted claim that has a partner of the other label on its
-    page, else in its category; its partner is the least-voted such claim. Ties break at
-    random. The dealer's last resort (see ``_deal_pair``)."""
-    ordered = sorted(candidates, key=lambda c: (c.votes, c.tiebreak))
-    by_page: dict[tuple[int, str], list[_Candidate]] = {}
-    by_category: dict[tuple[int, str], list[_Candidate]] = {}
-    for c in ordered:
-        by_page.setdefault((c.page_id, c.label), []).append(c)
-        if c.category_id is not None:
-            by_category.setdefault((c.category_id, c.label), []).append(c)
-    best: tuple[tuple[int, int, float], tuple[_Candidate, _Candidate]] | None = None
-    for anchor in ordered:
-        same_page = by_page.get((anchor.page_id, _other_label(anchor.label)))
-        if same_page:
-            return anchor, same_page[0]
-        if best is None and anchor.category_id is not None:
-            same_category = by_category.get((anchor.category_id, _other_label(anchor.label)))
-            if same_category:
-                best = ((1, anchor.votes, anchor.tiebreak), (anchor, same_category[0]))
-    return best[1] if best else None
-
-
-# How many of the least-voted claims open to a player are tried as the first claim of a
-# pair; how many claims of their pages are read to find a partner; how many of a category's
-# least-voted claims of one label a partner is drawn from (the least-voted of them).
-DEAL_WINDOW = 32
-DEAL_PAGE_ROWS = 500
-DEAL_CATEGORY_ROWS = 8
-
-_DEAL_FIELDS = ("id", "page_id", "page__category_id", "label", "deal_votes", "rating")
-
-
-def _other_label(label: str) -> str:
-    return Claim.Label.REFUTES if label == Claim.Label.SUPPORTS else Claim.Label.SUPPORTS
-
-
-def _candidates(rows: Any) -> list[_Candidate]:
-    return [_Candidate(*row, tiebreak=random.random()) for row in rows]
-
-
-def _least_voted(candidates: list[_Candidate]) -> _Candidate:
-    return min(candidates, key=lambda c: (c.votes, c.tiebreak))
-
-
-def _deal_window(pool: models.QuerySet[Claim]) -> list[_Candidate]:
-    """The ``DEAL_WINDOW`` least-voted claims of the pool, read along the (deal_votes, id)
-    index: the claims at the lowest vote count are entered at a random id and read round
-    from there, so that ties rotate among players; when that level holds fewer, the next
-    levels follow in (votes, id) order. Bounded reads: a LIMIT on an index walk each."""
-    first = pool.order_by("deal_votes", "id").values_list("deal_votes", "id").first()
-    if first is None:
-        return []
-    floor, lowest = first
-    top = Claim.objects.order_by("-id").values_list("id", flat=True).first() or lowest
-    # From the floor's lowest id, not from 0: with the tied claims' ids far above 0 (a
-    # database that has seen many claims) a pivot from 0 fell below them nearly every time,
-    # and every deal started at the same end.
-    pivot = random.randint(lowest, max(top, lowest))
-    rows = list(pool.filter(deal_votes=floor, id__gte=pivot).order_by("id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW])
-    if len(rows) < DEAL_WINDOW:
-        rows += pool.filter(deal_votes=floor, id__lt=pivot).order_by("id").values_list(*_DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
-    if len(rows) < DEAL_WINDOW:
-        rows += pool.filter(deal_votes__gt=floor).order_by("deal_votes", "id").values_list(*_DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
-    return _candidates(rows)
-
-
-def _level_window(pool: models.QuerySet[Claim], target: float) -> list[_Candidate]:
-    """The ``DEAL_WINDOW`` rated claims of the pool nearest ``target`` (1500 scale), nearest
-    first: one index walk up from it and one down, a LIMIT each (``claim_status_rating``)."""
-    up = pool.filter(rating__gte=target).order_by("rating", "id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW]
-    down = pool.filter(rating__lt=target).order_by("-rating", "-id").values_list(*_DEAL_FIELDS)[:DEAL_WINDOW]
-    return sorted(_candidates([*up, *down]), key=lambda c: (abs(c.rating - target), c.tiebreak))[:DEAL_WINDOW]
-
-
-def _nearest(wanted: float) -> Callable[[list[_Candidate]], _Candidate]:
-    """A partner picker: the claim whose rating is nearest ``wanted`` (an unrated claim
-    counts as a newcomer's 1500), ties at random."""
-
-    def pick(candidates: list[_Candidate]) -> _Candidate:
-        return min(candidates, key=lambda c: (abs((c.rating if c.rating is not None else DEFAULT_RATING) - wanted), c.tiebreak))
-
-    return pick
-
-
-def _pair_from(
-    pool: models.QuerySet[Claim], anchors: list[_Candidate], partner: Callable[[_Candidate], Callable[[list[_Candidate]], _Candidate]]
-) -> tuple[_Candidate, _Candidate] | None:
-    """The first of ``anchors`` (in their order) with a partner of the other label on its
-    page, else in its category; ``partner(anchor)`` picks among the candidates. Bounded
-    reads: the anchors' pages (``DEAL_PAGE_ROWS``), then a few rows per category."""
-    on_pages: dict[int, _Candidate] = {c.id: c for c in anchors}
-    # Unordered, so that the read goes through the page index; the picker chooses here.
-    page_rows = pool.filter(page_id__in={c.page_id for c in anchors}).order_by().values_list(*_DEAL_FIELDS)
-    for c in _candidates(page_rows[:DEAL_PAGE_ROWS]):
-        on_pages.setdefault(c.id, c)
-    by_page: dict[tuple[int, str], list[_Candidate]] = {}
-    for c in on_pages.values():
-        by_page.setdefault((c.page_id, c.label), []).append(c)
-    for anchor in anchors:
-        partners = by_page.get((anchor.page_id, _other_label(anchor.label)))
-        if partners:
-            return anchor, partner(anchor)(partners)
-    tried: set[tuple[int, str]] = set()
-    for anchor in anchors:
-        if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
-            continue
-        tried.add((anchor.category_id, _other_label(anchor.label)))
-        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id")
-        partners = _candidates(rows.values_list(*_DEAL_FIELDS)[:DEAL_CATEGORY_ROWS])
-        if partners:
-            return anchor, partner(anchor)(partners)
-    return None
-
-
-def _deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tuple[_Candidate, _Candidate] | None:
-    """A fair pair from the pool without reading the pool (the policy is in the README,
-    "Voting rounds").
-
-    With a ``level`` (a claim difficulty on the 1500 scale, ``scoring.ratings.pair_target``),
-    the first claim is the one nearest it among the rated claims, its partner the one of the
-    other label nearest ``2 * level - first`` (so the pair's sum is on target) on its page,
-    else among its category's least-voted. Without one, or when no pair is found near the
-    level: the first claim is taken from the least-voted window, least-voted first (ties at
-    random), its partner the least-voted of its page, else of its category. Only when no
-    claim of a full window has a partner even in its category is the whole pool read, with
-    ``_pick_pair``: a player with almost nothing left to play."""
-    if level is not None:
-        pair = _pair_from(pool, _level_window(pool, level), lambda anchor: _nearest(2 * level - anchor.rating))
-        if pair is not None:
-            return pair
-    window = _deal_window(pool)
-    if not window:
-        return None
-    pair = _pair_from(pool, sorted(window, key=lambda c: (c.votes, c.tiebreak)), lambda anchor: _least_voted)
-    if pair is not None or len(window) < DEAL_WINDOW:
-        return pair  # a short window was the whole pool: every claim was tried
-    return _pick_pair(_candidates(pool.values_list(*_DEAL_FIELDS)))
-
-
-def _deal_level(player: AbstractBaseUser) -> float | None:
-    """The claim difficulty this deal looks for, or None for a least-voted deal: a share
-    ``DEAL_LEVEL_SHARE`` of the deals of a player with a rating worth the name."""
-    options = settings.FM2_RATINGS
-    skill = PlayerRating.objects.filter(player_id=player.pk, votes__gte=options["DEAL_LEVEL_MIN_VOTES"]).first()
-    if skill is None or random.random() >= options["DEAL_LEVEL_SHARE"]:
-        return None
-    return pair_target(Rating(skill.rating, skill.deviation, skill.volatility), options["DEAL_SOLVE_CHANCE"])
 
 
 def _solo_open_rounds(player: AbstractBaseUser) -> models.QuerySet[Round]:
     """The player's open rounds (dealt or playing) of their own, not a room's: a room's round
     is played only in its room, so it never counts against the solo limit, nor is it
     resumed, listed or expired by the solo page's calls (the room finishes it)."""
-    return Round.objects.filter(player=player, state__in=Round.OPEN_STATES, room_play__isnull=True)
+    return Round.objects.filter(hooks.round_groups.get().solo(), player=player, state__in=Round.OPEN_STATES)
 
 
 def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
     """At most DEALS_PER_HOUR solo deals in any hour (NEW_ACCOUNT_DEALS_PER_HOUR in an
     account's first NEW_ACCOUNT_HOURS), counted from the stored rounds; the caller holds the
     player's row lock. A room's deals are the room's and do not count."""
-    game = _game()
+    game = game_settings()
     joined = getattr(player, "date_joined", None)
     new = joined is not None and now - joined < timedelta(hours=game["NEW_ACCOUNT_HOURS"])
     limit = game["NEW_ACCOUNT_DEALS_PER_HOUR"] if new else game["DEALS_PER_HOUR"]
     hour = 3600
     recent = list(
-        Round.objects.filter(player=player, room_play__isnull=True, created__gt=now - timedelta(seconds=hour))
+        Round.objects.filter(hooks.round_groups.get().solo(), player=player, created__gt=now - timedelta(seconds=hour))
         .order_by("-created")
         .values_list("created", flat=True)[:limit]
     )
@@ -287,7 +99,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
         _check_deal_rate(player, clock.now())
-        pair = _deal_pair(claims_for_player(player=player, category=category), level=_deal_level(player))
+        pair = deal_pair(claims_for_player(player=player, category=category), level=deal_level(player))
         if pair is None:
             raise ServiceError(
                 "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
@@ -322,7 +134,7 @@ def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = F
     "not found", so its existence does not leak. ``lock`` takes its row lock."""
     # The room question the round may belong to comes in the same query (an outer join):
     # its answer is withheld while that question plays (``round_answer_withheld``).
-    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", "room_play__question").defer(*_UNUSED_CLAIM_FIELDS)
+    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", *hooks.round_groups.get().related).defer(*_UNUSED_CLAIM_FIELDS)
     if lock:
         rounds = rounds.select_for_update(of=("self",))
     try:
@@ -339,7 +151,7 @@ def _close_if_due(round_: Round, now: datetime) -> bool:
     if round_.state == Round.State.PLAYING and round_.deadline is not None and now >= round_.deadline:
         round_.state, round_.ended_at = Round.State.TIMED_OUT, round_.deadline
         round_.save(update_fields=["state", "ended_at"])
-        events.round_changed_on_commit(round_)
+        round_changed_on_commit(round_)
         return True
     return False
 
@@ -379,7 +191,7 @@ def round_expire(*, round_id: int, reschedule: bool = False) -> bool:
 def _abandon_if_stale(round_: Round, now: datetime) -> bool:
     """A dealt round never started within the window is withdrawn: its claims were never
     shown, so they go back to the pool for this player."""
-    if round_.state == Round.State.READY and now - round_.created > timedelta(seconds=_game()["ROUND_START_WITHIN_SECONDS"]):
+    if round_.state == Round.State.READY and now - round_.created > timedelta(seconds=game_settings()["ROUND_START_WITHIN_SECONDS"]):
         round_.delete()
         return True
     return False
@@ -394,7 +206,7 @@ def rounds_sweep() -> int:
     """Close every round over its deadline and withdraw stale unstarted ones (periodic task)."""
     now = clock.now()
     due = Round.objects.filter(state=Round.State.PLAYING, deadline__lte=now)
-    stale = Round.objects.filter(state=Round.State.READY, created__lt=now - timedelta(seconds=_game()["ROUND_START_WITHIN_SECONDS"]))
+    stale = Round.objects.filter(state=Round.State.READY, created__lt=now - timedelta(seconds=game_settings()["ROUND_START_WITHIN_SECONDS"]))
     closed = sum(round_expire(round_id=pk) for pk in list(due.values_list("id", flat=True)) + list(stale.values_list("id", flat=True)))
     votes_settle()
     return closed
@@ -420,146 +232,6 @@ def _expired_error() -> ServiceError:
     return ServiceError("round_expired", "Time is up: the round has timed out.", status_code=409)
 
 
-# --- what the player sees -----------------------------------------------------------------
-
-
-def _clue_payload(claim: Claim, position: int) -> dict[str, Any]:
-    clue = claim.clues[position]
-    return {"position": position, "text": clue["text"], "section_header": clue.get("section_header", "")}
-
-
-def _gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
-    """Each claim's gold sentences, in their order, read in one query."""
-    gold: dict[int, list[dict[str, str]]] = {claim.pk: [] for claim in claims}
-    links = ClaimGold.objects.filter(claim_id__in=list(gold)).order_by("claim_id", "position", "id")
-    for claim_id, text, header in links.values_list("claim_id", "sentence__text", "sentence__section_header"):
-        gold[claim_id].append({"text": text, "section_header": header})
-    return [gold[claim.pk] for claim in claims]
-
-
-def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> dict[str, Any]:
-    """The round as its player may see it now. Before the vote: no label, no gold sentence,
-    no clue not yet bought; before the start: not even the claims' text. A room's round
-    over before its question shows no result and padded clue counts until the question is
-    over (``round_answer_withheld``): the answer is the whole room's at once. ``reveals``: the
-    round's clue reveals when the caller knows them (a round started just now has none)."""
-    state: dict[str, Any] = {
-        "id": round_.pk,
-        "status": round_.state,
-        "pages": [{"id": c.page_id, "title": c.page.title} for c in round_.claims],
-        "started_at": round_.started_at.isoformat() if round_.started_at else None,
-        "deadline": round_.deadline.isoformat() if round_.deadline and round_.state == Round.State.PLAYING else None,
-        "clue_cost": _game()["CLUE_COST_SECONDS"],
-    }
-    now = now or clock.now()
-    hidden = _answer_not_due(round_, now)
-    if round_.state == Round.State.FORFEITED:
-        state["answer_at"] = round_.answer_at.isoformat() if round_.answer_at else None
-        if hidden:
-            state["message"] = FORFEIT_MESSAGE
-    if round_.state == Round.State.READY:
-        state.update({"claims": None, "remaining": float(_game()["ROUND_SECONDS"]), "points": _game()["ROUND_POT"], "clues": [[], []]})
-        return state
-    if round_.state == Round.State.FORFEITED and round_.started_at is None and hidden:
-        # Given up before the start: nothing was shown, so nothing is until its answer's time.
-        state.update({"claims": None, "remaining": None, "points": 0, "clues": [[], []]})
-        return state
-    if reveals is None:
-        reveals = list(round_.reveals.all())
-    remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
-    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED):
-        remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
-    clues: list[list[dict[str, Any]]] = [[], []]
-    for reveal in reveals:
-        claim = round_.claims[reveal.claim_index]
-        if reveal.position < len(claim.clues):  # a moderator's evidence edit may have shortened it
-            clues[reveal.claim_index].append(_clue_payload(claim, reveal.position))
-    state.update(
-        {
-            "claims": [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims],
-            "remaining": None if remaining is None else round(max(remaining, 0.0), 2),
-            "points": round_points(remaining) if remaining is not None else 0,
-            "clues": clues,
-            "clues_left": _clues_left(round_, [len(c) for c in clues]),
-        }
-    )
-    if round_.state == Round.State.FORFEITED:
-        if hidden:
-            state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
-        else:
-            state["result"] = _answer_payload(round_)
-    elif round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and round_answer_withheld(round_=round_):
-        state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
-    elif round_.state == Round.State.VOTED:
-        state["result"] = _result_payload(round_, round_.vote)
-    elif round_.state == Round.State.REPORTED and hidden:
-        state["answer_at"] = round_.deadline.isoformat()
-        state["clues_left"] = _clues_left(round_, [len(c) for c in clues], padded=True)
-    elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
-        state["result"] = _answer_payload(round_)
-    elif round_.state == Round.State.VOIDED:
-        state["message"] = VOIDED_MESSAGE
-    return state
-
-
-VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
-FORFEIT_MESSAGE = "You gave up this round. Its answer is shown when the round would have ended had you waited (answer_at)."
-UNPAID_MESSAGES = {
-    "moderator_saw_claim": "You saw one of these claims with its answer as a moderator before voting, so this vote pays nothing "
-    "to anyone and does not count in the ratings."
-}
-
-
-def _answer_not_due(round_: Round, now: datetime) -> bool:
-    """Is this a round given up (a forfeit, or a solo round ended by a report) whose answer
-    is not out yet? A solo forfeit's answer comes at its ``answer_at``, a reported round's at
-    its deadline (giving up is never a faster way to an answer than waiting); a room's
-    round's when its question is over, as every member's (``round_answer_withheld``)."""
-    if round_.state == Round.State.REPORTED and not hasattr(round_, "room_play"):
-        # A solo round ended by a report during play: a report is not a faster way to the
-        # answer than waiting either (issue 24's walk found this one), so its answer comes
-        # at the deadline the round had when it was reported.
-        return round_.deadline is not None and now < round_.deadline
-    if round_.state != Round.State.FORFEITED:
-        return False
-    if hasattr(round_, "room_play"):  # a room's round (the reverse one-to-one is absent for a solo one)
-        return round_answer_withheld(round_=round_)
-    return round_.answer_at is not None and now < round_.answer_at
-
-
-def _clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> list[int]:
-    """Clues still to buy per claim. While the round is playing (or ``padded``: a room's
-    round over before its question) both claims show the longer list's length less what was
-    bought, so the lengths never tell which claim is false (a claim whose list runs out
-    answers ``no_more_clues``); once over, the true numbers."""
-    lengths = [len(c.clues) for c in round_.claims]
-    if padded or round_.state == Round.State.PLAYING:
-        return [max(max(lengths) - n, 0) for n in bought]
-    return [max(length - n, 0) for length, n in zip(lengths, bought)]
-
-
-def _answer_payload(round_: Round) -> dict[str, Any]:
-    """The answer, shown once the round is over."""
-    return {
-        "false_claim": round_.false_index,
-        "labels": [Claim.Label.REFUTES if i == round_.false_index else Claim.Label.SUPPORTS for i in (0, 1)],
-        "gold": _gold_payloads(round_.claims),
-    }
-
-
-def _vote_ack(vote: Vote) -> dict[str, Any]:
-    """A vote on a room's round while its question plays: in, and with how much time; not
-    whether it was right (the room socket's ``voted`` frame)."""
-    return {"remaining": round(vote.remaining, 2)}
-
-
-def _result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
-    result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **_answer_payload(round_)}
-    if vote.unpaid:
-        result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
-    return result
-
-
 def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
     """The round as its player may see it now. A plain read; only a round found over its
     deadline takes the lock, to be timed out first (lazy expiry)."""
@@ -581,10 +253,10 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
         now = clock.now()
         if round_.state == Round.State.READY:
             round_.started_at, round_.state = now, Round.State.PLAYING
-            round_.deadline = _deadline(round_, 0)
+            round_.deadline = deadline_after(round_, 0)
             round_.save(update_fields=["started_at", "state", "deadline"])
             _schedule_expiry(round_)
-            events.round_changed_on_commit(round_)
+            round_changed_on_commit(round_)
             return round_state(round_, now=now, reveals=[])
         _close_if_due(round_, now)
         return round_state(round_, now=now)
@@ -602,18 +274,18 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
             position = round_.reveals.filter(claim_index=claim_index).count()
             if position >= len(claim.clues):
                 raise ServiceError("no_more_clues", "Every clue of this claim is already revealed.", status_code=409)
-            cost = _game()["CLUE_COST_SECONDS"]
+            cost = game_settings()["CLUE_COST_SECONDS"]
             if remaining - cost <= 0:
                 raise ServiceError("not_enough_time", f"A clue costs {cost} s and would leave no time to vote.", status_code=409)
             ClueReveal.objects.create(round=round_, claim_index=claim_index, position=position, revealed_at=now)
             reveals = round_.reveals.count()
-            round_.deadline = _deadline(round_, reveals)
+            round_.deadline = deadline_after(round_, reveals)
             round_.save(update_fields=["deadline"])
-            events.round_changed_on_commit(round_)
+            round_changed_on_commit(round_)
             remaining = round_remaining(round_, now=now, reveals=reveals)
             return {
                 "claim": claim_index,
-                "clue": _clue_payload(claim, position),
+                "clue": clue_payload(claim, position),
                 "clues_left": max(len(c.clues) for c in round_.claims) - position - 1,
                 "remaining": round(remaining, 2),
                 "points": round_points(remaining),
@@ -649,7 +321,7 @@ def _vote_awards(round_: Round, *, correct: bool, remaining: float) -> list[Any]
         voter=round_.player_id,
         true_claim_author=true_claim.author_id,
         false_claim_author=false_claim.author_id,
-        pot=_game()["ROUND_POT"],
+        pot=game_settings()["ROUND_POT"],
     )
 
 
@@ -679,17 +351,9 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
     votes = Vote.objects.filter(settled=False)
     if round_ids is not None:
         votes = votes.filter(round_id__in=round_ids)
-    rows = list(votes.values_list("pk", "round__room_play__question_id", "round__room_play__question__state", "round__room_play__question__deadline"))
-    if not rows:
+    due = hooks.round_groups.get().votes_due(votes, clock.now())
+    if not due:
         return 0
-    questions = {question for _, question, _, _ in rows if question is not None}
-    gave_up = set(RoomRound.objects.filter(given_up("round__"), question_id__in=questions).values_list("question_id", flat=True))
-    now = clock.now()
-    due = [
-        pk
-        for pk, question, state, deadline in rows
-        if question is None or (state != "playing" and (question not in gave_up or deadline is None or now >= deadline))
-    ]
     settled = 0
     with transaction.atomic():
         locked = Vote.objects.filter(pk__in=due, settled=False).select_for_update(of=("self",))
@@ -727,7 +391,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                 correct = false_claim == round_.false_index
                 unpaid = "moderator_saw_claim" if _moderator_saw_claims(player, round_, now) else ""
                 awards = [] if unpaid else _vote_awards(round_, correct=correct, remaining=remaining)
-                withheld = round_answer_withheld(round_=round_)
+                withheld = hooks.round_groups.get().answer_withheld(round_)
                 # A second vote breaks the one-vote-per-round constraint here and the whole
                 # transaction (ledger rows included) rolls back.
                 vote = Vote.objects.create(
@@ -745,11 +409,11 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> d
                     _vote_pay(round_, vote, awards)
                 round_.state, round_.ended_at = Round.State.VOTED, now
                 round_.save(update_fields=["state", "ended_at"])
-                events.round_changed_on_commit(round_)
-                events.task_batched_on_commit(quality_tasks.refresh_claims_quality, [round_.left_claim_id, round_.right_claim_id])
+                round_changed_on_commit(round_)
+                hooks.claims_voted.send(claim_ids=[round_.left_claim_id, round_.right_claim_id])
                 if withheld:
-                    return _vote_ack(vote)
-                return _result_payload(round_, vote)
+                    return vote_ack(vote)
+                return result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
     raise _expired_error()
@@ -771,16 +435,16 @@ def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) ->
             raise ServiceError("already_liked", "You already said which claim you liked in this round.", status_code=409) from None
         if liked is not None and liked.author_id != player.pk:
             LedgerEntry.objects.create(
-                player_id=liked.author_id, amount=_game()["LIKE_POINTS"], kind=LedgerEntry.Kind.LIKE, claim=liked, cause=f"round:{round_.pk}"
+                player_id=liked.author_id, amount=game_settings()["LIKE_POINTS"], kind=LedgerEntry.Kind.LIKE, claim=liked, cause=f"round:{round_.pk}"
             )
-            notifications.notification_for_like(claim=liked, voter=player, points=_game()["LIKE_POINTS"])
+            notifications.notification_for_like(claim=liked, voter=player, points=game_settings()["LIKE_POINTS"])
         return {"ok": True}
 
 
 def _check_report_rate(player: AbstractBaseUser, now: datetime) -> None:
     """At most REPORTS_PER_WINDOW reports per REPORT_WINDOW_SECONDS and REPORTS_PER_DAY per
     day, counted from the stored reports; the caller holds the player's row lock."""
-    game = _game()
+    game = game_settings()
     for limit, seconds in ((game["REPORTS_PER_WINDOW"], game["REPORT_WINDOW_SECONDS"]), (game["REPORTS_PER_DAY"], 24 * 3600)):
         since = now - timedelta(seconds=seconds)
         recent = list(Report.objects.filter(reporter=player, created__gt=since).order_by("-created").values_list("created", flat=True)[:limit])
@@ -806,7 +470,7 @@ def _span(seconds: int) -> str:
 def _reporter_trusted(player: AbstractBaseUser, now: datetime) -> bool:
     """Whether a report by this player counts towards hiding a claim: enough voted rounds and
     an account old enough (decided at report time and stored on the report)."""
-    game = _game()
+    game = game_settings()
     hours = game["REPORT_TRUST_MIN_ACCOUNT_HOURS"]
     joined = getattr(player, "date_joined", None)
     if hours > 0 and joined is not None and now - joined < timedelta(hours=hours):
@@ -839,7 +503,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
         else:
             ended_at = round_.ended_at
         if round_.state != Round.State.PLAYING or ended_at is not None:
-            window = _game()["REPORT_AFTER_ROUND_SECONDS"]
+            window = game_settings()["REPORT_AFTER_ROUND_SECONDS"]
             if ended_at is None or now - ended_at > timedelta(seconds=window):
                 raise ServiceError(
                     "report_window_closed", f"Reports are taken during a round and up to {_span(window)} after it ends.", status_code=409
@@ -859,11 +523,11 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
                 )
         except IntegrityError:
             raise ServiceError("already_reported", "You already reported this claim.", status_code=409) from None
-        events.task_on_commit(quality_tasks.refresh_claims_quality, [round_.claims[claim].pk])
+        hooks.claim_reported.send(claim_id=round_.claims[claim].pk)
         if round_.state == Round.State.PLAYING:
             round_.state, round_.ended_at = Round.State.REPORTED, now
             round_.save(update_fields=["state", "ended_at"])
-            events.round_changed_on_commit(round_)
+            round_changed_on_commit(round_)
         return {"ok": True}
 
 
@@ -896,7 +560,7 @@ def rounds_void_for_claim(*, claim_id: int, action: str = "") -> list[int]:
             continue
         round_.state, round_.ended_at, round_.void_action = Round.State.VOIDED, now, action
         round_.save(update_fields=["state", "ended_at", "void_action"])
-        events.round_changed_on_commit(round_)
+        round_changed_on_commit(round_)
         voided.append(round_.pk)
     return voided
 
@@ -945,7 +609,7 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         round_ = _get_round(round_id=round_id, player=player, lock=True)
         now = clock.now()
         if round_.state == Round.State.READY:
-            round_.answer_at = now + timedelta(seconds=_game()["ROUND_SECONDS"])
+            round_.answer_at = now + timedelta(seconds=game_settings()["ROUND_SECONDS"])
         elif _close_if_due(round_, now):
             return round_state(round_, now=now)
         elif round_.state != Round.State.PLAYING:
@@ -953,12 +617,11 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         else:
             # A room's round: its answer comes with the question's own clock (which clues
             # bought by this member never moved), as for every member who waited.
-            play = getattr(round_, "room_play", None)
-            round_.answer_at = play.question.deadline if play is not None and play.question.deadline else round_.deadline
+            round_.answer_at = hooks.round_groups.get().forfeit_answer_at(round_) or round_.deadline
             round_.forfeit_rated = False if rated else None
         round_.state, round_.ended_at = Round.State.FORFEITED, now
         round_.save(update_fields=["state", "ended_at", "answer_at", "forfeit_rated"])
-        events.round_changed_on_commit(round_)
+        round_changed_on_commit(round_)
         if round_.forfeit_rated is False:
             _rate_forfeit_on_commit(round_)
         return round_state(round_, now=now)

@@ -7,4 +7,5 @@ app_name = "voting"
 urlpatterns = [
     path("play/", views.play, name="play"),
     path("leaderboard/", views.leaderboard_page, name="leaderboard"),
+    path("accounts/notifications/", views.notifications, name="notifications"),
 ]

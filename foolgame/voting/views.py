@@ -1,4 +1,5 @@
-"""Browser pages for voting: the play page (driven by the round's WebSocket) and the leaderboard."""
+"""Browser pages for voting: the play page (driven by the round's WebSocket), the leaderboard
+and the player's notifications (the news of their claims' votes, likes and moderation)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from foolgame.pages.selectors import category_list
 from foolgame.players.selectors import player_points
 from foolgame.voting.ratings import skill_table
+from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of
 from foolgame.voting.selectors import leaderboard
 
 KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("skill", "Skill")]
@@ -34,3 +36,15 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     rows = skill_table() if kind == "skill" else leaderboard(kind=kind)
     context = {"rows": rows, "kind": kind, "kinds": KINDS, "skill_min_votes": settings.FM2_RATINGS["SKILL_MIN_VOTES"]}
     return render(request, "voting/leaderboard.html", context)
+
+
+@login_required
+def notifications(request: HttpRequest) -> HttpResponse:
+    """The player's latest news; showing it marks the listed ones read (they stay marked
+    "new" on this page, so the player sees which came since their last visit)."""
+    notes = list(notifications_of(player=request.user)[:PAGE_SIZE])
+    rows = [{"note": note, "message": notification_message(note), "new": note.read_at is None} for note in notes]
+    new_ids = [note.pk for note in notes if note.read_at is None]
+    if new_ids:
+        notifications_mark_read(player=request.user, ids=new_ids)
+    return render(request, "players/notifications.html", {"rows": rows, "new_count": len(new_ids)})

@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from foolgame.api.parsers import json_depth
+from foolgame.core.parsers import json_depth
 from foolgame.rooms import services as rooms
 from foolgame.rooms.models import Room
 from foolgame.routing import websocket_urlpatterns

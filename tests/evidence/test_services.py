@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.evidence import services
 from foolgame.evidence.services import claim_clue_list, page_hints, page_top_lexical_hit
 from foolgame.pages.models import Page

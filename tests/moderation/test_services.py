@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.moderation import services
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit

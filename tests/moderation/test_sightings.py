@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.moderation.models import Sighting
 from foolgame.moderation.services import claim_moderate
 from foolgame.voting import services as voting

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, connections
 from django.test import Client
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.players import services
 from foolgame.players.models import PlayerName
 from foolgame.players.services import player_create

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.players import services
 from foolgame.players.services import player_create
 from tests.factories import PASSWORD, UserFactory

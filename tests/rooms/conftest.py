@@ -13,7 +13,7 @@ from tests.voting.conftest import FakeClock, make_claim
 @pytest.fixture
 def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     clock = FakeClock()
-    monkeypatch.setattr("foolgame.voting.clock.now", clock)
+    monkeypatch.setattr("foolgame.core.clock.now", clock)
     return clock
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db.models import Sum
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.players.models import LedgerEntry
 from foolgame.rooms import services
 from foolgame.rooms.models import Room, RoomQuestion, RoomRound

@@ -26,7 +26,7 @@ class FakeClock:
 @pytest.fixture
 def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     clock = FakeClock()
-    monkeypatch.setattr("foolgame.voting.clock.now", clock)
+    monkeypatch.setattr("foolgame.core.clock.now", clock)
     return clock
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.moderation.models import ClaimQuality
 from foolgame.moderation.selectors import claim_review, moderation_queue
 from foolgame.moderation.services import claim_moderate, moderator_set

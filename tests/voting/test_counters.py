@@ -10,7 +10,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.moderation.services import quality_refresh
 from foolgame.voting import services

@@ -13,10 +13,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.moderation.models import ClaimQuality
 from foolgame.voting import services
+from foolgame.voting import dealing
 from foolgame.voting.models import Round, SeenClaim
 from tests.factories import CategoryFactory, ClaimFactory, PageFactory, UserFactory
 
@@ -38,7 +39,7 @@ def test_deal_never_gives_own_seen_removed_or_hidden_claims_even_when_they_are_t
     voter, author, other = UserFactory(), UserFactory(), UserFactory()
     forbidden: set[int] = set()
     now = timezone.now()
-    n = services.DEAL_WINDOW + 4  # of each kind: more than a window of unvoted claims to skip
+    n = dealing.DEAL_WINDOW + 4  # of each kind: more than a window of unvoted claims to skip
     for i in range(n):
         forbidden.update(c.pk for c in pair_on(PageFactory(), voter))  # the voter's own
         seen = pair_on(PageFactory(), author)
@@ -64,7 +65,7 @@ def test_deal_never_gives_own_seen_removed_or_hidden_claims_even_when_they_are_t
 
 def test_deal_gives_the_least_voted_pair_first_whatever_the_pool_size() -> None:
     author = UserFactory()
-    for votes in range(1, services.DEAL_WINDOW + 10):
+    for votes in range(1, dealing.DEAL_WINDOW + 10):
         pair_on(PageFactory(), author, votes=votes)
     least = {c.pk for c in pair_on(PageFactory(), author, votes=0)}
     for _ in range(10):
@@ -88,7 +89,7 @@ def test_deal_rotates_among_equally_voted_claims_and_never_takes_a_well_voted_on
     if first_id is not None:
         _claim_ids_from(first_id)  # the tied claims' ids far above 0 (the dealer's pivot once started at 0)
     author = UserFactory()
-    fresh = [pair_on(PageFactory(), author, votes=0) for _ in range(services.DEAL_WINDOW * 2)]
+    fresh = [pair_on(PageFactory(), author, votes=0) for _ in range(dealing.DEAL_WINDOW * 2)]
     worn = {c.pk for _ in range(20) for c in pair_on(PageFactory(), author, votes=3)}
     rounds = [services.round_create(player=UserFactory()) for _ in range(40)]
     assert not any(dealt(r) & worn for r in rounds)
@@ -104,7 +105,7 @@ def test_deal_prefers_a_partner_on_the_same_page_over_a_less_voted_one_in_the_ca
     anchor = ClaimFactory(page=home, label="SUPPORTS", author=author, release_total_votes=0)
     partner = ClaimFactory(page=home, label="REFUTES", author=author, release_total_votes=30)
     ClaimFactory(page=away, label="REFUTES", author=author, release_total_votes=1)
-    for _ in range(services.DEAL_WINDOW + 2):  # a full window of true claims voted more than the anchor
+    for _ in range(dealing.DEAL_WINDOW + 2):  # a full window of true claims voted more than the anchor
         ClaimFactory(page=PageFactory(category=category), label="SUPPORTS", author=author, release_total_votes=2)
     for _ in range(5):
         assert dealt(services.round_create(player=UserFactory())) == {anchor.pk, partner.pk}
@@ -126,7 +127,7 @@ def test_deal_finds_the_one_pair_left_beyond_a_window_of_claims_without_partners
     one): the pair further down must still be dealt, not "no pair available"."""
     author = UserFactory()
     barren = CategoryFactory()
-    for _ in range(services.DEAL_WINDOW + 3):
+    for _ in range(dealing.DEAL_WINDOW + 3):
         ClaimFactory(page=PageFactory(category=barren), label="SUPPORTS", author=author, release_total_votes=0)
     pair = {c.pk for c in pair_on(PageFactory(category=CategoryFactory()), author, votes=90)}
     assert dealt(services.round_create(player=UserFactory())) == pair
@@ -134,7 +135,7 @@ def test_deal_finds_the_one_pair_left_beyond_a_window_of_claims_without_partners
 
 def test_deal_honours_the_category_filter_beyond_the_window() -> None:
     author = UserFactory()
-    for _ in range(services.DEAL_WINDOW + 3):
+    for _ in range(dealing.DEAL_WINDOW + 3):
         pair_on(PageFactory(category=CategoryFactory()), author, votes=0)
     music = CategoryFactory(name="Music", slug="music")
     wanted = {c.pk for c in pair_on(PageFactory(category=music), author, votes=12)}
@@ -153,10 +154,10 @@ def test_deal_reads_a_bounded_number_of_rows_however_large_the_pool(monkeypatch)
             services.round_create(player=UserFactory())
         return [q["sql"] for q in queries.captured_queries]
 
-    for _ in range(services.DEAL_WINDOW * 2):
+    for _ in range(dealing.DEAL_WINDOW * 2):
         pair_on(PageFactory(), author)
     small = deal_queries()
-    for _ in range(services.DEAL_WINDOW * 6):
+    for _ in range(dealing.DEAL_WINDOW * 6):
         pair_on(PageFactory(), author)
     large = deal_queries()
     assert len(large) == len(small)

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.players.models import LedgerEntry
 from foolgame.voting import services
 from foolgame.voting.models import Round, SeenClaim

@@ -16,11 +16,12 @@ from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.players.models import PlayerRating
 from foolgame.voting import ratings as game_ratings
 from foolgame.voting import services, tasks
+from foolgame.voting import dealing
 from foolgame.voting.models import Round, SeenClaim, Vote
 from scoring.ratings import Rating, RoundVote, fit_rasch, glicko2_replay, pair_target, round_update
 from tests.concurrency import race
@@ -347,9 +348,9 @@ def test_a_level_deal_reads_a_bounded_number_of_rows(settings) -> None:
             services.round_create(player=strong_player(1650.0))
         return [q["sql"] for q in queries.captured_queries]
 
-    rated_pairs(author, [1000.0 + 3 * i for i in range(services.DEAL_WINDOW * 2)])
+    rated_pairs(author, [1000.0 + 3 * i for i in range(dealing.DEAL_WINDOW * 2)])
     small = deal_queries()
-    rated_pairs(author, [1000.0 + 1 * i for i in range(services.DEAL_WINDOW * 6)])
+    rated_pairs(author, [1000.0 + 1 * i for i in range(dealing.DEAL_WINDOW * 6)])
     large = deal_queries()
     assert len(large) == len(small)
     reads = [q for q in large if q.startswith("SELECT") and ('"claims_claim"."rating" >=' in q or '"claims_claim"."rating" <' in q)]

@@ -9,7 +9,7 @@ import pytest
 from django.db.models import Sum
 from django.test import TestCase
 
-from foolgame.api.errors import ServiceError
+from foolgame.core.errors import ServiceError
 from foolgame.moderation.models import Sighting
 from foolgame.players.models import LedgerEntry, PlayerRating
 from foolgame.voting import ratings, services
@@ -276,7 +276,8 @@ def test_open_rounds_are_capped(db, fake_clock) -> None:
 def _capture_expiry_sends(monkeypatch) -> list[tuple]:
     """The expiry tasks the services send (as a broker would get them), captured where
     ``events.task_on_commit`` is called, with eager mode off."""
-    from foolgame.voting import events, tasks
+    from foolgame.core import events
+    from foolgame.voting import tasks
 
     sent: list[tuple] = []
     monkeypatch.setattr(events, "task_runs_eagerly", lambda task: False)

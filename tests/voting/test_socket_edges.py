@@ -23,7 +23,8 @@ from django.db import OperationalError
 from foolgame.routing import websocket_urlpatterns
 from foolgame.security import origin_allowed
 from foolgame.serving import uvicorn_flags
-from foolgame.voting import services, socket_leases
+from foolgame.core import socket_leases
+from foolgame.voting import services
 from foolgame.voting.models import ClueReveal, Report, Round, Vote
 
 router = URLRouter(websocket_urlpatterns)

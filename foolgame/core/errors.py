@@ -10,10 +10,39 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.db import OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def _service_down_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OperationalError]
+    try:
+        import redis.exceptions
+
+        errors += [redis.exceptions.ConnectionError, redis.exceptions.TimeoutError]
+    except ImportError:  # pragma: no cover
+        pass
+    try:  # the PostgreSQL connection pool, when one is configured
+        from psycopg_pool import PoolTimeout
+
+        errors.append(PoolTimeout)
+    except ImportError:  # pragma: no cover
+        pass
+    try:  # Celery's broker unreachable
+        from kombu.exceptions import OperationalError as KombuOperationalError
+
+        errors.append(KombuOperationalError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+SERVICE_DOWN_ERRORS = _service_down_errors()
+"""What a backing service down raises: the database, Redis, the connection pool, the broker.
+REST answers them 503 (``foolgame.middleware``), sockets close 1013 (``core.sockets``)."""
 
 
 class ServiceError(Exception):

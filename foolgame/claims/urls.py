@@ -1,6 +1,6 @@
 from django.urls import path
 
-from foolgame.pages import views
+from foolgame.claims import views
 
 app_name = "pages"
 

@@ -1,4 +1,5 @@
-"""Browser pages for the corpus: the home page and a page's article view."""
+"""Browser pages for the corpus and its claims: the home page, categories and a page's
+article view with its claim counts (URL names ``pages:...``)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from foolgame.authoring.selectors import WRITABLE_MIN_SENTENCES
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
-from foolgame.pages.selectors import category_list, page_list, page_sentences, sections
+from foolgame.pages.selectors import WRITABLE_MIN_SENTENCES, category_list, page_list, page_sentences, sections
 
 
 def home(request: HttpRequest) -> HttpResponse:

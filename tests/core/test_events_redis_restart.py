@@ -14,7 +14,7 @@ import pytest
 from channels.layers import channel_layers
 from foolgame.channel_layer import RedisChannelLayer
 
-from foolgame.voting import events
+from foolgame.core import events
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server (apt-get install redis-server)")
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 from rest_framework.authentication import CSRFCheck
 from rest_framework.request import Request
 from rest_framework.views import APIView
+
+from foolgame.core.errors import ServiceError
 
 
 def _no_response(request: Any) -> None:  # CSRFCheck wants a get_response; it is never called
@@ -29,3 +31,12 @@ class ApiView(APIView):
             if reason:
                 raise exceptions.PermissionDenied("CSRF check failed: fetch GET /api/auth/csrf and send the token as X-CSRFToken.")
         super().initial(request, *args, **kwargs)
+
+
+def validated_body(serializer_class: type[serializers.Serializer], request: Request) -> dict:
+    """The request's JSON object, checked by ``serializer_class``: 400 ``invalid`` otherwise."""
+    if not isinstance(request.data, dict):
+        raise ServiceError("invalid", "Send a JSON object.")
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data

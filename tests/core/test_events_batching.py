@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from foolgame.voting import events
+from foolgame.core import events
 
 STOPPED: list[events._Publisher] = []
 

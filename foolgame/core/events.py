@@ -1,0 +1,204 @@
+"""What the services send once their change is committed: socket updates and tasks. Every
+app sends its side effects through here (``task_on_commit``, ``task_batched_on_commit``,
+``group_send_on_commit``), never with a hand-written ``transaction.on_commit``.
+
+Consumers keep the round's deadline in memory to tick without a query a second; any
+change made elsewhere (a REST reveal, a timeout, a vote) reaches them through the group.
+
+The services run in Django's sync thread. Waiting there for a ``group_send`` (with
+``async_to_sync``) would hold that thread, and every request queued behind it, until the
+busy event loop got round to the send; waiting for the Celery broker costs a few
+milliseconds more on every vote. With the Redis layer and a real broker both are therefore
+handed to a publisher thread with its own loop, which sends each group's messages in order
+(different groups' side by side), without the caller waiting. The in-memory layer lives on the server's own loop, so there the
+send stays direct, and eager tasks (tests, the embedded default) run at once, as before.
+A group send that fails is tried again on a fresh connection (the publisher's own layer,
+rebuilt), a few times with a short wait: after Redis restarts, every pooled connection is
+dead, and dropping the first event after it left a socket in READY with no ticks (issue 17).
+A task that cannot be sent is logged: the periodic sweeps (rounds every minute, quality
+flags every hour) redo what a lost task would have done.
+
+Tasks are sent by a thread of their own (Celery's publish is blocking work), so a socket
+update never waits behind one. The per-vote follow-ups (the claims' quality flags, the
+ratings) are *batched*: every call within BATCH_SECONDS joins one task run over all their ids
+(``task_batched_on_commit``). A room's 20 votes on one pair then cost one quality refresh of
+its two claims rather than 20, and 33 votes a second cost about 4 task runs a second instead
+of 66, which measured half a core of the Celery worker on the rooms benchmark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from celery import Task
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import BaseChannelLayer, InMemoryChannelLayer, channel_layers, get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+SEND_RETRY_WAITS = (0.0, 0.2, 1.0)
+"""Seconds to wait before each new try of a failed group send, each on a fresh connection."""
+SENDS_AT_ONCE = 8
+"""Group sends to different groups the publisher has in flight at once."""
+BATCH_SECONDS = 0.5
+"""How long a batched task's ids gather before its one run is sent."""
+
+
+
+class _Publisher:
+    """A daemon thread with an event loop that sends queued group messages in order, and a
+    second thread that sends tasks in order (so a slow broker never holds a group message)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.tasks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fm2-tasks")
+        self.batches: dict[str, tuple[Task, set[int]]] = {}
+        self.thread = threading.Thread(target=self._run, name="fm2-round-events", daemon=True)
+        self.thread.start()
+        self.ready.wait()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.loop.create_task(self._drain())
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _drain(self) -> None:
+        """Send each group's messages in the order they came, and different groups' side by
+        side (at most SENDS_AT_ONCE at a time): one room's answer never waits behind the
+        sends to other groups (a vote's ``round.changed`` each, a question to 20 sockets),
+        which queued it for up to 100 ms on the rooms benchmark when they went one by one."""
+        # The publisher's own layer, so that rebuilding it after a failure closes only this
+        # loop's connections, never those the server's consumers are reading from.
+        self.layer: BaseChannelLayer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+        self.sending = asyncio.Semaphore(SENDS_AT_ONCE)
+        self.last: dict[str, asyncio.Future[None]] = {}  # each group's latest send
+        while True:
+            group, message = await self.queue.get()
+            send = asyncio.ensure_future(self._send_after(self.last.get(group), group, message))
+            self.last[group] = send
+            send.add_done_callback(lambda done, group=group: self.last.pop(group) if self.last.get(group) is done else None)
+
+    async def _send_after(self, previous: asyncio.Future[None] | None, group: str, message: dict[str, Any]) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])  # the group's earlier message first (a send never raises)
+        async with self.sending:
+            await self._group_send(group, message)
+
+    async def _group_send(self, group: str, message: dict[str, Any]) -> None:
+        for attempt, wait in enumerate((*SEND_RETRY_WAITS, None)):
+            layer = self.layer
+            try:
+                await layer.group_send(group, message)
+                return
+            except Exception as error:
+                if wait is None:  # a lost update only delays a socket until its next action
+                    logger.exception("could not send %s to %s after %d tries", message.get("type"), group, attempt + 1)
+                    return
+                logger.warning("sending %s to %s failed (%s); trying again on a fresh connection", message.get("type"), group, error)
+                if self.layer is layer:  # the sends failing together rebuild it once
+                    await self._fresh_layer()
+                await asyncio.sleep(wait)
+
+    async def _fresh_layer(self) -> None:
+        stale, self.layer = self.layer, channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+        close = getattr(stale, "close_pools", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception:  # its connections are dead anyway
+                logger.debug("closing the stale channel layer failed", exc_info=True)
+
+    def publish(self, group: str, message: dict[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, message))
+
+    def send_task(self, task: Task, args: list[Any], options: dict[str, Any]) -> None:
+        self.tasks.submit(self._send_task, task, args, options)
+
+    @staticmethod
+    def _send_task(task: Task, args: list[Any], options: dict[str, Any]) -> None:
+        try:
+            task.apply_async(args=args, **options)
+        except Exception:  # the periodic sweeps redo a lost task's work
+            logger.exception("could not send task %s", task.name)
+
+    def batch_task(self, task: Task, ids: list[int]) -> None:
+        self.loop.call_soon_threadsafe(self._add_to_batch, task, ids)
+
+    def _add_to_batch(self, task: Task, ids: list[int]) -> None:
+        """On the loop: the first ids of a batch start its clock; the run is sent when it ends."""
+        pending = self.batches.get(task.name)
+        if pending is None:
+            self.batches[task.name] = (task, set(ids))
+            self.loop.call_later(BATCH_SECONDS, self._send_batch, task.name)
+        else:
+            pending[1].update(ids)
+
+    def _send_batch(self, name: str) -> None:
+        task, ids = self.batches.pop(name)
+        self.send_task(task, [sorted(ids)], {})
+
+
+_publisher: _Publisher | None = None
+_publisher_lock = threading.Lock()
+
+
+def _get_publisher() -> _Publisher:
+    global _publisher
+    with _publisher_lock:
+        if _publisher is None:
+            _publisher = _Publisher()
+    return _publisher
+
+
+def _publish(group: str, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    if isinstance(layer, InMemoryChannelLayer):
+        async_to_sync(layer.group_send)(group, message)
+        return
+    _get_publisher().publish(group, message)
+
+
+def task_runs_eagerly(task: Task) -> bool:
+    """Whether ``apply_async`` runs the task at once, here: the Celery app's own setting,
+    which the tests turn on even where Django's settings name a broker."""
+    return bool(task.app.conf.task_always_eager)
+
+
+def task_on_commit(task: Task, *args: Any, **options: Any) -> None:
+    """After the commit, send ``task(*args)`` (``options`` as for ``apply_async``, e.g. eta).
+    Eager tasks run at once in this thread; others go through the publisher's task thread, so
+    the caller does not wait for the broker."""
+    if task_runs_eagerly(task):
+        transaction.on_commit(lambda: task.apply_async(args=list(args), **options), robust=True)
+    else:
+        transaction.on_commit(lambda: _get_publisher().send_task(task, list(args), options))
+
+
+def task_batched_on_commit(task: Task, ids: Iterable[int]) -> None:
+    """After the commit, have ``task(ids)`` run: eager tasks at once with these ids; others
+    joined with every call's ids of the next BATCH_SECONDS (in this process) into one run
+    over their sorted union. For idempotent follow-ups whose work is per id (recompute these
+    claims' flags, rate these votes); a run lost with its process is redone by their sweeps."""
+    ids = [int(pk) for pk in ids]
+    if task_runs_eagerly(task):
+        transaction.on_commit(lambda: task.apply_async(args=[ids]), robust=True)
+    else:
+        transaction.on_commit(lambda: _get_publisher().batch_task(task, ids))
+
+
+
+def group_send_on_commit(group: str, message: dict[str, Any]) -> None:
+    """After the commit, send ``message`` to a channel-layer group without waiting for it
+    (through the publisher thread with Redis; at once with the in-memory layer)."""
+    transaction.on_commit(lambda: _publish(group, message))

@@ -1,0 +1,155 @@
+"""Every hook through which a higher app reacts to a lower one, in one file.
+
+Apps stand in layers (``tests/test_layers.py``): a lower app never imports a higher one. When
+something a lower app does must change a higher one's state (a vote makes a claim's quality
+flags stale; a room's round settles and its question may be over; an import adds sentences
+that need an index), the lower app sends a hook here and the higher app connects its
+receiver in its ``AppConfig.ready()``. The lower app names what happened, never who cares.
+
+A ``Hook`` has any number of receivers, called in the order they connected, with keyword
+arguments only; ``send`` returns their answers (a hook that asks a question, e.g.
+``hints_allowed``, reads them). A receiver that raises propagates to the sender, as a direct
+call would: hooks move who knows whom, not what happens. ``Slot`` holds one provider with a
+default (``round_groups``), for a lower app that needs a policy a higher app may set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+
+class Hook:
+    def __init__(self, name: str, doc: str) -> None:
+        self.name, self.__doc__ = name, doc
+        self.receivers: list[Callable[..., Any]] = []
+
+    def connect(self, receiver: Callable[..., Any]) -> Callable[..., Any]:
+        """Add ``receiver`` (once: ``ready()`` may run again in tests). Usable as a decorator."""
+        if receiver not in self.receivers:
+            self.receivers.append(receiver)
+        return receiver
+
+    def disconnect(self, receiver: Callable[..., Any]) -> None:
+        if receiver in self.receivers:
+            self.receivers.remove(receiver)
+
+    def send(self, **kwargs: Any) -> list[Any]:
+        return [receiver(**kwargs) for receiver in list(self.receivers)]
+
+    def __repr__(self) -> str:
+        return f"<Hook {self.name}: {len(self.receivers)} receivers>"
+
+
+# --- pages and claims: imports -------------------------------------------------------------
+
+sentences_added = Hook(
+    "sentences_added",
+    """An import added or replaced sentences of these pages (``page_ids``), inside its
+    transaction: their search indexes are stale. (evidence builds them after the commit.)""",
+)
+
+sentences_cited = Hook(
+    "sentences_cited",
+    """Which of these sentences (``sentence_ids``) does something cite and so must be kept
+    (retired, not deleted) when an import drops them from their page? Each receiver returns a
+    set of ids. (claims: the ones cited as gold.)""",
+)
+
+claims_imported = Hook(
+    "claims_imported",
+    """An import created these claims (``claim_ids``), inside its transaction. (moderation
+    computes their quality flags from the release's vote counts.)""",
+)
+
+# --- evidence: who may read a page's hints --------------------------------------------------
+
+page_in_play = Hook(
+    "page_in_play",
+    """Is ``player_id`` in a game on a claim about the page ``page_id``? Then nothing that
+    reads the page for them (hints, draft checks) may run: the free top-10 would hand a voter
+    the gold sentence. (voting answers True for an open round on one of its claims.)""",
+)
+
+hints_allowed = Hook(
+    "hints_allowed",
+    """May ``player_id`` read hints for the page ``page_id``? Each receiver answers True when
+    its own rule lets them; the hints need one True. (authoring: an open write task on the
+    page.)""",
+)
+
+# --- voting: rounds, votes and reports -------------------------------------------------------
+
+claims_voted = Hook(
+    "claims_voted",
+    """A vote on a round of these claims (``claim_ids``) is being written, inside its
+    transaction: what is derived from their votes is stale. (moderation refreshes their
+    quality flags after the commit, batched.)""",
+)
+
+claim_reported = Hook(
+    "claim_reported",
+    """A player reported this claim (``claim_id``), inside the report's transaction.
+    (moderation refreshes its quality flags after the commit.)""",
+)
+
+round_settled = Hook(
+    "round_settled",
+    """A round service committed a vote, a report or a forfeit on the round ``round_id``, or
+    the round is about to be read: an app that plays rounds in groups ends the group when
+    nothing is left to wait for. (rooms ends the room's question.)""",
+)
+
+
+class RoundGroups:
+    """How voting treats rounds that a higher app plays in groups (a room's question): the
+    answer of a grouped round is the group's, out for everyone at once. This default has no
+    groups: every round is a solo round. rooms sets its own in ``RoomsConfig.ready()``."""
+
+    related: tuple[str, ...] = ()
+    """``select_related`` paths that make ``in_group`` and ``answer_withheld`` free for a round
+    read with them."""
+
+    def solo(self, prefix: str = "") -> Q:
+        """The rounds (``prefix``: the path to them) that belong to no group."""
+        return Q()
+
+    def in_group(self, round_: Any) -> bool:
+        return False
+
+    def answer_withheld(self, round_: Any) -> bool:
+        """Must every payload of this round leave its answer out for now (its group's
+        answer is not out for everyone)?"""
+        return False
+
+    def forfeit_answer_at(self, round_: Any) -> datetime | None:
+        """When a started grouped round given up shows its answer: the group's own clock, not
+        the member's (None: the round's own deadline)."""
+        return None
+
+    def votes_due(self, votes: QuerySet[Any], now: datetime) -> list[int]:
+        """The ids of these unsettled votes whose answer is out for everyone now, so they may
+        be paid, notified and rated."""
+        return list(votes.values_list("pk", flat=True))
+
+
+class Slot:
+    """One provider of a policy, with a default until a higher app sets its own."""
+
+    def __init__(self, name: str, default: Any) -> None:
+        self.name, self.default, self.provider = name, default, default
+
+    def set(self, provider: Any) -> None:
+        self.provider = provider
+
+    def reset(self) -> None:
+        self.provider = self.default
+
+    def get(self) -> Any:
+        return self.provider
+
+
+round_groups = Slot("round_groups", RoundGroups())

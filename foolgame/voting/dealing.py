@@ -1,0 +1,184 @@
+"""Dealing a fair pair: one true and one false claim, same page when possible, else same
+category, least-voted first, or near a rated player's level. Reads only: the round services
+(``round_create``) and the rooms service deal with these under their own locks."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import models
+
+from foolgame.claims.models import Claim
+from foolgame.players.models import PlayerRating
+from scoring.ratings import DEFAULT_RATING, Rating, pair_target
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: int
+    page_id: int
+    category_id: int | None
+    label: str
+    votes: int
+    rating: float | None
+    tiebreak: float
+
+
+def _pick_pair(candidates: list[Candidate]) -> tuple[Candidate, Candidate] | None:
+    """Over a whole pool: the least-voted claim that has a partner of the other label on its
+    page, else in its category; its partner is the least-voted such claim. Ties break at
+    random. The dealer's last resort (see ``deal_pair``)."""
+    ordered = sorted(candidates, key=lambda c: (c.votes, c.tiebreak))
+    by_page: dict[tuple[int, str], list[Candidate]] = {}
+    by_category: dict[tuple[int, str], list[Candidate]] = {}
+    for c in ordered:
+        by_page.setdefault((c.page_id, c.label), []).append(c)
+        if c.category_id is not None:
+            by_category.setdefault((c.category_id, c.label), []).append(c)
+    best: tuple[tuple[int, int, float], tuple[Candidate, Candidate]] | None = None
+    for anchor in ordered:
+        same_page = by_page.get((anchor.page_id, _other_label(anchor.label)))
+        if same_page:
+            return anchor, same_page[0]
+        if best is None and anchor.category_id is not None:
+            same_category = by_category.get((anchor.category_id, _other_label(anchor.label)))
+            if same_category:
+                best = ((1, anchor.votes, anchor.tiebreak), (anchor, same_category[0]))
+    return best[1] if best else None
+
+
+# How many of the least-voted claims open to a player are tried as the first claim of a
+# pair; how many claims of their pages are read to find a partner; how many of a category's
+# least-voted claims of one label a partner is drawn from (the least-voted of them).
+DEAL_WINDOW = 32
+
+
+DEAL_PAGE_ROWS = 500
+
+
+DEAL_CATEGORY_ROWS = 8
+
+
+DEAL_FIELDS = ("id", "page_id", "page__category_id", "label", "deal_votes", "rating")
+
+
+def _other_label(label: str) -> str:
+    return Claim.Label.REFUTES if label == Claim.Label.SUPPORTS else Claim.Label.SUPPORTS
+
+
+def candidates(rows: Any) -> list[Candidate]:
+    return [Candidate(*row, tiebreak=random.random()) for row in rows]
+
+
+def _least_voted(candidates: list[Candidate]) -> Candidate:
+    return min(candidates, key=lambda c: (c.votes, c.tiebreak))
+
+
+def deal_window(pool: models.QuerySet[Claim]) -> list[Candidate]:
+    """The ``DEAL_WINDOW`` least-voted claims of the pool, read along the (deal_votes, id)
+    index: the claims at the lowest vote count are entered at a random id and read round
+    from there, so that ties rotate among players; when that level holds fewer, the next
+    levels follow in (votes, id) order. Bounded reads: a LIMIT on an index walk each."""
+    first = pool.order_by("deal_votes", "id").values_list("deal_votes", "id").first()
+    if first is None:
+        return []
+    floor, lowest = first
+    top = Claim.objects.order_by("-id").values_list("id", flat=True).first() or lowest
+    # From the floor's lowest id, not from 0: with the tied claims' ids far above 0 (a
+    # database that has seen many claims) a pivot from 0 fell below them nearly every time,
+    # and every deal started at the same end.
+    pivot = random.randint(lowest, max(top, lowest))
+    rows = list(pool.filter(deal_votes=floor, id__gte=pivot).order_by("id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW])
+    if len(rows) < DEAL_WINDOW:
+        rows += pool.filter(deal_votes=floor, id__lt=pivot).order_by("id").values_list(*DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
+    if len(rows) < DEAL_WINDOW:
+        rows += pool.filter(deal_votes__gt=floor).order_by("deal_votes", "id").values_list(*DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
+    return candidates(rows)
+
+
+def _level_window(pool: models.QuerySet[Claim], target: float) -> list[Candidate]:
+    """The ``DEAL_WINDOW`` rated claims of the pool nearest ``target`` (1500 scale), nearest
+    first: one index walk up from it and one down, a LIMIT each (``claim_status_rating``)."""
+    up = pool.filter(rating__gte=target).order_by("rating", "id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW]
+    down = pool.filter(rating__lt=target).order_by("-rating", "-id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW]
+    return sorted(candidates([*up, *down]), key=lambda c: (abs(c.rating - target), c.tiebreak))[:DEAL_WINDOW]
+
+
+def _nearest(wanted: float) -> Callable[[list[Candidate]], Candidate]:
+    """A partner picker: the claim whose rating is nearest ``wanted`` (an unrated claim
+    counts as a newcomer's 1500), ties at random."""
+
+    def pick(candidates: list[Candidate]) -> Candidate:
+        return min(candidates, key=lambda c: (abs((c.rating if c.rating is not None else DEFAULT_RATING) - wanted), c.tiebreak))
+
+    return pick
+
+
+def pair_from(
+    pool: models.QuerySet[Claim], anchors: list[Candidate], partner: Callable[[Candidate], Callable[[list[Candidate]], Candidate]]
+) -> tuple[Candidate, Candidate] | None:
+    """The first of ``anchors`` (in their order) with a partner of the other label on its
+    page, else in its category; ``partner(anchor)`` picks among the candidates. Bounded
+    reads: the anchors' pages (``DEAL_PAGE_ROWS``), then a few rows per category."""
+    on_pages: dict[int, Candidate] = {c.id: c for c in anchors}
+    # Unordered, so that the read goes through the page index; the picker chooses here.
+    page_rows = pool.filter(page_id__in={c.page_id for c in anchors}).order_by().values_list(*DEAL_FIELDS)
+    for c in candidates(page_rows[:DEAL_PAGE_ROWS]):
+        on_pages.setdefault(c.id, c)
+    by_page: dict[tuple[int, str], list[Candidate]] = {}
+    for c in on_pages.values():
+        by_page.setdefault((c.page_id, c.label), []).append(c)
+    for anchor in anchors:
+        partners = by_page.get((anchor.page_id, _other_label(anchor.label)))
+        if partners:
+            return anchor, partner(anchor)(partners)
+    tried: set[tuple[int, str]] = set()
+    for anchor in anchors:
+        if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
+            continue
+        tried.add((anchor.category_id, _other_label(anchor.label)))
+        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id")
+        partners = candidates(rows.values_list(*DEAL_FIELDS)[:DEAL_CATEGORY_ROWS])
+        if partners:
+            return anchor, partner(anchor)(partners)
+    return None
+
+
+def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tuple[Candidate, Candidate] | None:
+    """A fair pair from the pool without reading the pool (the policy is in the README,
+    "Voting rounds").
+
+    With a ``level`` (a claim difficulty on the 1500 scale, ``scoring.ratings.pair_target``),
+    the first claim is the one nearest it among the rated claims, its partner the one of the
+    other label nearest ``2 * level - first`` (so the pair's sum is on target) on its page,
+    else among its category's least-voted. Without one, or when no pair is found near the
+    level: the first claim is taken from the least-voted window, least-voted first (ties at
+    random), its partner the least-voted of its page, else of its category. Only when no
+    claim of a full window has a partner even in its category is the whole pool read, with
+    ``_pick_pair``: a player with almost nothing left to play."""
+    if level is not None:
+        pair = pair_from(pool, _level_window(pool, level), lambda anchor: _nearest(2 * level - anchor.rating))
+        if pair is not None:
+            return pair
+    window = deal_window(pool)
+    if not window:
+        return None
+    pair = pair_from(pool, sorted(window, key=lambda c: (c.votes, c.tiebreak)), lambda anchor: _least_voted)
+    if pair is not None or len(window) < DEAL_WINDOW:
+        return pair  # a short window was the whole pool: every claim was tried
+    return _pick_pair(candidates(pool.values_list(*DEAL_FIELDS)))
+
+
+def deal_level(player: AbstractBaseUser) -> float | None:
+    """The claim difficulty this deal looks for, or None for a least-voted deal: a share
+    ``DEAL_LEVEL_SHARE`` of the deals of a player with a rating worth the name."""
+    options = settings.FM2_RATINGS
+    skill = PlayerRating.objects.filter(player_id=player.pk, votes__gte=options["DEAL_LEVEL_MIN_VOTES"]).first()
+    if skill is None or random.random() >= options["DEAL_LEVEL_SHARE"]:
+        return None
+    return pair_target(Rating(skill.rating, skill.deviation, skill.volatility), options["DEAL_SOLVE_CHANCE"])

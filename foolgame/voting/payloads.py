@@ -1,0 +1,189 @@
+"""What a round's player sees: the round's clock in seconds and points, its state, the clues,
+and the answer once it may be shown. No payload carries a label, a gold sentence or whether
+a vote was right before the round's answer is due (``answer_not_due``; a grouped round's,
+e.g. a room's, when its group says so: ``core.hooks.round_groups``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from foolgame.claims.models import Claim, ClaimGold
+from foolgame.core import clock, hooks
+from foolgame.voting.models import ClueReveal, Round, Vote
+from scoring.rounds import remaining_seconds, round_deadline, voter_points
+
+
+def game_settings() -> dict[str, Any]:
+    return settings.FM2
+
+
+def deadline_after(round_: Round, reveals: int) -> datetime:
+    assert round_.started_at is not None
+    return round_deadline(
+        started_at=round_.started_at, reveals=reveals, duration=game_settings()["ROUND_SECONDS"], clue_cost=game_settings()["CLUE_COST_SECONDS"]
+    )
+
+
+def round_remaining(round_: Round, *, now: datetime | None = None, reveals: int | None = None) -> float:
+    """Seconds left on the round's clock: 180 - elapsed - 10 x reveals, from stored timestamps."""
+    if round_.started_at is None:
+        return float(game_settings()["ROUND_SECONDS"])
+    if reveals is None:
+        reveals = round_.reveals.count()
+    return remaining_seconds(
+        started_at=round_.started_at,
+        now=now or clock.now(),
+        reveals=reveals,
+        duration=game_settings()["ROUND_SECONDS"],
+        clue_cost=game_settings()["CLUE_COST_SECONDS"],
+    )
+
+
+def round_points(remaining: float) -> int:
+    """What a correct vote would earn the voter now."""
+    return voter_points(remaining, pot=game_settings()["ROUND_POT"]) if remaining > 0 else 0
+
+
+def clue_payload(claim: Claim, position: int) -> dict[str, Any]:
+    clue = claim.clues[position]
+    return {"position": position, "text": clue["text"], "section_header": clue.get("section_header", "")}
+
+
+def gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
+    """Each claim's gold sentences, in their order, read in one query."""
+    gold: dict[int, list[dict[str, str]]] = {claim.pk: [] for claim in claims}
+    links = ClaimGold.objects.filter(claim_id__in=list(gold)).order_by("claim_id", "position", "id")
+    for claim_id, text, header in links.values_list("claim_id", "sentence__text", "sentence__section_header"):
+        gold[claim_id].append({"text": text, "section_header": header})
+    return [gold[claim.pk] for claim in claims]
+
+
+def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> dict[str, Any]:
+    """The round as its player may see it now. Before the vote: no label, no gold sentence,
+    no clue not yet bought; before the start: not even the claims' text. A room's round
+    over before its question shows no result and padded clue counts until the question is
+    over (``round_answer_withheld``): the answer is the whole room's at once. ``reveals``: the
+    round's clue reveals when the caller knows them (a round started just now has none)."""
+    state: dict[str, Any] = {
+        "id": round_.pk,
+        "status": round_.state,
+        "pages": [{"id": c.page_id, "title": c.page.title} for c in round_.claims],
+        "started_at": round_.started_at.isoformat() if round_.started_at else None,
+        "deadline": round_.deadline.isoformat() if round_.deadline and round_.state == Round.State.PLAYING else None,
+        "clue_cost": game_settings()["CLUE_COST_SECONDS"],
+    }
+    now = now or clock.now()
+    hidden = answer_not_due(round_, now)
+    if round_.state == Round.State.FORFEITED:
+        state["answer_at"] = round_.answer_at.isoformat() if round_.answer_at else None
+        if hidden:
+            state["message"] = FORFEIT_MESSAGE
+    if round_.state == Round.State.READY:
+        state.update({"claims": None, "remaining": float(game_settings()["ROUND_SECONDS"]), "points": game_settings()["ROUND_POT"], "clues": [[], []]})
+        return state
+    if round_.state == Round.State.FORFEITED and round_.started_at is None and hidden:
+        # Given up before the start: nothing was shown, so nothing is until its answer's time.
+        state.update({"claims": None, "remaining": None, "points": 0, "clues": [[], []]})
+        return state
+    if reveals is None:
+        reveals = list(round_.reveals.all())
+    remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
+    if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED):
+        remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
+    clues: list[list[dict[str, Any]]] = [[], []]
+    for reveal in reveals:
+        claim = round_.claims[reveal.claim_index]
+        if reveal.position < len(claim.clues):  # a moderator's evidence edit may have shortened it
+            clues[reveal.claim_index].append(clue_payload(claim, reveal.position))
+    state.update(
+        {
+            "claims": [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims],
+            "remaining": None if remaining is None else round(max(remaining, 0.0), 2),
+            "points": round_points(remaining) if remaining is not None else 0,
+            "clues": clues,
+            "clues_left": clues_left(round_, [len(c) for c in clues]),
+        }
+    )
+    if round_.state == Round.State.FORFEITED:
+        if hidden:
+            state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
+        else:
+            state["result"] = answer_payload(round_)
+    elif round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and hooks.round_groups.get().answer_withheld(round_):
+        state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
+    elif round_.state == Round.State.VOTED:
+        state["result"] = result_payload(round_, round_.vote)
+    elif round_.state == Round.State.REPORTED and hidden:
+        state["answer_at"] = round_.deadline.isoformat()
+        state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
+    elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
+        state["result"] = answer_payload(round_)
+    elif round_.state == Round.State.VOIDED:
+        state["message"] = VOIDED_MESSAGE
+    return state
+
+
+VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
+
+
+FORFEIT_MESSAGE = "You gave up this round. Its answer is shown when the round would have ended had you waited (answer_at)."
+
+
+UNPAID_MESSAGES = {
+    "moderator_saw_claim": "You saw one of these claims with its answer as a moderator before voting, so this vote pays nothing "
+    "to anyone and does not count in the ratings."
+}
+
+
+def answer_not_due(round_: Round, now: datetime) -> bool:
+    """Is this a round given up (a forfeit, or a solo round ended by a report) whose answer
+    is not out yet? A solo forfeit's answer comes at its ``answer_at``, a reported round's at
+    its deadline (giving up is never a faster way to an answer than waiting); a room's
+    round's when its question is over, as every member's (``round_answer_withheld``)."""
+    groups = hooks.round_groups.get()
+    if round_.state == Round.State.REPORTED and not groups.in_group(round_):
+        # A solo round ended by a report during play: a report is not a faster way to the
+        # answer than waiting either (issue 24's walk found this one), so its answer comes
+        # at the deadline the round had when it was reported.
+        return round_.deadline is not None and now < round_.deadline
+    if round_.state != Round.State.FORFEITED:
+        return False
+    if groups.in_group(round_):
+        return groups.answer_withheld(round_)
+    return round_.answer_at is not None and now < round_.answer_at
+
+
+def clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> list[int]:
+    """Clues still to buy per claim. While the round is playing (or ``padded``: a room's
+    round over before its question) both claims show the longer list's length less what was
+    bought, so the lengths never tell which claim is false (a claim whose list runs out
+    answers ``no_more_clues``); once over, the true numbers."""
+    lengths = [len(c.clues) for c in round_.claims]
+    if padded or round_.state == Round.State.PLAYING:
+        return [max(max(lengths) - n, 0) for n in bought]
+    return [max(length - n, 0) for length, n in zip(lengths, bought)]
+
+
+def answer_payload(round_: Round) -> dict[str, Any]:
+    """The answer, shown once the round is over."""
+    return {
+        "false_claim": round_.false_index,
+        "labels": [Claim.Label.REFUTES if i == round_.false_index else Claim.Label.SUPPORTS for i in (0, 1)],
+        "gold": gold_payloads(round_.claims),
+    }
+
+
+def vote_ack(vote: Vote) -> dict[str, Any]:
+    """A vote on a room's round while its question plays: in, and with how much time; not
+    whether it was right (the room socket's ``voted`` frame)."""
+    return {"remaining": round(vote.remaining, 2)}
+
+
+def result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
+    result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **answer_payload(round_)}
+    if vote.unpaid:
+        result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
+    return result
