@@ -16,6 +16,7 @@ from foolgame.api.views import ApiView
 from foolgame.claims.models import Claim
 from foolgame.moderation import integrity, selectors, services
 from foolgame.moderation.models import AuditRecord, PlayerAuditRecord, PlayerHold
+from foolgame.players.roles import is_moderator
 
 
 class IsModerator(permissions.BasePermission):
@@ -24,7 +25,7 @@ class IsModerator(permissions.BasePermission):
     message = "Only moderators can do this."
 
     def has_permission(self, request: Request, view: APIView) -> bool:
-        return services.is_moderator(request.user)
+        return is_moderator(request.user)
 
 
 class _PageSerializer(serializers.Serializer):

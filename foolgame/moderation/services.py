@@ -32,6 +32,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit, Sighting
 from foolgame.pages.models import Sentence
+from foolgame.players.roles import is_moderator
 from foolgame.players.services import player_role_set, role_group_ensure
 from foolgame.voting.counters import claim_votes_lock, claim_votes_recount
 from foolgame.voting.models import Report, Vote
@@ -65,14 +66,6 @@ def _config() -> dict[str, Any]:
 def moderators_group_ensure() -> Group:
     """The ``moderators`` group with its permissions (created when missing; run after migrate)."""
     return role_group_ensure(name=MODERATORS_GROUP, permissions=MODERATOR_PERMISSIONS)
-
-
-def is_moderator(user: Any) -> bool:
-    """Who may work the queue: holders of ``moderation.moderate_claims``, which the
-    ``moderators`` group grants (and Django grants superusers every permission)."""
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
-        return False
-    return bool(user.has_perm("moderation.moderate_claims"))
 
 
 def moderator_set(*, username: str, moderator: bool = True) -> AbstractBaseUser:

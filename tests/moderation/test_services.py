@@ -9,6 +9,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.moderation import services
 from foolgame.moderation.models import AuditRecord, ClaimQuality, PriorFit
+from foolgame.players.roles import is_moderator
 from foolgame.voting import services as voting
 from foolgame.voting.selectors import claims_playable
 from tests.factories import SentenceFactory, UserFactory
@@ -244,12 +245,12 @@ def test_audit_records_cannot_be_changed_or_deleted(moderator) -> None:
 
 def test_createmoderator_puts_a_player_in_the_group(db) -> None:
     player = UserFactory(username="mod-to-be")
-    assert not services.is_moderator(player)
+    assert not is_moderator(player)
     call_command("createmoderator", "mod-to-be", stdout=None)
     player = type(player).objects.get(pk=player.pk)
-    assert services.is_moderator(player) and player.groups.filter(name="moderators").exists()
+    assert is_moderator(player) and player.groups.filter(name="moderators").exists()
     call_command("createmoderator", "mod-to-be", "--remove")
-    assert not services.is_moderator(type(player).objects.get(pk=player.pk))
+    assert not is_moderator(type(player).objects.get(pk=player.pk))
     with pytest.raises(CommandError, match="nobody"):
         call_command("createmoderator", "nobody")
 
