@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from foolgame.api.errors import ServiceError
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import CheckedAction, check_claim_action, do_claim_action, sightings_record
+from foolgame.moderation.actions import CheckedAction, check_claim_action, do_claim_action, sightings_record
 from foolgame.players.roles import is_moderator
 
 MODERATION_FIELDS = ["moderation_action", "new_label", "gold_sentence_ids", "reason"]

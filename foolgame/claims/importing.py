@@ -161,7 +161,7 @@ def import_fm2_rows(rows: list[Fm2Row], *, split: str) -> int:
     The new claims' quality flags are computed in the same transaction, from the release's
     vote counts: the moderation queue lists the release's too-hard claims as soon as the
     import commits, without waiting for the hourly refresh."""
-    from foolgame.moderation.services import quality_refresh_chunked  # moderation imports claims
+    from foolgame.moderation.quality import quality_refresh_chunked  # moderation imports claims
 
     author = release_author()
     created_ids: list[int] = []

@@ -14,7 +14,7 @@ from foolgame.api.errors import ServiceError
 from foolgame.api.schema import errors
 from foolgame.api.views import ApiView
 from foolgame.claims.models import Claim
-from foolgame.moderation import integrity, selectors, services
+from foolgame.moderation import actions, integrity, selectors
 from foolgame.moderation.models import AuditRecord, PlayerAuditRecord, PlayerHold
 from foolgame.players.roles import is_moderator
 
@@ -130,7 +130,7 @@ class ActionResultSerializer(ClaimReviewSerializer):
 
 class ActionSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=AuditRecord.Action.values)
-    reason = serializers.CharField(max_length=services.REASON_MAX_CHARS)
+    reason = serializers.CharField(max_length=actions.REASON_MAX_CHARS)
     label = serializers.ChoiceField(choices=Claim.Label.values, required=False, help_text="relabel only")
     gold_sentence_ids = serializers.ListField(
         child=serializers.IntegerField(), min_length=1, max_length=2, required=False, help_text="edit_evidence only: 1 or 2 sentences of the claim's page"
@@ -178,7 +178,7 @@ class ModerationQueueApi(ApiView):
             raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
         claims = selectors.moderation_queue(reason=reason, category=request.query_params.get("category") or None)
         results = selectors.claim_reviews(claims[:limit])
-        services.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
+        actions.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
         return Response({"count": claims.count(), "results": results})
 
 
@@ -219,7 +219,7 @@ class ClaimActionApi(ApiView):
         data: Any = request.data
         if not isinstance(data, dict):
             raise ServiceError("invalid", "Send a JSON object.")
-        record = services.claim_moderate(
+        record = actions.claim_moderate(
             moderator=request.user,
             claim_id=claim_id,
             action=data.get("action"),
@@ -250,7 +250,7 @@ class AuditLogApi(ApiView):
         if claim is not None and not claim.isdigit():
             raise ServiceError("invalid_claim", "claim must be a claim id.")
         records = list(selectors.audit_records(claim_id=int(claim) if claim else None)[:200])
-        services.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
+        actions.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
         return Response([selectors.audit_record_payload(r) for r in records])
 
 
