@@ -1,5 +1,5 @@
 """The claim admin: every field read-only; label, gold and status change only through the
-moderation services, audited like the queue's actions."""
+moderation actions, audited like the queue's actions."""
 
 from __future__ import annotations
 
