@@ -507,7 +507,7 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch):
 async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) -> None:
     from channels.db import database_sync_to_async
 
-    from foolgame.moderation.services import claim_moderate, moderator_set
+    from foolgame.moderation.actions import claim_moderate, moderator_set
     from foolgame.rooms import services as rooms
     from foolgame.voting.services import round_forfeit
     from foolgame.rooms.consumers import RoomConsumer

@@ -19,7 +19,8 @@ from foolgame.core.views import ApiView
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.models import Export
 from foolgame.dataset.selectors import export_list
-from foolgame.dataset.services import export_file_path, export_request, is_researcher
+from foolgame.dataset.services import export_file_path, export_request
+from foolgame.players.roles import is_researcher
 
 
 class IsResearcher(permissions.BasePermission):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -27,6 +27,7 @@ from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError,
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
 from foolgame.dataset.splits import parse_proportions
+from foolgame.players.roles import is_researcher
 from foolgame.players.services import player_role_set, role_group_ensure
 
 logger = logging.getLogger(__name__)
@@ -54,14 +55,6 @@ def researchers_group_ensure() -> Group:
 def researcher_set(*, username: str, researcher: bool = True) -> AbstractBaseUser:
     """Add a player to the researchers group (or take them out of it)."""
     return player_role_set(username=username, group=researchers_group_ensure(), member=researcher)
-
-
-def is_researcher(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Who may export: holders of ``dataset.export_dataset`` (the ``researchers`` group grants
-    it, superusers hold every permission), and staff."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return bool(user.is_staff or user.has_perm("dataset.export_dataset"))
 
 
 def dataset_export(
@@ -329,7 +322,6 @@ __all__ = [
     "export_job_run",
     "export_jobs_reap",
     "export_request",
-    "is_researcher",
     "researcher_set",
     "researchers_group_ensure",
 ]

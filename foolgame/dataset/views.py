@@ -10,8 +10,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from foolgame.dataset.apis import EXPORTS_LISTED, export_payload
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.selectors import export_list
-from foolgame.dataset.services import is_researcher
-from foolgame.players.roles import role_page
+from foolgame.players.roles import is_researcher, role_page
 
 researchers_only = role_page(is_researcher, "dataset/forbidden.html")
 

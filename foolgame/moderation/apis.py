@@ -14,8 +14,9 @@ from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
 from foolgame.claims.models import Claim
-from foolgame.moderation import integrity, selectors, services
+from foolgame.moderation import actions, integrity, selectors
 from foolgame.moderation.models import AuditRecord, PlayerAuditRecord, PlayerHold
+from foolgame.players.roles import is_moderator
 
 
 class IsModerator(permissions.BasePermission):
@@ -24,7 +25,7 @@ class IsModerator(permissions.BasePermission):
     message = "Only moderators can do this."
 
     def has_permission(self, request: Request, view: APIView) -> bool:
-        return services.is_moderator(request.user)
+        return is_moderator(request.user)
 
 
 class _PageSerializer(serializers.Serializer):
@@ -129,7 +130,7 @@ class ActionResultSerializer(ClaimReviewSerializer):
 
 class ActionSerializer(serializers.Serializer):
     action = serializers.ChoiceField(choices=AuditRecord.Action.values)
-    reason = serializers.CharField(max_length=services.REASON_MAX_CHARS)
+    reason = serializers.CharField(max_length=actions.REASON_MAX_CHARS)
     label = serializers.ChoiceField(choices=Claim.Label.values, required=False, help_text="relabel only")
     gold_sentence_ids = serializers.ListField(
         child=serializers.IntegerField(), min_length=1, max_length=2, required=False, help_text="edit_evidence only: 1 or 2 sentences of the claim's page"
@@ -177,7 +178,7 @@ class ModerationQueueApi(ApiView):
             raise ServiceError("invalid_limit", f"limit must be between 1 and {QUEUE_LIMIT_MAX}.")
         claims = selectors.moderation_queue(reason=reason, category=request.query_params.get("category") or None)
         results = selectors.claim_reviews(claims[:limit])
-        services.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
+        actions.sightings_record(moderator=request.user, claim_ids=[item["id"] for item in results])
         return Response({"count": claims.count(), "results": results})
 
 
@@ -218,7 +219,7 @@ class ClaimActionApi(ApiView):
         data: Any = request.data
         if not isinstance(data, dict):
             raise ServiceError("invalid", "Send a JSON object.")
-        record = services.claim_moderate(
+        record = actions.claim_moderate(
             moderator=request.user,
             claim_id=claim_id,
             action=data.get("action"),
@@ -249,7 +250,7 @@ class AuditLogApi(ApiView):
         if claim is not None and not claim.isdigit():
             raise ServiceError("invalid_claim", "claim must be a claim id.")
         records = list(selectors.audit_records(claim_id=int(claim) if claim else None)[:200])
-        services.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
+        actions.sightings_record(moderator=request.user, claim_ids=[r.claim_id for r in records])
         return Response([selectors.audit_record_payload(r) for r in records])
 
 

@@ -4,7 +4,7 @@ from django.apps import AppConfig
 
 
 def _ensure_moderators_group(**kwargs: Any) -> None:
-    from foolgame.moderation.services import moderators_group_ensure
+    from foolgame.moderation.actions import moderators_group_ensure
 
     moderators_group_ensure()
 

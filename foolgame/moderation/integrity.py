@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from foolgame.core.errors import ServiceError
 from foolgame.moderation.models import PlayerAuditRecord, PlayerHold
-from foolgame.moderation.services import is_moderator
+from foolgame.players.roles import is_moderator
 from foolgame.voting.models import Round, Vote
 from scoring import integrity as rules
 

@@ -26,6 +26,6 @@ def claims_imported(*, claim_ids: Sequence[int]) -> None:
     """An import's new claims get their flags in the import's own transaction, from the
     release's vote counts: the queue lists the release's too-hard claims as soon as the
     import commits, without waiting for the hourly refresh."""
-    from foolgame.moderation.services import quality_refresh_chunked
+    from foolgame.moderation.quality import quality_refresh_chunked
 
     quality_refresh_chunked(claim_ids=claim_ids)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import OperationalError
 
 from foolgame.moderation.integrity import integrity_check_claim_voters, integrity_refresh_recent
-from foolgame.moderation.services import quality_refresh, quality_refresh_all
+from foolgame.moderation.quality import quality_refresh, quality_refresh_all
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)

@@ -13,11 +13,11 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.claims.models import Claim
 from foolgame.moderation import selectors
+from foolgame.moderation.actions import sightings_record
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import is_moderator, sightings_record
 from foolgame.pages.models import Sentence
 from foolgame.pages.selectors import category_list
-from foolgame.players.roles import role_page
+from foolgame.players.roles import is_moderator, role_page
 from foolgame.voting.models import Report
 
 QUEUE_PAGE_SIZE = 50

@@ -14,8 +14,7 @@ from rest_framework.response import Response
 from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.dataset.services import is_researcher
-from foolgame.moderation.services import is_moderator
+from foolgame.players.roles import is_moderator, is_researcher
 from foolgame.players.selectors import player_points, player_skill
 from foolgame.players.services import player_authenticate, player_create
 

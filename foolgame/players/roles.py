@@ -1,5 +1,8 @@
-"""What every role (moderators, researchers) has in the same shape: its ``create<role>``
-command and its pages' 403 for everyone else."""
+"""What every role (moderators, researchers) has in the same shape: who holds it, its
+``create<role>`` command and its pages' 403 for everyone else.
+
+The checks live here, below the apps whose permissions they read, so that any app (the
+account endpoint's ``is_moderator`` and ``is_researcher``) may ask them."""
 
 from __future__ import annotations
 
@@ -7,11 +10,28 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from foolgame.core.errors import ServiceError
+
+
+def is_moderator(user: Any) -> bool:
+    """Who may work the queue: holders of ``moderation.moderate_claims``, which the
+    ``moderators`` group grants (and Django grants superusers every permission)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return bool(user.has_perm("moderation.moderate_claims"))
+
+
+def is_researcher(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Who may export: holders of ``dataset.export_dataset`` (the ``researchers`` group grants
+    it, superusers hold every permission), and staff."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return bool(user.is_staff or user.has_perm("dataset.export_dataset"))
 
 
 def role_command(*, role: str, group: str, what: str, role_set: Callable[[str, bool], Any]) -> type[BaseCommand]:

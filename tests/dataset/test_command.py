@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from foolgame.claims.importing import import_fm2_rows, parse_fm2_file
-from foolgame.dataset.exporter import CLAIM_FIELDS, VOTE_FIELDS
+from foolgame.dataset.writers import CLAIM_FIELDS, VOTE_FIELDS
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from foolgame.dataset.models import Export
-from foolgame.dataset.services import is_researcher
+from foolgame.players.roles import is_researcher
 from tests.dataset.conftest import client_for
 from tests.factories import UserFactory
 

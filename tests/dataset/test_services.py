@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from foolgame.claims.models import Claim
-from foolgame.dataset.exporter import CLAIM_FIELDS, VOTE_FIELDS, ExportError, ExportOptions
+from foolgame.dataset.exporter import ExportError, ExportOptions
 from foolgame.dataset.services import dataset_export
+from foolgame.dataset.writers import CLAIM_FIELDS, VOTE_FIELDS
 from foolgame.voting.models import Round
 from foolgame.voting.ratings import ratings_refit
 from tests.factories import PageFactory

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from foolgame.claims.models import Claim
-from foolgame.moderation.services import moderator_set
+from foolgame.moderation.actions import moderator_set
 from foolgame.voting import services as voting
 from foolgame.voting.models import Round
 from tests.factories import PASSWORD, PageFactory, UserFactory

@@ -1,5 +1,5 @@
 """The claim admin: every field read-only; label, gold and status change only through the
-moderation services, audited like the queue's actions."""
+moderation actions, audited like the queue's actions."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from foolgame.claims.models import Claim
+from foolgame.moderation.actions import moderator_set
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import moderator_set
 from tests.factories import SentenceFactory, UserFactory
 from tests.moderation.conftest import claim_pair
 

@@ -7,7 +7,7 @@ from django.test import Client
 
 from foolgame.claims.models import Claim
 from foolgame.players.models import PlayerRating
-from foolgame.moderation import services
+from foolgame.moderation import actions, quality
 from foolgame.moderation.models import AuditRecord
 from foolgame.voting.models import Report
 from tests.factories import CategoryFactory, UserFactory
@@ -27,7 +27,7 @@ ENDPOINTS = [
 def reported(claim: Claim, *reasons_notes: tuple[str, str]) -> None:
     for n, (reason, note) in enumerate(reasons_notes):
         Report.objects.create(claim=claim, reporter=UserFactory(username=f"rep-{claim.pk}-{n}"), reason=reason, note=note)
-    services.quality_refresh(claim_ids=[claim.pk])
+    quality.quality_refresh(claim_ids=[claim.pk])
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def queue_claims(db):
     reported_claim, healthy = claim_pair(title="Rome", category=history)
     reported(reported_claim, ("wrong_label", "The page says the opposite."))
     hard, barely = claim_pair(title="Spotify", true_counts=(2, 8), false_counts=(40, 84))
-    services.quality_refresh_all(fit=False)
+    quality.quality_refresh_all(fit=False)
     return {"reported": reported_claim, "healthy": healthy, "hard": hard, "barely": barely}
 
 
@@ -142,7 +142,7 @@ def test_queue_page_and_audit_page_show_the_work(moderator, queue_claims) -> Non
     page = client.get("/moderation/").content.decode()
     assert queue_claims["reported"].text in page and "The page says the opposite." in page and queue_claims["healthy"].text not in page
     assert 'href="/moderation/"' in client.get("/").content.decode(), "moderators get a nav link"
-    services.claim_moderate(moderator=moderator, claim_id=queue_claims["hard"].pk, action="keep", reason="Hard but right.")
+    actions.claim_moderate(moderator=moderator, claim_id=queue_claims["hard"].pk, action="keep", reason="Hard but right.")
     audit = client.get("/moderation/audit/").content.decode()
     assert "Hard but right." in audit and "mona" in audit
 

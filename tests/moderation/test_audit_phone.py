@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from foolgame.moderation.actions import claim_moderate, moderator_set
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import claim_moderate, moderator_set, quality_refresh
+from foolgame.moderation.quality import quality_refresh
 from foolgame.voting.models import Report
 from tests.factories import PASSWORD, SentenceFactory, UserFactory
 from tests.moderation.conftest import claim_pair

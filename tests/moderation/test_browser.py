@@ -8,8 +8,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from foolgame.claims.models import Claim
+from foolgame.moderation.actions import moderator_set
 from foolgame.moderation.models import AuditRecord
-from foolgame.moderation.services import moderator_set, quality_refresh
+from foolgame.moderation.quality import quality_refresh
 from foolgame.voting.models import Report
 from tests.factories import PASSWORD, UserFactory
 from tests.moderation.conftest import claim_pair

@@ -11,7 +11,7 @@ import pytest
 from django.db import close_old_connections, connection, transaction
 
 from foolgame.claims.models import Claim
-from foolgame.moderation import services
+from foolgame.moderation import actions, quality
 from foolgame.moderation.models import AuditRecord, ClaimQuality
 from tests.moderation.conftest import claim_pair
 
@@ -30,8 +30,8 @@ def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row
                 Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
                 holding.set()
                 time.sleep(1.5)
-                checked = services.check_claim_action(claim_id=claim.pk, action="keep", reason="Checked it.")
-                services.do_claim_action(checked, moderator=moderator)
+                checked = actions.check_claim_action(claim_id=claim.pk, action="keep", reason="Checked it.")
+                actions.do_claim_action(checked, moderator=moderator)
         except Exception as error:  # noqa: BLE001 - reported below
             errors.append(error)
         finally:
@@ -41,7 +41,7 @@ def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row
     def refresh() -> None:
         holding.wait(10)
         try:
-            services.quality_refresh(claim_ids=[claim.pk, partner.pk])
+            quality.quality_refresh(claim_ids=[claim.pk, partner.pk])
         except Exception as error:  # noqa: BLE001 - reported below
             errors.append(error)
         finally:

@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from foolgame.core.errors import ServiceError
+from foolgame.moderation.actions import claim_moderate
 from foolgame.moderation.models import Sighting
-from foolgame.moderation.services import claim_moderate
 from foolgame.voting import services as voting
 from tests.factories import UserFactory
 from tests.moderation.conftest import claim_pair, login
@@ -39,7 +39,7 @@ def test_the_queue_page_the_audit_log_and_an_action_record_sightings(moderator, 
     claim_moderate(moderator=moderator, claim_id=queue_claims["healthy"].pk, action="keep", reason="looked fine")
     assert queue_claims["healthy"].pk in seen(moderator)
     other = UserFactory(username="otto")
-    from foolgame.moderation.services import moderator_set
+    from foolgame.moderation.actions import moderator_set
 
     moderator_set(username=other.username)
     login("otto").get("/api/moderation/audit")

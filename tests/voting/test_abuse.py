@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from foolgame.core.errors import ServiceError
+from foolgame.moderation.actions import claim_moderate, moderator_set
 from foolgame.moderation.models import ClaimQuality
 from foolgame.moderation.selectors import claim_review, moderation_queue
-from foolgame.moderation.services import claim_moderate, moderator_set
 from foolgame.voting import services
 from foolgame.voting.models import Report, Round
 from tests.factories import PageFactory, UserFactory

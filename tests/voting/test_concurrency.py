@@ -89,7 +89,8 @@ def test_votes_racing_a_moderation_action_on_their_claim_neither_deadlock_nor_mi
     """A vote locks its claims before its round, as moderation does before voiding rounds:
     no deadlock, and the counters equal the voted rounds whichever came first."""
     from foolgame.claims.models import Claim
-    from foolgame.moderation.services import claim_moderate, moderator_set, quality_refresh
+    from foolgame.moderation.actions import claim_moderate, moderator_set
+    from foolgame.moderation.quality import quality_refresh
 
     author, page = UserFactory(), PageFactory()
     true_claim = make_claim(page, label="SUPPORTS", author=author)

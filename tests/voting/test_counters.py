@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
-from foolgame.moderation.services import quality_refresh
+from foolgame.moderation.quality import quality_refresh
 from foolgame.voting import services
 from foolgame.voting.counters import claim_counters_backfill
 from foolgame.voting.models import Round, SeenClaim

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.test import Client
 
-from foolgame.moderation.services import claim_moderate, moderator_set
+from foolgame.moderation.actions import claim_moderate, moderator_set
 from foolgame.players.models import LedgerEntry, Notification
 from foolgame.voting import services
 from foolgame.voting.models import Round

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 
-from foolgame.moderation.services import claim_moderate, moderator_set
+from foolgame.moderation.actions import claim_moderate, moderator_set
 from foolgame.voting import services
 from tests.factories import UserFactory
 from tests.voting.test_consumers import connect, frame

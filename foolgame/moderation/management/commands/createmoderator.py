@@ -1,4 +1,4 @@
-from foolgame.moderation.services import moderator_set
+from foolgame.moderation.actions import moderator_set
 from foolgame.players.roles import role_command
 
 Command = role_command(

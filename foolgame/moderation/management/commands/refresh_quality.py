@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from foolgame.moderation.services import flags_under_prior, quality_refresh_all
+from foolgame.moderation.quality import flags_under_prior, quality_refresh_all
 from foolgame.pages.progress import progress
 
 
