@@ -32,7 +32,7 @@ else:
     SECRET_KEY = env.str("SECRET_KEY", default="fm2-development-key-not-for-production-use-4f9c2e7a1b")
 
 # Debug pages stay off by default when service URLs are set without DJANGO_ENV (a deployment
-# made without reading the README); DEBUG=1 turns them back on.
+# made without reading docs/operations.md); DEBUG=1 turns them back on.
 _SERVICES_CONFIGURED = bool(env.str("DATABASE_URL", default="") or env.str("REDIS_URL", default=""))
 DEBUG = env.bool("DEBUG", default=not PRODUCTION and not _SERVICES_CONFIGURED)
 ALLOWED_HOSTS = env.list(
@@ -618,10 +618,10 @@ FM2_SIGNUP = {
 }
 
 # --- Production hardening -------------------------------------------------------------------
-# Every setting here is read from the variable of the same name (README, Configuration), with
+# Every setting here is read from the variable of the same name (docs/operations.md, Configuration), with
 # the production value as its default. The web role sits behind a TLS-terminating proxy that
-# sets X-Forwarded-Proto on every request, overwriting any a client sent (README, Running in
-# production); set SECURE_PROXY_SSL_HEADER empty when no proxy does.
+# sets X-Forwarded-Proto on every request, overwriting any a client sent (docs/operations.md, TLS:
+# a proxy in front); set SECURE_PROXY_SSL_HEADER empty when no proxy does.
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = tuple(env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"])) or None
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)

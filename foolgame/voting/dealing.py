@@ -150,8 +150,8 @@ def pair_from(
 
 
 def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tuple[Candidate, Candidate] | None:
-    """A fair pair from the pool without reading the pool (the policy is in the README,
-    "Voting rounds").
+    """A fair pair from the pool without reading the pool (the policy is in docs/rounds.md,
+    "How a round is dealt").
 
     With a ``level`` (a claim difficulty on the 1500 scale, ``scoring.ratings.pair_target``),
     the first claim is the one nearest it among the rated claims, its partner the one of the

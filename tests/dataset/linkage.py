@@ -46,7 +46,7 @@ KINDS = ("total", "write", "verify", "fool", "like")
 COLUMNS = (*KINDS, "votes")
 """What the join compares: each kind's points, and the rated votes the skill table shows."""
 SKILL_MIN_VOTES = 10
-"""The skill table lists players with at least this many votes (README), so a player
+"""The skill table lists players with at least this many votes (docs/ratings.md), so a player
 missing from it is known to have fewer."""
 POT = 120
 WRITE_POINTS = 100
