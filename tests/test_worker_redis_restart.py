@@ -73,13 +73,14 @@ def stop(process: subprocess.Popen) -> None:
 
 @contextmanager
 def exports_queued_on(broker_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The export service's ``run_export.delay`` sends to ``broker_url`` (the suite otherwise
-    runs tasks in-process), on a connection of its own."""
+    """The export service's ``run_export`` (sent after the commit by ``core.events``) goes to
+    ``broker_url`` (the suite otherwise runs tasks in-process), on a connection of its own."""
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = False
     try:
         with app.connection_for_write(broker_url) as broker, monkeypatch.context() as patch:
-            patch.setattr(run_export, "delay", lambda export_id: run_export.apply_async((export_id,), connection=broker))
+            send = run_export.apply_async
+            patch.setattr(run_export, "apply_async", lambda args=None, kwargs=None, **options: send(args, kwargs, connection=broker, **options))
             yield
     finally:
         app.conf.task_always_eager = eager

@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from foolgame.core import events
 from foolgame.core.errors import ServiceError
 from foolgame.authoring import giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
@@ -505,14 +506,12 @@ def giveaway_retrain_due() -> bool:
 
 
 def giveaway_retrain_on_commit() -> None:
-    """Ask for a retrain after this transaction commits, when one is due (cheap to call)."""
+    """Ask for a retrain after this transaction commits, when one is due (cheap to call; the
+    due check sees this transaction's own new claim, and the task checks again)."""
     from foolgame.authoring.tasks import giveaway_train
 
-    def enqueue() -> None:
-        if giveaway_retrain_due():
-            giveaway_train.delay()
-
-    transaction.on_commit(enqueue)
+    if giveaway_retrain_due():
+        events.task_on_commit(giveaway_train)
 
 
 GIVEAWAY_TRAIN_LOCK = "fm2:giveaway:train"

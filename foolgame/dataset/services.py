@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from foolgame.core import events
 from foolgame.core.errors import ServiceError
 from foolgame.dataset import reports
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
@@ -148,7 +149,7 @@ def export_request(
     export = Export.objects.create(requested_by=user, options=options)
     from foolgame.dataset.tasks import run_export
 
-    transaction.on_commit(lambda: run_export.delay(export.pk))
+    events.task_on_commit(run_export, export.pk)  # a send lost with the broker: the reaper queues it again
     return export
 
 
