@@ -6,7 +6,7 @@ e.g. a room's, when its group says so: ``core.hooks.round_groups``)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from django.conf import settings
 
@@ -14,6 +14,115 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
 from foolgame.voting.models import ClueReveal, Round, Vote
 from scoring.rounds import remaining_seconds, round_deadline, voter_points
+
+
+# --- the wire shapes ------------------------------------------------------------------------
+# What the REST views return and the round socket sends; ``tests/test_wire_shapes.py`` holds
+# each against its OpenAPI serializer (``voting.apis``) and its row in docs/websocket.md.
+
+
+class PageRef(TypedDict):
+    id: int
+    title: str
+
+
+class Clue(TypedDict):
+    position: int
+    text: str
+    section_header: str
+
+
+class ShownClaim(TypedDict):
+    text: str
+    page: PageRef
+
+
+class Evidence(TypedDict):
+    text: str
+    section_header: str
+
+
+class Answer(TypedDict):
+    """The answer, once the round's may be shown."""
+
+    false_claim: int
+    labels: list[str]
+    gold: list[list[Evidence]]
+
+
+class Result(TypedDict):
+    """A vote's result (the ``result`` frame, the vote's REST answer, a state's ``result``):
+    the answer and how the vote did; a timed-out or given-up round's has the answer only,
+    and a live room's round while its question plays only ``remaining``."""
+
+    correct: NotRequired[bool]
+    points: NotRequired[int]
+    remaining: NotRequired[float]
+    false_claim: NotRequired[int]
+    labels: NotRequired[list[str]]
+    gold: NotRequired[list[list[Evidence]]]
+    unpaid: NotRequired[str]
+    message: NotRequired[str]
+
+
+class RoundState(TypedDict):
+    """The round as its player may see it now (``round_state``; the ``state`` frame)."""
+
+    id: int
+    status: str
+    pages: list[PageRef]
+    started_at: str | None
+    deadline: str | None
+    clue_cost: int
+    claims: list[ShownClaim] | None
+    remaining: float | None
+    points: int
+    clues: list[list[Clue]]
+    clues_left: NotRequired[list[int]]
+    result: NotRequired[Result]
+    message: NotRequired[str]
+    answer_at: NotRequired[str | None]
+
+
+class ClueResult(TypedDict):
+    """A clue bought (the ``clue`` frame, the reveal's REST answer)."""
+
+    claim: int
+    clue: Clue
+    clues_left: int
+    remaining: float
+    points: int
+    deadline: str
+
+
+class ClockFrame(TypedDict):
+    """``tick`` (the clock), and ``timeout`` with both at 0."""
+
+    remaining: float
+    points: int
+
+
+class VoidFrame(TypedDict):
+    remaining: float
+    points: int
+    message: str
+
+
+class ForfeitedFrame(TypedDict):
+    remaining: float
+    points: int
+    answer_at: str | None
+    message: str
+
+
+# ``for`` is a keyword: the class syntax cannot name it.
+OkFrame = TypedDict("OkFrame", {"for": Literal["like", "report", "leave"]})
+
+
+class ErrorFrame(TypedDict):
+    code: str
+    message: str
+
 
 
 def game_settings() -> dict[str, Any]:
@@ -47,21 +156,21 @@ def round_points(remaining: float) -> int:
     return voter_points(remaining, pot=game_settings()["ROUND_POT"]) if remaining > 0 else 0
 
 
-def clue_payload(claim: Claim, position: int) -> dict[str, Any]:
+def clue_payload(claim: Claim, position: int) -> Clue:
     clue = claim.clues[position]
     return {"position": position, "text": clue["text"], "section_header": clue.get("section_header", "")}
 
 
-def gold_payloads(claims: tuple[Claim, ...]) -> list[list[dict[str, str]]]:
+def gold_payloads(claims: tuple[Claim, ...]) -> list[list[Evidence]]:
     """Each claim's gold sentences, in their order, read in one query."""
-    gold: dict[int, list[dict[str, str]]] = {claim.pk: [] for claim in claims}
+    gold: dict[int, list[Evidence]] = {claim.pk: [] for claim in claims}
     links = ClaimGold.objects.filter(claim_id__in=list(gold)).order_by("claim_id", "position", "id")
     for claim_id, text, header in links.values_list("claim_id", "sentence__text", "sentence__section_header"):
         gold[claim_id].append({"text": text, "section_header": header})
     return [gold[claim.pk] for claim in claims]
 
 
-def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> dict[str, Any]:
+def round_state(round_: Round, *, now: datetime | None = None, reveals: list[ClueReveal] | None = None) -> RoundState:
     """The round as its player may see it now. Before the vote: no label, no gold sentence,
     no clue not yet bought; before the start: not even the claims' text. A room's round
     over before its question shows no result and padded clue counts until the question is
@@ -83,17 +192,17 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
             state["message"] = FORFEIT_MESSAGE
     if round_.state == Round.State.READY:
         state.update({"claims": None, "remaining": float(game_settings()["ROUND_SECONDS"]), "points": game_settings()["ROUND_POT"], "clues": [[], []]})
-        return state
+        return cast(RoundState, state)
     if round_.state == Round.State.FORFEITED and round_.started_at is None and hidden:
         # Given up before the start: nothing was shown, so nothing is until its answer's time.
         state.update({"claims": None, "remaining": None, "points": 0, "clues": [[], []]})
-        return state
+        return cast(RoundState, state)
     if reveals is None:
         reveals = list(round_.reveals.all())
     remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
     if round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED):
         remaining = 0.0 if round_.state == Round.State.TIMED_OUT else None
-    clues: list[list[dict[str, Any]]] = [[], []]
+    clues: list[list[Clue]] = [[], []]
     for reveal in reveals:
         claim = round_.claims[reveal.claim_index]
         if reveal.position < len(claim.clues):  # a moderator's evidence edit may have shortened it
@@ -123,7 +232,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         state["result"] = answer_payload(round_)
     elif round_.state == Round.State.VOIDED:
         state["message"] = VOIDED_MESSAGE
-    return state
+    return cast(RoundState, state)
 
 
 VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
@@ -167,7 +276,7 @@ def clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> lis
     return [max(length - n, 0) for length, n in zip(lengths, bought)]
 
 
-def answer_payload(round_: Round) -> dict[str, Any]:
+def answer_payload(round_: Round) -> Answer:
     """The answer, shown once the round is over."""
     return {
         "false_claim": round_.false_index,
@@ -176,14 +285,14 @@ def answer_payload(round_: Round) -> dict[str, Any]:
     }
 
 
-def vote_ack(vote: Vote) -> dict[str, Any]:
+def vote_ack(vote: Vote) -> Result:
     """A vote on a room's round while its question plays: in, and with how much time; not
     whether it was right (the room socket's ``voted`` frame)."""
     return {"remaining": round(vote.remaining, 2)}
 
 
-def result_payload(round_: Round, vote: Vote) -> dict[str, Any]:
-    result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **answer_payload(round_)}
+def result_payload(round_: Round, vote: Vote) -> Result:
+    result: Result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **answer_payload(round_)}
     if vote.unpaid:
         result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
     return result

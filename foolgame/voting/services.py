@@ -32,6 +32,9 @@ from foolgame.voting.counters import claim_refs_lock, round_claims_lock
 from foolgame.voting.dealing import deal_level, deal_pair
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.payloads import (
+    ClueResult,
+    Result,
+    RoundState,
     clue_payload,
     deadline_after,
     game_settings,
@@ -232,7 +235,7 @@ def _expired_error() -> ServiceError:
     return ServiceError("round_expired", "Time is up: the round has timed out.", status_code=409)
 
 
-def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
+def round_get_state(*, round_id: int, player: AbstractBaseUser) -> RoundState:
     """The round as its player may see it now. A plain read; only a round found over its
     deadline takes the lock, to be timed out first (lazy expiry)."""
     round_ = _get_round(round_id=round_id, player=player)
@@ -245,7 +248,7 @@ def round_get_state(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any
 # --- actions ------------------------------------------------------------------------------
 
 
-def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
+def round_start(*, round_id: int, player: AbstractBaseUser) -> RoundState:
     """Start the clock (the claims are sent only now). Starting a started round just
     returns its state: that is how a reconnecting client resynchronises."""
     with transaction.atomic():
@@ -262,7 +265,7 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> dict[str, Any]:
         return round_state(round_, now=now)
 
 
-def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: int) -> dict[str, Any]:
+def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: int) -> ClueResult:
     """Buy the next clue of one claim: it costs 10 s of the round's clock."""
     _check_index(claim_index)
     with transaction.atomic():
@@ -367,7 +370,7 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
     return settled
 
 
-def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> dict[str, Any]:
+def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> Result:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote and its ledger rows are written in one transaction; the claims' vote counters,
     quality flags and ratings follow from it after the commit (batched tasks: see
@@ -568,7 +571,7 @@ def rounds_void_for_claim(*, claim_id: int, action: str = "") -> list[int]:
 # --- open rounds: resume or forfeit -------------------------------------------------------
 
 
-def rounds_open_for_player(*, player: AbstractBaseUser) -> list[dict[str, Any]]:
+def rounds_open_for_player(*, player: AbstractBaseUser) -> list[RoundState]:
     """The player's open rounds (dealt or playing), newest first, each as ``round_state``
     shows it (the true remaining time, the clues bought): the play page resumes the newest
     one after a reload. Rounds over their deadline are timed out first (lazy expiry), and
@@ -592,7 +595,7 @@ def _rate_forfeit_on_commit(round_: Round) -> None:
     events.task_batched_on_commit(tasks.rate_forfeits, [round_.pk])
 
 
-def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True) -> dict[str, Any]:
+def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True) -> RoundState:
     """Give up an open round: it ends at once as forfeited, with no points for anyone. Its
     claims stay dealt to the player (SeenClaim), so giving up never buys a second look at a
     pair, and its answer is shown no sooner than waiting would have shown it (``answer_at``):
