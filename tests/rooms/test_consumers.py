@@ -117,6 +117,16 @@ async def nothing_of_the_answer_yet(sockets: dict[str, WebsocketCommunicator], *
             no_answer_in(message, name)
 
 
+async def until(read, holds, *, what: str, seconds: float = 5.0):
+    """Read with ``read()`` (a coroutine function) until ``holds`` of it, for at most ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not holds(value := await read()):
+        assert loop.time() < deadline, f"not within {seconds} s: {what} (last read: {value!r})"
+        await asyncio.sleep(0.02)
+    return value
+
+
 async def false_index() -> int:
     return await database_sync_to_async(lambda: RoomQuestion.objects.latest("id").false_claim_index)()
 
@@ -252,8 +262,7 @@ async def test_origin_is_checked_at_the_handshake(party) -> None:
 
 async def test_closing_the_socket_makes_the_member_absent(party) -> None:
     ws = await connect(party.room.code, party.players[1])
-    await ws.disconnect()
-    await asyncio.sleep(0.05)
+    await ws.disconnect()  # returns once the consumer has finished, its disconnect() included
     await database_sync_to_async(services.room_next_question)(code=party.room.code, player=party.host)
     dealt = await database_sync_to_async(lambda: set(Round.objects.values_list("player__username", flat=True)))()
     assert dealt == {"hana", "pia"}
@@ -270,9 +279,8 @@ async def test_open_sockets_keep_their_members_present_in_one_write(party, setti
     sockets = await everyone(party)
     long_ago = timezone.now() - timedelta(hours=1)
     await database_sync_to_async(RoomMember.objects.update)(seen_at=long_ago)
-    await asyncio.sleep(0.6)
-    seen = await database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))()
-    assert all(s > long_ago for s in seen)
+    seen = database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))
+    await until(seen, lambda rows: len(rows) == 3 and all(s > long_ago for s in rows), what="every open socket's member seen again")
     await close_all(sockets)
 
 
