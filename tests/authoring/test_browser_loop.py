@@ -110,8 +110,7 @@ def test_the_timer_stays_in_sight_while_writing(live_server, page: Page, viewpor
     assert page.evaluate("document.documentElement.scrollHeight > window.innerHeight + 500")
     for target in ("document.documentElement.scrollHeight / 2", "document.documentElement.scrollHeight"):
         page.evaluate(f"window.scrollTo(0, {target})")
-        page.wait_for_timeout(100)
-        assert page.evaluate("window.scrollY") > 300
+        page.wait_for_function("window.scrollY > 300", timeout=5_000)
         box = timer.bounding_box()
         assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= viewport["height"], box
         # Nothing of the page is drawn over it.

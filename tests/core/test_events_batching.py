@@ -23,8 +23,10 @@ class RecordingTask:
         self.name, self.delay = name, delay
         self.sent: list[list[Any]] = []
         self.sent_event = threading.Event()
+        self.entered = threading.Event()  # a run is being sent (and held for ``delay``)
 
     def apply_async(self, args: list[Any], **options: Any) -> None:
+        self.entered.set()
         time.sleep(self.delay)
         self.sent.append(args)
         self.sent_event.set()
@@ -55,13 +57,13 @@ def test_calls_within_the_window_share_one_run_over_their_sorted_union(publisher
     publisher.batch_task(ratings, [41])
     publisher.batch_task(ratings, [40])
     wait_for(lambda: quality.sent and ratings.sent)
-    time.sleep(0.3)  # nothing more comes for the same window
-    assert quality.sent == [[[3, 5, 7, 12]]]
-    assert ratings.sent == [[[40, 41]]]
-
-    publisher.batch_task(quality, [9])  # a later vote starts a new batch
-    wait_for(lambda: len(quality.sent) == 2)
-    assert quality.sent[1] == [[9]]
+    # Later votes start new batches, sent after anything left of the first window: once
+    # they are in, nothing more of that window can come.
+    publisher.batch_task(quality, [9])
+    publisher.batch_task(ratings, [42])
+    wait_for(lambda: [9] in quality.sent[-1] and [42] in ratings.sent[-1])
+    assert quality.sent == [[[3, 5, 7, 12]], [[9]]]
+    assert ratings.sent == [[[40, 41]], [[42]]]
 
 
 def test_a_slow_broker_does_not_hold_a_group_message(publisher, monkeypatch) -> None:
@@ -72,7 +74,7 @@ def test_a_slow_broker_does_not_hold_a_group_message(publisher, monkeypatch) -> 
 
     slow = RecordingTask("slow", delay=1.0)
     publisher.send_task(slow, [1], {})
-    time.sleep(0.05)  # the task thread is now inside the slow publish
+    assert slow.entered.wait(timeout=5), "the slow publish never began"
     wait_for(lambda: hasattr(publisher, "layer"))
     monkeypatch.setattr(publisher.layer, "group_send", group_send)
     started = time.monotonic()

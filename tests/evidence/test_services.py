@@ -33,6 +33,7 @@ def test_hints_have_the_api_shape_and_at_most_k_entries(saturn: Page) -> None:
     for hint in hints:
         assert set(hint) == {"sentence_id", "text", "section_header", "highlights"}
         assert all(isinstance(span, list) and len(span) == 2 for span in hint["highlights"])
+    assert any(hint["highlights"] for hint in hints), "the shape of a highlight was never seen"
 
 
 def test_hints_only_show_sentences_sharing_a_word_with_the_draft(saturn: Page) -> None:

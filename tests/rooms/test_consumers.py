@@ -15,6 +15,7 @@ from foolgame.rooms import services
 from foolgame.rooms.models import RoomQuestion
 from foolgame.routing import websocket_urlpatterns
 from foolgame.voting.models import Round
+from foolgame.voting.services import round_points
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -52,6 +53,80 @@ async def close_all(sockets) -> None:
         await ws.disconnect()
 
 
+ANSWER_KEYS = {"false_claim", "labels", "label", "gold", "correct", "found", "result", "answer", "voted"}
+
+
+def answer_bearing(value, path: str = "") -> list[str]:
+    """Where in a frame the answer, or how someone's vote went, shows: an answer-bearing key,
+    a label's name, a scoreboard row with points or a vote in (no question is over yet), or
+    points that are not the clock's (those of ``remaining`` beside them; 0 once voted)."""
+    found = []
+    if isinstance(value, dict):
+        if "points" in value:
+            remaining = value.get("remaining")
+            if value["points"] != (0 if remaining is None else round_points(remaining)):
+                found.append(f"{path}points")
+        for key, inner in value.items():
+            if key == "scoreboard" and inner is not None:
+                found += [f"{path}scoreboard[{row['username']}]" for row in inner if (row["points"], row["correct"], row["voted"]) != (0, 0, 0)]
+            elif key in ANSWER_KEYS and inner is not None:
+                found.append(f"{path}{key}")
+            else:
+                found += answer_bearing(inner, f"{path}{key}.")
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            found += answer_bearing(inner, f"{path}{i}.")
+    elif isinstance(value, str) and value in ("REFUTES", "SUPPORTS"):
+        found.append(path.rstrip("."))
+    return found
+
+
+def no_answer_in(message: dict, who: str = "") -> None:
+    assert message["type"] in ("tick", "members", "room", "voted"), (who, message)
+    assert answer_bearing({k: v for k, v in message.items() if k != "_raw"}) == [], (who, message)
+
+
+async def frames_within(ws: WebsocketCommunicator, seconds: float) -> list[dict]:
+    """Every frame that reaches ``ws`` in the next ``seconds`` (``receive_nothing`` frame by
+    frame: a ``receive_from`` that times out would cancel the consumer)."""
+    frames, loop = [], asyncio.get_running_loop()
+    until = loop.time() + seconds
+    while (left := until - loop.time()) > 0:
+        if await ws.receive_nothing(timeout=left):
+            break
+        raw = await ws.receive_from()
+        frames.append({**json.loads(raw), "_raw": raw})
+    return frames
+
+
+async def nothing_of_the_answer_yet(sockets: dict[str, WebsocketCommunicator], *, asking: WebsocketCommunicator, window: float = 0.5) -> None:
+    """Once the server is done with the votes sent so far (``asking`` reads the room's state,
+    which its socket answers only after its vote and the finish that followed it), no
+    socket gets the answer or anything of it within ``window``, and the state read shows
+    none either."""
+    await asking.send_json_to({"type": "state"})
+    while True:
+        message = json.loads(raw := await asking.receive_from(timeout=3))
+        no_answer_in({**message, "_raw": raw})
+        if message["type"] == "room":
+            assert message["question"]["status"] == "playing", message
+            break
+    late = await asyncio.gather(*(frames_within(ws, window) for ws in sockets.values()))
+    for name, frames in zip(sockets, late):
+        for message in frames:
+            no_answer_in(message, name)
+
+
+async def until(read, holds, *, what: str, seconds: float = 5.0):
+    """Read with ``read()`` (a coroutine function) until ``holds`` of it, for at most ``seconds``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not holds(value := await read()):
+        assert loop.time() < deadline, f"not within {seconds} s: {what} (last read: {value!r})"
+        await asyncio.sleep(0.02)
+    return value
+
+
 async def false_index() -> int:
     return await database_sync_to_async(lambda: RoomQuestion.objects.latest("id").false_claim_index)()
 
@@ -72,7 +147,7 @@ async def test_a_question_reaches_everyone_and_the_answer_waits_for_the_last_vot
         await sockets[name].send_json_to({"type": "vote", "false_claim": choice})
         ack = await frame(sockets[name], "voted")
         assert set(ack) - {"_raw"} == {"type", "remaining"}, "the ack does not tell whether the vote was right"
-    assert await sockets["otto"].receive_nothing(timeout=0.2) or True
+    await nothing_of_the_answer_yet(sockets, asking=sockets["pia"])
     await sockets["otto"].send_json_to({"type": "vote", "false_claim": 1 - answer})
     await frame(sockets["otto"], "voted")
     results = {name: await frame(ws, "answer") for name, ws in sockets.items()}
@@ -187,8 +262,7 @@ async def test_origin_is_checked_at_the_handshake(party) -> None:
 
 async def test_closing_the_socket_makes_the_member_absent(party) -> None:
     ws = await connect(party.room.code, party.players[1])
-    await ws.disconnect()
-    await asyncio.sleep(0.05)
+    await ws.disconnect()  # returns once the consumer has finished, its disconnect() included
     await database_sync_to_async(services.room_next_question)(code=party.room.code, player=party.host)
     dealt = await database_sync_to_async(lambda: set(Round.objects.values_list("player__username", flat=True)))()
     assert dealt == {"hana", "pia"}
@@ -205,9 +279,8 @@ async def test_open_sockets_keep_their_members_present_in_one_write(party, setti
     sockets = await everyone(party)
     long_ago = timezone.now() - timedelta(hours=1)
     await database_sync_to_async(RoomMember.objects.update)(seen_at=long_ago)
-    await asyncio.sleep(0.6)
-    seen = await database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))()
-    assert all(s > long_ago for s in seen)
+    seen = database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))
+    await until(seen, lambda rows: len(rows) == 3 and all(s > long_ago for s in rows), what="every open socket's member seen again")
     await close_all(sockets)
 
 

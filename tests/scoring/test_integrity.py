@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -162,6 +162,8 @@ def test_a_streak_after_honest_play_is_found_where_it_is(population: Population)
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.booleans(), min_size=1, max_size=60))
+@example([True] * 60)  # flagged: the p-values are compared on at least one list
+@example([False] * 10 + [True] * 40)
 def test_the_quick_bound_never_hides_a_flag(correct: list[bool]) -> None:
     """With alpha the scan skips windows a bound clears; the verdict is the full scan's."""
     population = Population(overall=0.7, rates={(0, 0): 0.55}, spreads={(0, 0): 0.3})

@@ -52,7 +52,8 @@ def test_three_fresh_accounts_reporting_every_claim_hide_none_and_all_reach_the_
     assert not ClaimQuality.objects.filter(hidden_until_review=True).exists()
     queued = list(moderation_queue(reason="reports"))
     assert len(queued) == 4
-    assert all(not r["counts_for_hiding"] and r["open"] for claim in queued for r in claim_review(claim)["reports"])
+    reports = [r for claim in queued for r in claim_review(claim)["reports"]]
+    assert len(reports) == 12 and all(not r["counts_for_hiding"] and r["open"] for r in reports)
 
 
 def test_reports_of_trusted_players_still_hide_a_claim(db, fake_clock, settings, django_capture_on_commit_callbacks):

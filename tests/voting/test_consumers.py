@@ -171,8 +171,10 @@ async def test_tick_task_stops_on_disconnect(game, dealt, fake_clock) -> None:
     before = {t for t in asyncio.all_tasks() if t.get_coro().__qualname__ == "RoundConsumer._tick"}
     assert before
     await ws.disconnect()
-    await asyncio.sleep(0.05)
-    assert all(t.done() for t in before), [repr(t) for t in before]
+    deadline = asyncio.get_running_loop().time() + 5  # a cancelled task is done at its next step
+    while not all(t.done() for t in before):
+        assert asyncio.get_running_loop().time() < deadline, [repr(t) for t in before]
+        await asyncio.sleep(0.01)
 
 
 def shows_no_answer(message: dict, round_: Round) -> None:

@@ -48,8 +48,9 @@ def test_votes_count_both_claims_and_other_endings_count_nothing(fake_clock, dja
     assert sum(counted().values()) == 2 * outcomes.count("correct") + 2 * outcomes.count("wrong")
     # A second vote on a voted round is refused and counts nothing.
     voted = Round.objects.filter(state=Round.State.VOTED).first()
-    with pytest.raises(ServiceError), django_capture_on_commit_callbacks(execute=True):
+    with pytest.raises(ServiceError) as refused, django_capture_on_commit_callbacks(execute=True):
         services.vote_cast(round_id=voted.pk, player=voted.player, false_claim=0)
+    assert refused.value.code == "round_over"
     assert counted() == aggregated()
     assert {c.pk: c.deal_votes for c in Claim.objects.all()} == {pk: n for pk, n in counted().items()}
 
@@ -81,8 +82,9 @@ def play(outcomes: list[str], fake_clock) -> None:
             services.vote_cast(round_id=round_.pk, player=player, false_claim=guess)
         elif outcome == "timeout":
             fake_clock.advance(181)
-            with pytest.raises(ServiceError):
+            with pytest.raises(ServiceError) as refused:
                 services.vote_cast(round_id=round_.pk, player=player, false_claim=0)
+            assert refused.value.code == "round_expired"
             fake_clock.advance(-181)
         elif outcome == "report":
             services.round_report(round_id=round_.pk, player=player, claim=0, reason="spam")

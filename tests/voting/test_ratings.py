@@ -156,8 +156,9 @@ def test_rounds_that_end_without_a_vote_rate_nobody(game, fake_clock) -> None:
     services.round_report(round_id=reported.pk, player=game.voter, claim=0, reason="spam")
     services.round_forfeit(round_id=forfeited.pk, player=game.voter)
     fake_clock.advance(181)
-    with pytest.raises(ServiceError):
+    with pytest.raises(ServiceError) as refused:
         services.vote_cast(round_id=timed_out.pk, player=game.voter, false_claim=0)
+    assert refused.value.code == "round_expired"
     assert not PlayerRating.objects.exists()
     assert not Claim.objects.filter(rating__isnull=False).exists()
 
@@ -165,8 +166,9 @@ def test_rounds_that_end_without_a_vote_rate_nobody(game, fake_clock) -> None:
 def test_a_refused_vote_changes_no_rating(game) -> None:
     round_ = play(game.voter, correct=True)
     before = (player_rating(game.voter), claim_rating(game.true_claim), claim_rating(game.false_claim))
-    with pytest.raises(ServiceError):
+    with pytest.raises(ServiceError) as refused:
         services.vote_cast(round_id=round_.pk, player=game.voter, false_claim=round_.false_index)
+    assert refused.value.code == "round_over"
     assert (player_rating(game.voter), claim_rating(game.true_claim), claim_rating(game.false_claim)) == before
     assert PlayerRating.objects.get(player=game.voter).votes == 1
 
