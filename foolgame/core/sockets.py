@@ -11,7 +11,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -206,7 +206,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         await self.accept()
         return True
 
-    async def _open(self) -> dict[str, Any] | None:
+    async def _open(self) -> Mapping[str, Any] | None:
         """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket;
         join the group *before* reading the state (``_opening_state(user)``, one trip to the
         database), so no change committed after the read is missed, while group messages
@@ -226,7 +226,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
             return None
         return state
 
-    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
+    def _opening_state(self, user: Any) -> tuple[Mapping[str, Any] | None, int]:
         raise NotImplementedError
 
     async def _refuse(self, code: int) -> None:
@@ -318,11 +318,12 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
 
     # --- frames to the client -----------------------------------------------------------------
 
-    async def send_frame(self, frame_type: str, payload: dict[str, Any]) -> None:
+    async def send_frame(self, frame_type: str, payload: Mapping[str, Any]) -> None:
+        """``payload``: one of the app's typed frame shapes (its ``payloads`` module's TypedDicts)."""
         try:
             await self.send(text_data=json.dumps({"type": frame_type, **payload}))
         except OSError:  # uvicorn's ClientDisconnected: the client left mid-frame, nothing to tell
             logger.debug("%s socket: client of %s %s left before a %s frame", self.kind, self.kind, self.label, frame_type)
 
     async def send_error(self, code: str, message: str) -> None:
-        await self.send_frame("error", {"code": code, "message": message})
+        await self.send_frame("error", {"code": code, "message": message})  # payloads.ErrorFrame

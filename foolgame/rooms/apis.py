@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.rooms import services
-from foolgame.voting.apis import OK, ResultSerializer, RoundStateSerializer
+from foolgame.voting.apis import OK, EvidenceSerializer, RoundStateSerializer
 
 NOT_FOUND = "room_not_found: no room has this code"
 JOIN_LEAVE_LIMIT = (
@@ -44,11 +44,16 @@ class FoundSerializer(serializers.Serializer):
     points = serializers.IntegerField()
 
 
-class AnswerSerializer(ResultSerializer):
-    false_claim = serializers.IntegerField(required=False, help_text="left out for a member who only watched the question")
+class AnswerSerializer(serializers.Serializer):
+    question_id = serializers.IntegerField(required=False)
+    number = serializers.IntegerField(required=False)
+    questions = serializers.IntegerField(required=False, help_text="how many questions the room plays")
+    false_claim = serializers.IntegerField(required=False, help_text="0 left, 1 right; left out for a member who only watched the question")
     labels = serializers.ListField(child=serializers.CharField(), required=False)
-    gold = serializers.ListField(child=serializers.ListField(child=serializers.DictField()), required=False)
-    found = FoundSerializer(many=True, help_text="who found the false claim, most points first")
+    gold = serializers.ListField(child=EvidenceSerializer(many=True), required=False, help_text="per claim, its gold evidence")
+    found = FoundSerializer(many=True, required=False, help_text="who found the false claim, most points first")
+    scoreboard = ScoreSerializer(many=True, required=False)
+    over = serializers.BooleanField(required=False, help_text="no question follows")
 
 
 class QuestionSerializer(serializers.Serializer):

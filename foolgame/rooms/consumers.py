@@ -16,6 +16,7 @@ import asyncio
 import logging
 import random
 from datetime import datetime, timezone
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -36,6 +37,7 @@ from foolgame.core.sockets import (
     database_sync_to_async,
 )
 from foolgame.rooms.models import RoomMember
+from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame
 from foolgame.voting.models import Round
 
 logger = logging.getLogger(__name__)
@@ -76,7 +78,7 @@ class RoomConsumer(GameSocketConsumer):
     admitted: bool = False
     room_id: int | None = None
     member_id: int | None = None
-    members_board: list[dict[str, Any]] | None = None  # the latest board of a members message not sent yet
+    members_board: list[Score] | None = None  # the latest board of a members message not sent yet
     members_task: asyncio.Task | None = None
     members_sent_at: float = float("-inf")  # the loop's time of the last members frame
     answer_later: tuple[datetime, dict[str, Any]] | None = None  # a question given up: its answer, due at its deadline
@@ -97,7 +99,7 @@ class RoomConsumer(GameSocketConsumer):
             return
         self.ticker = asyncio.create_task(self._tick())
 
-    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
+    def _opening_state(self, user: Any) -> tuple[RoomState | None, int]:
         try:
             state = services.room_state(code=self.code, player=user)
         except ServiceError:
@@ -123,7 +125,7 @@ class RoomConsumer(GameSocketConsumer):
             self.admitted = False
             _presence.discard(self.member_id)
 
-    def _remember(self, state: dict[str, Any]) -> None:
+    def _remember(self, state: Mapping[str, Any]) -> None:
         """Keep the question's clock and the player's own round from a state just read."""
         question = state.get("question")
         self.question_id = question["id"] if question else None
@@ -179,13 +181,13 @@ class RoomConsumer(GameSocketConsumer):
 
         await database_sync_to_async(vote_then_finish)()
 
-    async def _voted(self, result: dict[str, Any]) -> None:
+    async def _voted(self, result: Mapping[str, Any]) -> None:
         self.status = Round.State.VOTED
-        await self.send_frame("voted", {"remaining": result["remaining"]})
+        await self.send_frame("voted", VotedFrame(remaining=result["remaining"]))
 
     async def on_leave(self, frame: dict[str, Any]) -> None:
         await database_sync_to_async(services.room_leave)(code=self.code, player=self.scope["user"])
-        await self.send_frame("ok", {"for": "leave"})
+        await self.send_frame("ok", payloads.OkFrame({"for": "leave"}))
         self._forget()  # left already: nothing to mark on the way out
         await self.close(code=1000)
 
@@ -216,20 +218,22 @@ class RoomConsumer(GameSocketConsumer):
         watching = self.round_id is None
         await self.send_frame(
             "question",
-            {
-                "id": self.question_id,
-                "number": self.question_number,
-                "questions": event["questions"],
-                "started_at": event["started_at"],
-                "deadline": self.question_deadline.isoformat(),
-                "remaining": round(remaining, 2),
-                "points": None if watching else payloads.round_points(remaining),
-                "round": self.round_id,
-                "watching": watching,
-                "claims": None if watching else event["claims"],
-                "clues_left": None if watching else event["clues_left"],
-                "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
-            },
+            QuestionFrame(
+                {
+                    "id": self.question_id,
+                    "number": self.question_number,
+                    "questions": event["questions"],
+                    "started_at": event["started_at"],
+                    "deadline": self.question_deadline.isoformat(),
+                    "remaining": round(remaining, 2),
+                    "points": None if watching else payloads.round_points(remaining),
+                    "round": self.round_id,
+                    "watching": watching,
+                    "claims": None if watching else event["claims"],
+                    "clues_left": None if watching else event["clues_left"],
+                    "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
+                }
+            ),
         )
 
     async def room_answer(self, event: dict[str, Any]) -> None:
@@ -277,7 +281,7 @@ class RoomConsumer(GameSocketConsumer):
                 board, self.members_board = self.members_board, None
                 if board is not None:
                     self.members_sent_at = loop.time()
-                    await self.send_frame("members", {"scoreboard": board})
+                    await self.send_frame("members", MembersFrame(scoreboard=board))
         finally:
             self.members_task = None
 
@@ -294,7 +298,7 @@ class RoomConsumer(GameSocketConsumer):
             board = await database_sync_to_async(services.room_board_for)(room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board)
             if not self._live():
                 return
-        await self.send_frame("ended", {"reason": event["reason"], "scoreboard": board})
+        await self.send_frame("ended", EndedFrame(reason=event["reason"], scoreboard=board))
         self._forget()
         await self.close(code=CLOSE_ROOM_ENDED)
 
@@ -333,10 +337,10 @@ class RoomConsumer(GameSocketConsumer):
             return
         remaining = (self.deadline - now).total_seconds()
         if remaining > 0:
-            await self.send_frame("tick", {"remaining": round(remaining, 2), "points": payloads.round_points(remaining)})
+            await self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining)))
             return
         await database_sync_to_async(rounds.round_expire)(round_id=self.round_id)
         self.status = Round.State.TIMED_OUT
         if not self.timeout_sent:
             self.timeout_sent = True
-            await self.send_frame("timeout", {"remaining": 0, "points": 0})
+            await self.send_frame("timeout", payloads.ClockFrame(remaining=0, points=0))

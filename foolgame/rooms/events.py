@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from foolgame.rooms.payloads import RoomAnswer, Score
 from foolgame.rooms.models import Room, RoomQuestion
 from foolgame.rooms.selectors import room_scoreboard, withheld_players
 from foolgame.core.events import group_send_on_commit, task_on_commit, task_runs_eagerly
@@ -47,14 +48,14 @@ def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[
     group_send_on_commit(room_group(room.code), message)
 
 
-def question_ended_on_commit(room: Room, answer: dict[str, Any], *, withheld: set[int], question_deadline: datetime) -> None:
+def question_ended_on_commit(room: Room, answer: RoomAnswer, *, withheld: set[int], question_deadline: datetime) -> None:
     """The answer for every socket; ``withheld`` (who gave up) and the question's deadline, when
     theirs is due, are for the sockets, not the frame."""
     message = {"type": "room.answer", **answer, "withheld": _withheld(withheld), "deadline": question_deadline.timestamp()}
     group_send_on_commit(room_group(room.code), message)
 
 
-def room_ended_on_commit(room: Room, *, scoreboard: list[dict[str, Any]] | None = None, withheld: set[int]) -> None:
+def room_ended_on_commit(room: Room, *, scoreboard: list[Score] | None = None, withheld: set[int]) -> None:
     scoreboard = room_scoreboard(room=room) if scoreboard is None else scoreboard
     message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": scoreboard, "withheld": _withheld(withheld)}
     group_send_on_commit(room_group(room.code), message)

@@ -21,6 +21,7 @@ from datetime import datetime
 
 from django.db.models import Count, Max, Q, Sum
 
+from foolgame.rooms.payloads import Found, Score
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core import clock
 from foolgame.voting.models import Round
@@ -53,7 +54,7 @@ def withheld_players(*, room: Room | int, now: datetime | None = None) -> set[in
     return set(plays.values_list("player_id", flat=True).distinct())
 
 
-def room_scoreboard(*, room: Room, hide: Iterable[int] = ()) -> list[dict[str, Any]]:
+def room_scoreboard(*, room: Room, hide: Iterable[int] = ()) -> list[Score]:
     """Every member, ranked by the points their votes on the room's finished questions earned
     (the solo award: the points on the clock when the vote was right), then by right answers;
     equal scores share a rank. Members who left stay on it, marked. A question still playing
@@ -62,7 +63,7 @@ def room_scoreboard(*, room: Room, hide: Iterable[int] = ()) -> list[dict[str, A
     return room_results(room=room, hide=hide)[0]
 
 
-def room_results(*, room: Room, question: RoomQuestion | None = None, hide: Iterable[int] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def room_results(*, room: Room, question: RoomQuestion | None = None, hide: Iterable[int] = ()) -> tuple[list[Score], list[Found]]:
     """The scoreboard (``room_scoreboard``) and, for ``question`` (a finished one), the members
     who found its false claim, most points first: two queries, the members and their votes'
     totals over the room's finished questions but those in ``hide`` (with the points of a
@@ -76,11 +77,13 @@ def room_results(*, room: Room, question: RoomQuestion | None = None, hide: Iter
         sums["found"] = Max("round__vote__points", filter=Q(question_id=question.pk, round__vote__correct=True))
     plays = RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).exclude(question_id__in=list(hide))
     totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)}
-    rows, found = [], []
+    rows: list[Score] = []
+    found: list[Found] = []
     for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
         total = totals.get(player_id, {})
         rows.append(
             {
+                "rank": 0,  # set below, once sorted
                 "username": username,
                 "points": int(total.get("points") or 0),
                 "correct": int(total.get("correct") or 0),

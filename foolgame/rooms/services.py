@@ -28,7 +28,7 @@ import math
 import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -41,6 +41,7 @@ from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
 from foolgame.rooms import events
+from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core.throttle import throttle_bump
 from foolgame.rooms.selectors import question_votes, room_results, room_scoreboard, withheld_players, withheld_questions
@@ -150,7 +151,7 @@ def _get_room(code: str, *, lock: bool = False) -> Room:
     return room
 
 
-def room_join(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
+def room_join(*, code: str, player: AbstractBaseUser) -> RoomState:
     """Join a room by its code (again after leaving is fine). A player who joins while a
     question plays watches it and gets the next one.
 
@@ -420,7 +421,7 @@ def _forfeit(plays: Iterable[tuple[int, int]], *, rated: bool = True) -> None:
             pass
 
 
-def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, hide: Iterable[int] = ()) -> dict[str, Any]:
+def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, hide: Iterable[int] = ()) -> RoomAnswer:
     """What everyone sees once a question is over: the answer, who found it, the scoreboard
     (without the questions in ``hide``: ``withheld_questions``)."""
     scoreboard, found = room_results(room=room, question=question, hide=hide)
@@ -435,7 +436,7 @@ def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, h
     }
 
 
-def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[dict[str, Any]] | None = None, withheld: set[int] | None = None) -> None:
+def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[Score] | None = None, withheld: set[int] | None = None) -> None:
     """``scoreboard``: the one its last answer just read, when nothing has changed since;
     ``withheld``: the members who gave up a question whose deadline is ahead, read with it."""
     room.state, room.ended_at, room.end_reason = Room.State.ENDED, now, reason
@@ -443,7 +444,7 @@ def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[dict[s
     events.room_ended_on_commit(room, scoreboard=scoreboard, withheld=withheld_players(room=room, now=now) if withheld is None else withheld)
 
 
-def room_answer_for(*, question_id: int, player_id: int, answer: dict[str, Any]) -> dict[str, Any]:
+def room_answer_for(*, question_id: int, player_id: int, answer: RoomAnswer) -> RoomAnswer:
     """The room's ``answer`` message as a member who gave up a question may see it now (the
     sockets of ``withheld_players`` ask): that question's answer only from its deadline (before
     it, no answer and no "who found it"), and a scoreboard without the questions they may not
@@ -454,13 +455,13 @@ def room_answer_for(*, question_id: int, player_id: int, answer: dict[str, Any])
     hidden = withheld_questions(room=question.room_id, player_id=player_id)
     if not hidden:
         return answer
-    shown = {**answer, "scoreboard": room_scoreboard(room=question.room, hide=hidden)}
+    shown: RoomAnswer = {**answer, "scoreboard": room_scoreboard(room=question.room, hide=hidden)}
     if question_id in hidden:
-        shown = {k: shown[k] for k in ("question_id", "number", "questions", "scoreboard", "over") if k in shown}
+        shown = cast(RoomAnswer, {k: v for k, v in shown.items() if k in ("question_id", "number", "questions", "scoreboard", "over")})
     return shown
 
 
-def room_board_for(*, room_id: int, player_id: int, scoreboard: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def room_board_for(*, room_id: int, player_id: int, scoreboard: list[Score]) -> list[Score]:
     """A ``members`` or ``ended`` message's scoreboard as this member may see it now: without
     the questions they gave up before their deadline (``withheld_questions``)."""
     hidden = withheld_questions(room=room_id, player_id=player_id)
@@ -473,7 +474,7 @@ def room_board_for(*, room_id: int, player_id: int, scoreboard: list[dict[str, A
 # --- what a member sees -------------------------------------------------------------------
 
 
-def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
+def room_state(*, code: str, player: AbstractBaseUser) -> RoomState:
     """The room as this player may see it now: its settings and how many members it has;
     for a member (or one who left), the scoreboard of the finished questions and the current
     question with their own round (before the question is over: no answer, even after their
@@ -487,7 +488,7 @@ def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
     member = RoomMember.objects.filter(room=room, player=player).first()
     if member is not None and member.left_at is None and room.state != Room.State.ENDED:
         room_member_seen(room_id=room.pk, player_id=player.pk)  # a REST client is present too
-    state = {
+    state: RoomState = {
         "code": room.code,
         "host": room.host.username,
         "is_host": room.host_id == player.pk,
@@ -517,14 +518,14 @@ def room_state(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
     return state
 
 
-def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: set[int] | None = None) -> dict[str, Any]:
+def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: set[int] | None = None) -> QuestionView:
     """The question as this member sees it: their own round, how many voted, and once it
     is over its answer, but not for a member who watched it (only who found it) and none
     for one who gave their round up, before the question's deadline (``hide``: the
     questions they may not see yet, ``withheld_questions``)."""
     now = clock.now()
     hide = withheld_questions(room=room, player_id=player_id, now=now) if hide is None else hide
-    view: dict[str, Any] = {
+    view: QuestionView = cast(QuestionView, {
         "id": question.pk,
         "number": question.number,
         "status": question.state,
@@ -532,7 +533,7 @@ def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: s
         "deadline": question.deadline.isoformat(),
         "remaining": round(max((question.deadline - now).total_seconds(), 0.0), 2) if question.state == RoomQuestion.State.PLAYING else None,
         "round": None,
-    }
+    })
     play = RoomRound.objects.filter(question=question, player_id=player_id).first()
     if play is not None:
         own = rounds.round_get_state(round_id=play.round_id, player=get_user_model()(pk=player_id))
@@ -543,7 +544,7 @@ def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: s
     if question.state == RoomQuestion.State.DONE and question.pk not in hide:
         answer = question_answer(question, room=room, hide=hide)
         if play is None:  # a watcher was not dealt this pair: its answer stays unseen
-            answer = {k: answer[k] for k in ("found",)}
+            answer = {"found": answer["found"]}
         view["answer"] = answer
     return view
 

@@ -67,6 +67,7 @@ class RoundStateSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["ready", "playing", "voted", "timeout", "reported", "voided", "forfeited"])
     pages = PageRefSerializer(many=True)
     started_at = serializers.DateTimeField(allow_null=True)
+    deadline = serializers.DateTimeField(allow_null=True, help_text="while playing: when the clock runs out (each clue bought moves it closer), else null")
     clue_cost = serializers.IntegerField()
     claims = ShownClaimSerializer(many=True, allow_null=True, help_text="sent only once the round has started")
     remaining = serializers.FloatField(allow_null=True, help_text="seconds left on the server's clock")
@@ -109,6 +110,7 @@ class ClueResultSerializer(serializers.Serializer):
     clues_left = serializers.IntegerField(help_text="the longer list's length less the clues bought of this claim (padded)")
     remaining = serializers.FloatField()
     points = serializers.IntegerField()
+    deadline = serializers.DateTimeField(help_text="the round's deadline, moved closer by this clue")
 
 
 class VoteSerializer(serializers.Serializer):

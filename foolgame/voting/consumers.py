@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timezone
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from foolgame.core import clock, hooks
@@ -27,6 +27,7 @@ from foolgame.core.sockets import (
 from foolgame.voting import payloads, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Report, Round
+from foolgame.voting.payloads import RoundState
 
 class RoundConsumer(GameSocketConsumer):
     kind = "round"
@@ -49,7 +50,7 @@ class RoundConsumer(GameSocketConsumer):
             await self.send_frame("state", state)
         self.ticker = asyncio.create_task(self._tick())
 
-    async def _call(self, service: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    async def _call(self, service: Callable[..., Any], **kwargs: Any) -> Any:
         return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
 
     async def on_start(self, frame: dict[str, Any]) -> None:
@@ -75,7 +76,7 @@ class RoundConsumer(GameSocketConsumer):
 
     async def on_like(self, frame: dict[str, Any]) -> None:
         await self._call(services.round_like, claim=claim_field(frame, "claim", nullable=True))
-        await self.send_frame("ok", {"for": "like"})
+        await self.send_frame("ok", payloads.OkFrame({"for": "like"}))
 
     async def on_report(self, frame: dict[str, Any]) -> None:
         reason, note = frame.get("reason"), frame.get("note", "")
@@ -86,13 +87,13 @@ class RoundConsumer(GameSocketConsumer):
         await self._call(services.round_report, claim=claim_field(frame, "claim"), reason=reason, note=note)
         await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group may be over now
         await self._refresh()
-        await self.send_frame("ok", {"for": "report"})
+        await self.send_frame("ok", payloads.OkFrame({"for": "report"}))
 
     HANDLERS = {"start": on_start, "state": on_state, "reveal": on_reveal, "vote": on_vote, "like": on_like, "report": on_report}
 
     # --- the clock ------------------------------------------------------------------------
 
-    def _opening_state(self, user: Any) -> tuple[dict[str, Any] | None, int]:
+    def _opening_state(self, user: Any) -> tuple[RoundState | None, int]:
         """The round's state for its player, or None and the close code for anyone else:
         the service answers "not found" for both, so one more query tells them apart."""
         try:
@@ -101,7 +102,7 @@ class RoundConsumer(GameSocketConsumer):
             exists = Round.objects.filter(pk=self.round_id).exists()
             return None, CLOSE_NOT_YOUR_ROUND if exists else CLOSE_NO_SUCH_ROUND
 
-    async def _remember(self, state: dict[str, Any]) -> None:
+    async def _remember(self, state: Mapping[str, Any]) -> None:
         """Keep the round's status and deadline from a state the services just returned."""
         self.status = state["status"]
         deadline = state.get("deadline")
@@ -129,14 +130,16 @@ class RoundConsumer(GameSocketConsumer):
         up (from another tab or over REST) one ``forfeited`` frame with when its answer shows."""
         if self.status == Round.State.TIMED_OUT and not self.timeout_sent:
             self.timeout_sent = True
-            await self.send_frame("timeout", {"remaining": 0, "points": 0})
+            await self.send_frame("timeout", payloads.ClockFrame(remaining=0, points=0))
         elif self.status == Round.State.VOIDED and not self.timeout_sent:
             self.timeout_sent = True
-            await self.send_frame("void", {"remaining": 0, "points": 0, "message": payloads.VOIDED_MESSAGE})
+            await self.send_frame("void", payloads.VoidFrame(remaining=0, points=0, message=payloads.VOIDED_MESSAGE))
         elif self.status == Round.State.FORFEITED and not self.timeout_sent:
             self.timeout_sent = True
             state = await self._call(services.round_get_state)
-            await self.send_frame("forfeited", {"remaining": 0, "points": 0, "answer_at": state.get("answer_at"), "message": payloads.FORFEIT_MESSAGE})
+            await self.send_frame(
+                "forfeited", payloads.ForfeitedFrame(remaining=0, points=0, answer_at=state.get("answer_at"), message=payloads.FORFEIT_MESSAGE)
+            )
 
     async def _tick(self) -> None:
         try:
@@ -149,6 +152,6 @@ class RoundConsumer(GameSocketConsumer):
                     await self._refresh()
                     await self._announce_timeout()
                     continue
-                await self.send_frame("tick", {"remaining": round(remaining, 2), "points": payloads.round_points(remaining)})
+                await self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining)))
         except asyncio.CancelledError:
             pass

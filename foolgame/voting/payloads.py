@@ -3,8 +3,6 @@ and the answer once it may be shown. No payload carries a label, a gold sentence
 a vote was right before the round's answer is due (``answer_not_due``; a grouped round's,
 e.g. a room's, when its group says so: ``core.hooks.round_groups``)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
@@ -19,6 +17,8 @@ from scoring.rounds import remaining_seconds, round_deadline, voter_points
 # --- the wire shapes ------------------------------------------------------------------------
 # What the REST views return and the round socket sends; ``tests/test_wire_shapes.py`` holds
 # each against its OpenAPI serializer (``voting.apis``) and its row in docs/websocket.md.
+# (No ``from __future__ import annotations`` in this module: Python 3.11 reads NotRequired
+# from a TypedDict's evaluated annotations only.)
 
 
 class PageRef(TypedDict):
