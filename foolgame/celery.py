@@ -20,7 +20,7 @@ class RedisChannel(kombu_redis.Channel):
 
     A worker that loses Redis while it holds an unacknowledged message (a task with acks_late
     running, or one prefetched) died with "Unrecoverable error: AttributeError('NoneType'
-    object has no attribute 'hostname')" and never came back (issue 24). Celery 5.7 closes
+    object has no attribute 'hostname')" and never came back. Celery 5.7 closes
     the lost connection twice: ``collect()`` first, then ``close()``. kombu's close of the
     channel waiting in BRPOP reads that reply first; with Redis down the read raises a
     connection error, which aborts the close before the channel is marked closed (the caller

@@ -116,7 +116,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # --- Database connections (PostgreSQL: a pool per process) ---------------------------------
 # Under ASGI every request runs its ORM work on a thread of its own, so persistent
 # connections (CONN_MAX_AGE) are never reused: each request opened one more and 30-50 clients
-# exhausted PostgreSQL's max_connections (issue 12). On PostgreSQL each process therefore
+# exhausted PostgreSQL's max_connections. On PostgreSQL each process therefore
 # keeps a psycopg pool of at most DB_POOL_MAX_SIZE connections; a request takes one for its
 # duration and Django gives it back when the request ends (request_finished), as channels'
 # database_sync_to_async does around every consumer call (close_old_connections). When all
@@ -250,7 +250,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "reap-stale-exports": {"task": "foolgame.dataset.tasks.reap_stale_exports", "schedule": 60.0},
 }
 
-# --- Surviving a Redis restart (issue 24) ----------------------------------------------------
+# --- Surviving a Redis restart ----------------------------------------------------
 # The worker and beat reconnect by themselves when Redis comes back, however long it was away:
 # Celery's default gives up after 100 attempts (about 47 minutes of backoff, 2 s growing to
 # 30 s between tries) and the worker then exits. Retrying on startup too lets a worker start
@@ -354,7 +354,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- The game's numbers (GAME.md); every one a setting ------------------------------------
+# --- The game's numbers (docs/rules.md); every one a setting ------------------------------------
 FM2 = {
     "RELEASE_AUTHOR": "fm2-release",
     "CLAIM_MIN_WORDS": env.int("FM2_CLAIM_MIN_WORDS", default=4),
@@ -369,7 +369,7 @@ FM2 = {
     "CLAIM_MAX_CHARS": 600,
     "COPIES_GOLD_SHARE": 0.8,
     "CLOSE_CLAIM_SIMILARITY": 0.6,
-    # Junk and duplicates (issue 12, refused before save): distinct real words a claim needs,
+    # Junk and duplicates (refused before save): distinct real words a claim needs,
     # the share of its words that must be real and of its non-space characters that must be
     # letters, the prefix length at which a claim's word counts as a word of its page, the
     # similarity from which a claim is refused as a near-duplicate of an active claim of the
@@ -381,7 +381,7 @@ FM2 = {
     "CLAIM_PAGE_WORD_PREFIX": 5,
     "NEAR_DUPLICATE_SIMILARITY": 0.8,
     "MAX_OPEN_WRITE_TASKS": 3,
-    # Word salad and claim floods (issue 24). A claim must stand at least
+    # Word salad and claim floods. A claim must stand at least
     # min(BASE + PER_WORD x its words, CAP) standard deviations above shuffles of its own
     # words under the word-order model (scoring.word_order; bench/bench_word_salad.py: 0.4% of
     # the FM2 dev claims refused, 97.9% of their shuffles). A player saves at most
@@ -404,7 +404,7 @@ FM2 = {
     "CLUES_PER_CLAIM": 10,
     # A dealt round that is never started gives its claims back after this long.
     "ROUND_START_WITHIN_SECONDS": 10 * 60,
-    # Reports (foolgame.voting, issue 12): per player at most REPORTS_PER_WINDOW reports per
+    # Reports (foolgame.voting): per player at most REPORTS_PER_WINDOW reports per
     # REPORT_WINDOW_SECONDS and REPORTS_PER_DAY per day; a round's claims can be reported
     # while it plays and up to REPORT_AFTER_ROUND_SECONDS after it ends; a report counts
     # towards hiding a claim only when its reporter had REPORT_TRUST_MIN_VOTES voted rounds
@@ -415,7 +415,7 @@ FM2 = {
     "REPORT_AFTER_ROUND_SECONDS": 10 * 60,
     "REPORT_TRUST_MIN_VOTES": 10,
     "REPORT_TRUST_MIN_ACCOUNT_HOURS": 24,
-    # Deals (issue 24): at most DEALS_PER_HOUR solo rounds dealt to a player in any hour, and
+    # Deals: at most DEALS_PER_HOUR solo rounds dealt to a player in any hour, and
     # NEW_ACCOUNT_DEALS_PER_HOUR in an account's first NEW_ACCOUNT_HOURS (429
     # deal_rate_limited). A round is a start, two claims read and a vote: 10 s each for an
     # hour on end is 360, 20 s each for a newcomer 180; rooms' deals are not counted.
@@ -426,7 +426,7 @@ FM2 = {
     "SYSTEM_PLAYERS": ["fm2-release"],
 }
 
-# --- Live rooms (foolgame.rooms, issue 16) ---------------------------------------------------
+# --- Live rooms (foolgame.rooms) ---------------------------------------------------
 FM2_ROOMS = {
     # A host picks how many questions (1..MAX_QUESTIONS) and each question's seconds
     # (MIN_SECONDS..the round's ROUND_SECONDS: a room may only shorten the clock).
@@ -444,7 +444,7 @@ FM2_ROOMS = {
     # A room's next pair is chosen by a worker while its question plays (rooms.tasks.
     # prepare_pair) and kept this long past the question's seconds for the host's next deal.
     "PREPARED_PAIR_SECONDS": 10 * 60,
-    # Abuse caps (issue 24): rooms one host may have open at once (409 too_many_open_rooms)
+    # Abuse caps: rooms one host may have open at once (409 too_many_open_rooms)
     # and create per hour (429 room_rate_limited, with retry_after); joins and leaves one
     # player may send per JOIN_LEAVE_WINDOW_SECONDS across rooms (429 join_leave_rate_limited);
     # each room socket gets at most one members frame per MEMBERS_FRAME_SECONDS (the latest
@@ -473,7 +473,7 @@ FM2_WS = {
 # it freezes what startup loaded): see the comment there.
 FM2_GC_THRESHOLDS = tuple(int(x) for x in env.list("FM2_GC_THRESHOLDS", default=["10000", "50", "100"]))
 
-# --- Quality filters and moderation (GAME.md; foolgame.moderation over scoring.filters) -----
+# --- Quality filters and moderation (docs/rules.md; foolgame.moderation over scoring.filters) -----
 FM2_MODERATION = {
     # Too hard: the smoothed correct-vote rate (correct + a) / (votes + a + b) under this,
     # or the top of its 90% credible interval under it once a claim has enough votes.
@@ -492,7 +492,7 @@ FM2_MODERATION = {
     "REPORT_HIDE_THRESHOLD": 3,
 }
 
-# --- Improbable players (issue 24; scoring.integrity, foolgame.moderation.integrity) ----------
+# --- Improbable players (scoring.integrity, foolgame.moderation.integrity) ----------
 # A player is held off the leaderboards and the ratings, and marked in the export, when the
 # chance that a person of any plausible skill votes right as often (at the same clues and
 # speed; or on pairs another account had just given up) is under ALPHA, after correcting for
@@ -519,7 +519,7 @@ FM2_INTEGRITY = {
     "SPREAD_PRIOR_PAIRS": 200.0,
 }
 
-# --- Skill and difficulty ratings (scoring.ratings, foolgame.voting.ratings; issue 14) --------
+# --- Skill and difficulty ratings (scoring.ratings, foolgame.voting.ratings) --------
 FM2_RATINGS = {
     # Glicko-2's system constant: how fast a rating's volatility may change (0.3 to 1.2).
     "TAU": 0.5,

@@ -2,7 +2,7 @@
 
 The release gives, per claim, its gold and retrieved evidence sentences but not the whole
 Wikipedia page. A page's *pool* is therefore the union of the evidence of all its claims,
-which is also how the game's demo pages are seeded (GAME.md).
+which is also how the game's demo pages are seeded (docs/rules.md).
 """
 
 from __future__ import annotations

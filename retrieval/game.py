@@ -3,7 +3,7 @@
 - *Hints* while an author drafts a claim: what the lexical retriever finds for the draft,
   with the matching words highlighted (paper, section 3.1; API ``/hints``).
 - *Clues* for a saved claim: the hybrid retriever's top sentences of the claim's page,
-  gold left out, then the gold sentences last (GAME.md), so a voter who buys every clue
+  gold left out, then the gold sentences last (docs/rules.md), so a voter who buys every clue
   always ends on the evidence.
 """
 

@@ -46,10 +46,10 @@ __all__ = [
 ]
 
 DEFAULT_A = 4.0
-"""Prior correct pseudo-votes (GAME.md)."""
+"""Prior correct pseudo-votes (docs/rules.md)."""
 
 DEFAULT_B = 1.0
-"""Prior wrong pseudo-votes (GAME.md)."""
+"""Prior wrong pseudo-votes (docs/rules.md)."""
 
 TOO_HARD_THRESHOLD = 0.5
 """A claim whose voters do no better than a coin deserves a moderator's look."""
@@ -215,7 +215,7 @@ def is_too_hard(
 ) -> Verdict:
     """Flag a claim whose voters fail too often: likely mislabelled or missing evidence.
 
-    Flagged when the smoothed rate is under ``threshold`` (the GAME.md rule), or, once
+    Flagged when the smoothed rate is under ``threshold`` (the docs/rules.md rule), or, once
     the claim has ``min_votes_for_interval`` votes, when even the upper end of its
     credible interval is under it. With a prior of ``a >= 1`` the upper end is never
     below the mean, so the second test adds no claims; it strengthens the reason

@@ -1,10 +1,10 @@
 """The voting round's clock and its points, as pure functions.
 
 The Django services own the database, the locks and the ledger; this module only says
-how many seconds are left and who earns what, so that the rules in GAME.md live in one
+how many seconds are left and who earns what, so that the rules in docs/rules.md live in one
 place that can be tested without a database (and property-tested with hypothesis).
 
-Every number of GAME.md is a keyword argument with the game's default, so a test, a
+Every number of docs/rules.md is a keyword argument with the game's default, so a test, a
 setting or a future variant of the game can change it without touching the rule.
 """
 

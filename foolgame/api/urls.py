@@ -1,4 +1,4 @@
-"""The REST API under /api/ (see API.md)."""
+"""The REST API under /api/ (the OpenAPI schema at /api/schema/ describes it)."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView

@@ -99,7 +99,7 @@ def _unordered_terms(text: str) -> set[str]:
 def similarity(first: str, second: str) -> float:
     """Jaccard similarity of the two texts' retrieval terms (content words and the pairs of
     neighbouring words, each pair taken in either order): word order does not make two texts
-    different (issue 24: an active claim with its words reversed passed as new)."""
+    different (an active claim with its words reversed passed as new)."""
     a, b = _unordered_terms(first), _unordered_terms(second)
     if not a or not b:
         return 0.0
@@ -193,7 +193,7 @@ def duplicate_key(text: str) -> str:
     return " ".join(sorted(token.term for token in word_tokens(text)))
 
 
-# --- Word order (issue 24: word salad from a page earned 100 points a claim) --------------------
+# --- Word order (word salad from a page earned 100 points a claim) --------------------
 
 
 def reads_as_sentence(text: str, *, rule: OrderRule | None = None) -> bool:

@@ -14,7 +14,7 @@ handed to a publisher thread with its own loop, which sends each group's message
 send stays direct, and eager tasks (tests, the embedded default) run at once, as before.
 A group send that fails is tried again on a fresh connection (the publisher's own layer,
 rebuilt), a few times with a short wait: after Redis restarts, every pooled connection is
-dead, and dropping the first event after it left a socket in READY with no ticks (issue 17).
+dead, and dropping the first event after it left a socket in READY with no ticks.
 A task that cannot be sent is logged: the periodic sweeps (rounds every minute, quality
 flags every hour) redo what a lost task would have done.
 

@@ -20,7 +20,7 @@ class ApiView(APIView):
     """An APIView that applies Django's CSRF rule to every unsafe request.
 
     DRF's SessionAuthentication checks CSRF only for logged-in users, which would leave
-    signup and login open to login-CSRF; API.md promises Django's rules for everyone.
+    signup and login open to login-CSRF; the API promises Django's rules for everyone.
     """
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:

@@ -3,7 +3,7 @@
 Kept in one small function so that it can follow the moderation app as it grows. It reads
 the claim's status (``removed``, seen only with ``--include-removed``), the players'
 reports (``reported:<reason>``) and, when the moderation app is installed, its quality row:
-``too_hard`` and ``too_easy`` (the filters of GAME.md), ``kept`` (a moderator reviewed the
+``too_hard`` and ``too_easy`` (the filters of docs/rules.md), ``kept`` (a moderator reviewed the
 claim and kept it) and ``hidden_until_review`` (reported by enough players).
 """
 

@@ -4,18 +4,18 @@ Across exports the pseudonyms change, since every export draws a new salt, unles
 salt file is given on purpose (a later export then names the runs it still cuts the same
 way alike; the caps below may cut them differently as the leaderboards move). Without the
 salt a pseudonym cannot be tied to an account by itself; but what a pseudonym did can be,
-by summing it and comparing with the public leaderboards (issue 17: with one pseudonym per
+by summing it and comparing with the public leaderboards (with one pseudonym per
 person, that join named every player of a simulated 240-player game). So the export names
 *runs* (:class:`Fragments`): an author's claims and a voter's rounds are cut into runs, each
 with its own pseudonym, and a run ends before what it shows would let it out-score the
 K-th best player of any leaderboard. An author's runs and the same person's voting runs are
 never tied together.
 
-Rooms' results are public too (issue 24). After each question of a live room, every member
+Rooms' results are public too. After each question of a live room, every member
 sees who found it (usernames, with their points) and the scoreboard (who voted), and knows
 the pair's texts, hence its claim ids in the export: joined with ``votes.jsonl``, a question
 with one finder named that finder's run, and with it the run's other rounds (one player's
-three runs in the attack of issue 24). No cut of runs helps there, since one vote is enough:
+three runs in an attack). No cut of runs helps there, since one vote is enough:
 so a room's round is exported with ``voter: null``, in no run (the exporter's
 ``_write_votes``), and its vote still counts in the claims' totals. What the room join can
 still learn is the row of a finder the room named: its clues bought and time bucket, no

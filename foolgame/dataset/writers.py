@@ -82,11 +82,11 @@ VOTE_FIELDS = (
 ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED)
 GAME_ID_PREFIX = "game-"
 REMAINING_BUCKET_SECONDS = 30
-"""A vote's time left is exported rounded down to a multiple of this (issue 17)."""
+"""A vote's time left is exported rounded down to a multiple of this."""
 
 
 def smoothed_correctness(correct: int, votes: int) -> float:
-    """GAME.md's ``(correct + a) / (votes + a + b)`` under the moderation's prior (4, 1)."""
+    """docs/rules.md's ``(correct + a) / (votes + a + b)`` under the moderation's prior (4, 1)."""
     moderation = getattr(settings, "FM2_MODERATION", {})
     return filters.smoothed_rate(correct, votes, float(moderation.get("PRIOR_A", 4.0)), float(moderation.get("PRIOR_B", 1.0)))
 
@@ -110,7 +110,7 @@ def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def _day(moment: datetime | None) -> str | None:
-    """The UTC day only: exact times could be joined to public traces (issue 17)."""
+    """The UTC day only: exact times could be joined to public traces."""
     return moment.astimezone(dt_timezone.utc).date().isoformat() if moment else None
 
 

@@ -16,7 +16,7 @@ class LedgerEntry(models.Model):
     class Kind(models.TextChoices):
         WRITE = "write", "Writing a claim"
         VERIFY = "verify", "Spotting the false claim"
-        # Paid from a *correct* vote: the authors share the time the voter needed (GAME.md).
+        # Paid from a *correct* vote: the authors share the time the voter needed (docs/rules.md).
         FOOL = "fool", "Hard to check"
         LIKE = "like", "A liked claim"
 

@@ -200,7 +200,7 @@ class RoomConsumer(GameSocketConsumer):
 
     def _gave_up(self, event: dict[str, Any]) -> bool:
         """Did this socket's member give up a question whose deadline is ahead? Then the
-        message's answer and board are not theirs yet: they read their own view (GAME.md:
+        message's answer and board are not theirs yet: they read their own view (docs/rules.md:
         giving up is never a faster way to an answer than waiting)."""
         return str(self.scope["user"].pk) in event.get("withheld", ())
 

@@ -6,7 +6,7 @@ finished questions only (a vote's points and ``correct`` would otherwise show on
 the moment it is cast, and a canary's vote would give the answer to everyone else), and of
 the question playing only the number of votes cast is told (``question_votes``), never whose.
 
-Giving up is never a faster way to an answer than waiting (GAME.md): a member whose round of a
+Giving up is never a faster way to an answer than waiting (docs/rules.md): a member whose round of a
 question was given up (a forfeit, a leave, or the host ending the
 room) gets nothing of that question's answer before the question's own deadline, even when
 the question ended early because of it (``given_up``): no answer, no result in their round,

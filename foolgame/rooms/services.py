@@ -5,7 +5,7 @@ member present (``voting.Round``), all started at the same server instant: the r
 services buy clues, take the vote, write the awards to the ledger and feed the export, so a
 room vote is a solo vote in every record.
 
-The clock. GAME.md's round lasts ROUND_SECONDS (180 s) and a correct vote pays
+The clock. docs/rules.md's round lasts ROUND_SECONDS (180 s) and a correct vote pays
 ``min(120, floor(remaining))``. A room's ``seconds`` may only shorten that clock: each member's
 round is stored as a 180 s round whose clock started ``180 - seconds`` before the question
 (``started_at`` is the clock's origin), so its deadline is the question's deadline, a clue

@@ -122,7 +122,7 @@ def notification_payload(note: Notification) -> dict[str, Any]:
 
 
 def player_notifications(*, player: AbstractBaseUser) -> dict[str, Any]:
-    """Unread news, grouped by kind (as API.md documents), with the unread count and the
+    """Unread news, grouped by kind (as the OpenAPI schema documents), with the unread count and the
     unread notifications themselves, newest first (at most ``PAGE_SIZE``)."""
     cursor = NotificationCursor.objects.filter(player=player).first()
     unread = notifications_of(player=player).filter(read_at__isnull=True)

@@ -255,7 +255,7 @@ def answer_not_due(round_: Round, now: datetime) -> bool:
     groups = hooks.round_groups.get()
     if round_.state == Round.State.REPORTED and not groups.in_group(round_):
         # A solo round ended by a report during play: a report is not a faster way to the
-        # answer than waiting either (issue 24's walk found this one), so its answer comes
+        # answer than waiting either (the answer-leak walk found this one), so its answer comes
         # at the deadline the round had when it was reported.
         return round_.deadline is not None and now < round_.deadline
     if round_.state != Round.State.FORFEITED:
