@@ -18,6 +18,24 @@ from tests.moderation.conftest import claim_pair
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgresql_only")]
 
 
+def refresh_waits_for(*, claim_held_by, timeout: float = 10.0) -> bool:
+    """Until another backend of this database waits on a lock (the refresh, queued behind the
+    claim row this connection holds), or ``timeout``: the condition, not a guess at how long
+    the refresh takes to get there. (Inside a transaction pg_stat_activity is a snapshot:
+    cleared before each look.)"""
+    deadline = time.monotonic() + timeout
+    with claim_held_by.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return True
+            time.sleep(0.02)
+    return False
+
+
 def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row(moderator) -> None:
     claim, partner = claim_pair()
     ClaimQuality.objects.filter(claim_id__in=[claim.pk, partner.pk]).delete()
@@ -29,7 +47,8 @@ def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row
                 # The action's first lock, held a while: the refresh arrives meanwhile.
                 Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
                 holding.set()
-                time.sleep(1.5)
+                if not refresh_waits_for(claim_held_by=connection):
+                    raise AssertionError("the refresh never queued behind the moderator's claim lock")
                 checked = actions.check_claim_action(claim_id=claim.pk, action="keep", reason="Checked it.")
                 actions.do_claim_action(checked, moderator=moderator)
         except Exception as error:  # noqa: BLE001 - reported below
