@@ -180,3 +180,23 @@ def test_side_effects_after_a_commit_go_through_core_events() -> None:
         if "on_commit(" in line and "transaction" in line and not line.lstrip().startswith(("#", '"', "``"))
     ]
     assert hand_written == []
+
+
+def app_graph() -> dict[tuple[str, str], int]:
+    """How many imports (module level and inside functions) each unit makes of each other."""
+    edges: dict[tuple[str, str], int] = {}
+    for path, unit in modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                other = unit_of(name)
+                if other not in (None, unit, "foolgame"):
+                    edges[(unit, other)] = edges.get((unit, other), 0) + 1
+    return edges
+
+
+if __name__ == "__main__":  # python -m tests.test_layers: the import graph between apps, by layer
+    for (unit, other), count in sorted(app_graph().items(), key=lambda e: (-layer_of(e[0][0]), e[0])):
+        print(f"{unit} (layer {layer_of(unit)}) -> {other} (layer {layer_of(other)}): {count}")
