@@ -25,7 +25,7 @@ from foolgame.voting import services as rounds
 from tests.factories import UserFactory
 from tests.rooms.conftest import claim_pool
 from tests.voting.conftest import game  # noqa: F401 (a fixture)
-from tests.voting.test_events_redis_restart import RedisServer, free_port
+from tests.core.test_events_redis_restart import RedisServer, free_port
 from tests.voting.test_socket_edges import session_headers
 
 pytestmark = [pytest.mark.services,

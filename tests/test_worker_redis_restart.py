@@ -32,7 +32,7 @@ from foolgame.dataset.services import export_request, researcher_set
 from foolgame.dataset.tasks import run_export
 from tests.factories import UserFactory
 from tests.procfile_server import REPO, base_env, procfile_command
-from tests.voting.test_events_redis_restart import RedisServer, free_port
+from tests.core.test_events_redis_restart import RedisServer, free_port
 
 pytestmark = [
     pytest.mark.services,
