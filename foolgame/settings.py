@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "foolgame.moderation",
     "foolgame.dataset",
     "foolgame.rooms",
+    "foolgame.checks",
 ]
 
 MIDDLEWARE = [
@@ -517,6 +518,28 @@ FM2_INTEGRITY = {
     "SPREAD_DEFAULT": 1.0,
     "SPREAD_MIN": 0.3,
     "SPREAD_PRIOR_PAIRS": 200.0,
+}
+
+# --- Validation: fact checks (foolgame.checks over scoring.validation) -------------------------
+# Every active claim is dealt for checking to players who did not write it, never saw it in a
+# round and are not moderators who saw it, least-checked first, until LABELS_NEEDED labels.
+# Hidden gold items (claims whose label is settled) are mixed in at GOLD_SHARE; a checker's
+# record on them weights their labels (none below MIN_ACCURACY after MIN_GOLD items), and only
+# they earn points. docs/checks.md says the rules.
+FM2_CHECKS = {
+    "SECONDS": env.int("FM2_CHECK_SECONDS", default=45),
+    "LABELS_NEEDED": 4,
+    "GOLD_SHARE": env.float("FM2_CHECK_GOLD_SHARE", default=0.25),
+    # A release claim is settled when at least GOLD_MIN_VOTES of the original game's voters
+    # judged it and the share who agreed with its label is at least GOLD_MIN_AGREEMENT.
+    "GOLD_MIN_VOTES": 5,
+    "GOLD_MIN_AGREEMENT": 0.8,
+    "MIN_GOLD": 5,
+    "MIN_ACCURACY": 0.6,
+    "POINTS": 10,
+    # A streak adds one point a gold item in a row, up to STREAK_BONUS_MAX.
+    "STREAK_BONUS_MAX": 10,
+    "PER_HOUR": env.int("FM2_CHECKS_PER_HOUR", default=600),
 }
 
 # --- Skill and difficulty ratings (scoring.ratings, foolgame.voting.ratings) --------

@@ -29,6 +29,8 @@ from foolgame.authoring.models import WriteTask
 from foolgame.authoring.services import write_task_create
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.pages.models import Category, Page, Sentence
+from foolgame.checks import services as checks
+from foolgame.checks.models import Check
 from foolgame.rooms import services as rooms
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core import clock
@@ -63,6 +65,7 @@ class World:
     rounds: dict[str, Round] = field(default_factory=dict)
     markers: dict[int, set[str]] = field(default_factory=dict)  # claim id -> its gold markers (every claim of the world)
     extra_page: Page | None = None
+    check_id: int | None = None  # a fact check dealt to the player (of a claim no round of theirs holds)
 
     @property
     def password(self) -> str:
@@ -153,6 +156,9 @@ def build_world(*, question_started: bool = True) -> World:
     used = {c.page_id for name in ("dealt", "started", "forfeited") for c in world.rounds[name].claims}
     world.extra_page = next(p for p in pages if p.pk not in used)
     world.task = write_task_create(player=player, page_id=world.page("forfeited").pk)
+    # A fact check dealt to the player: its claim is none of their rounds' (checks never
+    # deal those), and the walk answers it like any other operation.
+    world.check_id = checks.check_deal(player=player)["id"]
     if question_started:
         start_question(world)
         world.hosted = rooms.room_create(host=player, category=category.slug, questions=1)
@@ -232,6 +238,11 @@ class Secrets:
         not dealt yet is as secret as one in play."""
         shown = {c.pk for r in self.world.rounds.values() if r.pk in self.due for c in r.claims}
         names = {c.pk: name for name, r in self.world.rounds.items() for c in r.claims}
+        # A fact check shows its claim's gold evidence by design, to the checker alone, who is
+        # never dealt that claim in a round: the evidence of a claim the player checks is no
+        # answer for them, unless a round of theirs holds it (then it stays secret).
+        checked = set(Check.objects.filter(player=self.world.player).values_list("claim_id", flat=True))
+        shown |= checked - set(names)
         return {m: names.get(cid, f"claim #{cid} (not dealt)") for cid, ms in self.world.markers.items() if cid not in shown for m in ms}
 
     def room_results_hidden(self) -> bool:

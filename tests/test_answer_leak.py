@@ -80,6 +80,8 @@ def path_values(name: str, world: World) -> list[tuple[str, Any]]:
         return [(label, room.code) for label, room in world.rooms().items()]
     if name == "task_id":
         return [("write task", world.task.pk)]
+    if name == "check_id":
+        return [("the player's fact check", world.check_id)]
     if name == "slug":
         return [("category", world.category.slug)]
     if name == "export_id":

@@ -3,6 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from foolgame.checks import apis as checks
 from foolgame.dataset import apis as dataset
 from foolgame.evidence import apis as evidence
 from foolgame.moderation import apis as moderation
@@ -24,6 +25,8 @@ urlpatterns = [
     path("pages", pages.PageListApi.as_view(), name="pages"),
     path("pages/<int:page_id>", pages.PageDetailApi.as_view(), name="page-detail"),
     path("pages/<int:page_id>/hints", evidence.PageHintsApi.as_view(), name="page-hints"),
+    path("checks", checks.CheckDealApi.as_view(), name="checks"),
+    path("checks/<int:check_id>", checks.CheckAnswerApi.as_view(), name="check-answer"),
     path("rounds", voting.RoundCreateApi.as_view(), name="rounds"),
     path("rounds/<int:round_id>", voting.RoundDetailApi.as_view(), name="round-detail"),
     path("rounds/<int:round_id>/start", voting.RoundStartApi.as_view(), name="round-start"),

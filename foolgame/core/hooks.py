@@ -96,6 +96,12 @@ claim_reported = Hook(
     (moderation refreshes its quality flags after the commit.)""",
 )
 
+claims_kept_from = Hook(
+    "claims_kept_from",
+    """Which claims must never be dealt in a round to any of ``players``? Each receiver returns
+    a ``Q`` over claims to exclude. (checks: the claims they checked, whose evidence they read.)""",
+)
+
 round_settled = Hook(
     "round_settled",
     """A round service committed a vote, a report or a forfeit on the round ``round_id``, or

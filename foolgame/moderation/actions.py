@@ -201,10 +201,11 @@ def do_claim_action(checked: CheckedAction, *, moderator: AbstractBaseUser) -> A
         rounds_void_for_claim(claim_id=claim.pk, action=checked.action)
     if checked.action != "remove":
         quality.kept = True
+    quality.disputed = False  # a moderator decided; the checks' verdict stays in ``validation``
     last_report = Report.objects.filter(claim=claim).order_by("-id").values_list("id", flat=True).first()
     quality.reviewed_report_id = max(quality.reviewed_report_id, last_report or 0)
     quality.reviewed_at, quality.reviewed_by = timezone.now(), moderator
-    quality.save(update_fields=["kept", "reviewed_report_id", "reviewed_at", "reviewed_by"])
+    quality.save(update_fields=["kept", "disputed", "reviewed_report_id", "reviewed_at", "reviewed_by"])
     quality_rows_refresh({claim.pk: quality}, prior_current())
     record = AuditRecord.objects.create(
         moderator=moderator, claim=claim, action=checked.action, reason=checked.reason, before=before, after=_snapshot(claim, quality)

@@ -53,6 +53,7 @@ class _FlagsSerializer(serializers.Serializer):
     kept = serializers.BooleanField(help_text="a moderator kept it: the filters no longer take it out of play")
     hidden_until_review = serializers.BooleanField()
     out_of_play = serializers.BooleanField()
+    disputed = serializers.BooleanField(help_text="its checkers' gold label is not its author's label, and no moderator has decided since")
 
 
 class _ReportSerializer(serializers.Serializer):
@@ -85,7 +86,7 @@ class ClaimReviewSerializer(serializers.Serializer):
     removed_reason = serializers.CharField(allow_blank=True)
     page = _PageSerializer()
     author = serializers.CharField()
-    why = serializers.ListField(child=serializers.CharField(), help_text="reports, too_hard, too_easy")
+    why = serializers.ListField(child=serializers.CharField(), help_text="reports, too_hard, too_easy, disputed")
     reasons = serializers.ListField(child=serializers.CharField(), help_text="why, in words")
     votes = _VotesSerializer()
     score = serializers.FloatField(allow_null=True, help_text="smoothed correct-vote rate (posterior mean)")
@@ -96,6 +97,11 @@ class ClaimReviewSerializer(serializers.Serializer):
     )
     prior = _PriorSerializer(allow_null=True)
     flags = _FlagsSerializer()
+    validation = serializers.JSONField(
+        allow_null=True,
+        help_text="its checks (fact-check mode), once it has any: the gold label by the weighted 3-of-5 rule (\"-\" without one) "
+        "and the labels by kind, e.g. {\"gold_label\": \"REFUTES\", \"labels\": {\"SUPPORTS\": 1, \"REFUTES\": 3}}",
+    )
     report_count = serializers.IntegerField()
     open_reports = serializers.IntegerField()
     reports = _ReportSerializer(many=True)
@@ -153,7 +159,7 @@ class ModerationQueueApi(ApiView):
             200: QueueSerializer,
             **errors(
                 e400=[
-                    "invalid_reason: reason is not reports, too_hard or too_easy",
+                    "invalid_reason: reason is not reports, too_hard, too_easy or disputed",
                     "invalid_limit: limit is not a whole number from 1 to 200",
                 ],
                 e403="permission_denied: logged in, but not in the moderators group",

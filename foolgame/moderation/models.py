@@ -38,6 +38,10 @@ class ClaimQuality(models.Model):
     open_reports = models.PositiveIntegerField(default=0, db_index=True, help_text="Players who reported it since its last review.")
     hidden_until_review = models.BooleanField(default=False, help_text="Reported by enough players: out of play until a moderator reviews it.")
     kept = models.BooleanField(default=False, help_text="A moderator kept it: the filters no longer take it out of play.")
+    disputed = models.BooleanField(
+        default=False, db_index=True, help_text="Its checkers' gold label is not its author's label: a moderator decides."
+    )
+    validation = models.JSONField(default=dict, blank=True, help_text="Its checks when disputed: the gold label and the labels by kind.")
     reviewed_report_id = models.PositiveBigIntegerField(default=0, help_text="Reports up to this id were seen at the last review.")
     reviewed_at = models.DateTimeField(null=True, blank=True)
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -304,3 +304,23 @@ def flags_under_prior(*, a: float, b: float) -> tuple[int, int]:
     ]
     kept = ClaimQuality.objects.filter(claim_id__in=flagged, kept=True).count()
     return len(flagged), kept
+
+
+def claim_validation_set(*, claim_id: int, gold_label: str, labels: dict[str, int]) -> bool:
+    """Record a claim's checks (its gold label by the weighted 3-of-5 rule, "-" without one,
+    and its labels by kind) and put it in the queue as ``disputed`` when the gold label is
+    another than its author's. A verdict a moderator already decided on (the same gold label
+    at their review) does not come back; a new one does. Locking: the claim's quality row.
+    Returns whether the claim is disputed now."""
+    with transaction.atomic():
+        # The claim first, as every writer takes it (see ``quality_refresh``), then its row.
+        if not claim_votes_lock(claim_ids=[claim_id]):
+            return False
+        label = Claim.objects.filter(pk=claim_id).values_list("label", flat=True).get()
+        quality = quality_rows_lock([claim_id])[claim_id]
+        disagrees = gold_label not in ("-", label)
+        decided = quality.reviewed_at is not None and not quality.disputed and quality.validation.get("gold_label") == gold_label
+        quality.disputed = disagrees and not decided
+        quality.validation = {"gold_label": gold_label, "labels": labels}
+        quality.save(update_fields=["disputed", "validation"])
+    return quality.disputed

@@ -13,12 +13,13 @@ from foolgame.moderation.models import AuditRecord, ClaimQuality, PlayerAuditRec
 from foolgame.voting.models import Report
 from foolgame.voting.ratings import claim_difficulty, ratings_break_even
 
-REASONS = ("reports", "too_hard", "too_easy")
+REASONS = ("reports", "too_hard", "too_easy", "disputed")
 
 _OPEN_REPORTS = Q(quality__open_reports__gt=0)
 _TOO_HARD = Q(quality__too_hard=True, quality__kept=False)
 _TOO_EASY = Q(quality__too_easy=True, quality__kept=False)
-_BY_REASON = {"reports": _OPEN_REPORTS, "too_hard": _TOO_HARD, "too_easy": _TOO_EASY}
+_DISPUTED = Q(quality__disputed=True)
+_BY_REASON = {"reports": _OPEN_REPORTS, "too_hard": _TOO_HARD, "too_easy": _TOO_EASY, "disputed": _DISPUTED}
 
 
 def _with_review_data(claims: QuerySet[Claim]) -> QuerySet[Claim]:
@@ -32,7 +33,7 @@ def moderation_queue(*, reason: str | None = None, category: str | None = None) 
     """Active claims that need a moderator: reported since their last review, or flagged by
     a filter and not kept. Reported claims first (most reporters first), then by distance
     below the too-hard threshold (lowest score first), so too-easy claims come last."""
-    claims = Claim.objects.filter(status=Claim.Status.ACTIVE).filter(_BY_REASON[reason] if reason else _OPEN_REPORTS | _TOO_HARD | _TOO_EASY)
+    claims = Claim.objects.filter(status=Claim.Status.ACTIVE).filter(_BY_REASON[reason] if reason else _OPEN_REPORTS | _TOO_HARD | _TOO_EASY | _DISPUTED)
     if category:
         claims = claims.filter(Q(page__category__slug=category) | Q(page__category__name__iexact=category))
     return _with_review_data(claims).order_by("-quality__open_reports", "quality__score", "id")
@@ -57,6 +58,8 @@ def _why(quality: ClaimQuality | None) -> list[str]:
         why.append("too_hard")
     if quality.too_easy and not quality.kept:
         why.append("too_easy")
+    if quality.disputed:
+        why.append("disputed")
     return why
 
 
@@ -85,6 +88,9 @@ def claim_review(claim: Claim, *, break_even: float | None = None) -> dict[str, 
         reasons.append(f"reported by {quality.open_reports} player{'s' if quality.open_reports != 1 else ''} since the last review")
     if quality and not quality.kept:
         reasons += list(quality.reasons)
+    if quality and quality.disputed:
+        gold = quality.validation.get("gold_label")
+        reasons.append(f"disputed: its checkers' gold label is {gold}, its author's {claim.label}")
     category = claim.page.category
     return {
         "id": claim.pk,
@@ -114,7 +120,9 @@ def claim_review(claim: Claim, *, break_even: float | None = None) -> dict[str, 
             "kept": bool(quality and quality.kept),
             "hidden_until_review": bool(quality and quality.hidden_until_review),
             "out_of_play": claim.status == Claim.Status.REMOVED or bool(quality and quality.out_of_play),
+            "disputed": bool(quality and quality.disputed),
         },
+        "validation": (quality.validation or None) if quality else None,
         "report_count": quality.report_count if quality else len(reports),
         "open_reports": quality.open_reports if quality else len(reports),
         "reports": reports,

@@ -19,6 +19,7 @@ class LedgerEntry(models.Model):
         # Paid from a *correct* vote: the authors share the time the voter needed (docs/rules.md).
         FOOL = "fool", "Hard to check"
         LIKE = "like", "A liked claim"
+        CHECK = "check", "Checking claims against their evidence"
 
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ledger")
     amount = models.PositiveIntegerField()

@@ -11,6 +11,7 @@ from django.db.models import F, Q, QuerySet, Sum, Window
 from django.db.models.functions import Rank
 
 from foolgame.claims.models import Claim
+from foolgame.core import hooks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Round
 
@@ -35,13 +36,16 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) 
 def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | None = None) -> QuerySet[Claim]:
     """Claims that may be dealt to every one of these players at once (a room's question):
     none written by any of them, none already dealt to any of them, none any of them saw
-    with its answer as a moderator."""
+    with its answer as a moderator, none a higher app keeps from them (``claims_kept_from``:
+    the claims they checked)."""
     claims = (
         claims_playable()
         .exclude(author__in=players)
         .exclude(dealt__player__in=players)
         .exclude(moderation_sightings__moderator__in=players)
     )
+    for kept in hooks.claims_kept_from.send(players=players):
+        claims = claims.exclude(kept)
     if category:
         claims = claims.filter(Q(page__category__slug=category) | Q(page__category__name__iexact=category))
     return claims

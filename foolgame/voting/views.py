@@ -15,7 +15,7 @@ from foolgame.voting.ratings import skill_table
 from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of
 from foolgame.voting.selectors import leaderboard
 
-KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("skill", "Skill")]
+KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("check", "Checking"), ("skill", "Skill")]
 
 
 @login_required

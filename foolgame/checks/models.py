@@ -1,0 +1,62 @@
+"""What validation keeps: each check a player was dealt (a claim with its gold evidence, to
+label against a short clock) and, per claim, where its independent labels stand."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from foolgame.claims.models import Claim
+
+
+class Check(models.Model):
+    """One claim dealt to one player for checking, answered once before ``expires_at``.
+
+    ``settled_label`` is set when the claim's label was settled at the deal (a hidden gold
+    item: a release claim with strong vote agreement, or one a moderator confirmed); then
+    ``correct`` says whether the answer agreed with it, and only then can a check earn points.
+    """
+
+    class Label(models.TextChoices):
+        SUPPORTS = "SUPPORTS", "Supported by the evidence"
+        REFUTES = "REFUTES", "Refuted by the evidence"
+        NOT_ENOUGH_INFO = "NOT ENOUGH INFO", "Not enough information"
+        FLAWED = "FLAWED", "The claim is flawed (a report)"
+
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="checks")
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="checks")
+    dealt_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+    label = models.CharField(max_length=16, choices=Label.choices, blank=True, default="")
+    settled_label = models.CharField(max_length=8, blank=True, default="", help_text="The settled label of a hidden gold item, else blank.")
+    correct = models.BooleanField(null=True, blank=True, help_text="A gold item's answer agreed with its settled label.")
+    points = models.PositiveIntegerField(default=0)
+    streak = models.PositiveIntegerField(default=0, help_text="Gold items answered right in a row, this one included.")
+
+    class Meta:
+        ordering = ["-dealt_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["player", "claim"], name="check_once_per_player")]
+        indexes = [
+            models.Index(fields=["player", "answered_at"], name="check_player_answered"),
+            models.Index(fields=["claim", "answered_at"], name="check_claim_answered"),
+        ]
+
+    @property
+    def gold(self) -> bool:
+        return bool(self.settled_label)
+
+    def __str__(self) -> str:
+        return f"{self.player} · claim {self.claim_id} · {self.label or 'open'}"
+
+
+class ClaimValidation(models.Model):
+    """Where a claim's checks stand: how many labels count, its gold label by the weighted
+    3-of-5 rule (``scoring.validation.gold_label``; "-" without one), and how many checks are
+    dealt and not yet answered or expired (so dealing spreads claims over checkers)."""
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, primary_key=True, related_name="validation")
+    labels = models.PositiveIntegerField(default=0, db_index=True, help_text="Answered checks with a label that counts (FLAWED is a report, not a label; a checker under the accuracy bar counts nothing).")
+    gold_label = models.CharField(max_length=16, default="-")
+    disputed = models.BooleanField(default=False, help_text="The gold label is not the author's.")
+    updated = models.DateTimeField(auto_now=True)

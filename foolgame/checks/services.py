@@ -1,0 +1,240 @@
+"""Fact checks: deal a claim with its gold evidence to a player, take their label once before
+its clock runs out, and keep each claim's gold label (the weighted 3-of-5 rule) up to date.
+
+Independence: a check shows the claim's text, page and gold evidence, never its author's
+label nor another checker's; what an answer returns (points, streak, the next check) says
+nothing of other labels. Points come only from hidden gold items (claims whose label is
+settled), never from agreeing with the other checkers of an open claim.
+
+Locking: a deal takes the player's row lock (two tabs never get two checks at once), an
+answer the check's row lock; the claim's gold label is written under the claim's lock
+(``moderation.quality.claim_validation_set``, as every writer of its flags).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import timedelta
+from typing import Any, TypedDict
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, models, transaction
+from django.db.models import Min
+
+from foolgame.checks import selectors
+from foolgame.checks.models import Check, ClaimValidation
+from foolgame.claims.models import Claim, ClaimGold
+from foolgame.core import clock, hooks
+from foolgame.core.errors import ServiceError
+from foolgame.moderation.quality import claim_validation_set
+from foolgame.players.models import LedgerEntry
+from foolgame.voting.models import Report
+from scoring.validation import LABELS, checker_weight, gold_label
+
+NOT_COUNTING_MESSAGE = (
+    "Your answers on claims whose label is settled were too often wrong, so your labels no longer count "
+    "towards any claim's gold label. You can keep playing; points still come for settled claims you get right."
+)
+
+
+class PageRef(TypedDict):
+    id: int
+    title: str
+
+
+class CheckedClaim(TypedDict):
+    id: int
+    text: str
+    page: PageRef
+
+
+class Evidence(TypedDict):
+    text: str
+    section_header: str
+
+
+class CheckPayload(TypedDict):
+    """A check as its player sees it (``POST /api/checks``): never the claim's label."""
+
+    id: int
+    claim: CheckedClaim
+    evidence: list[Evidence]
+    expires_at: str
+
+
+class AnswerPayload(TypedDict):
+    points: int
+    streak: int
+    counting: bool
+    message: str | None
+    next: CheckPayload | None
+
+
+def _config() -> dict[str, Any]:
+    return settings.FM2_CHECKS
+
+
+def check_payload(check: Check) -> CheckPayload:
+    claim = check.claim
+    evidence = ClaimGold.objects.filter(claim_id=claim.pk).order_by("position", "id").values_list("sentence__text", "sentence__section_header")
+    return {
+        "id": check.pk,
+        "claim": {"id": claim.pk, "text": claim.text, "page": {"id": claim.page_id, "title": claim.page.title}},
+        "evidence": [{"text": text, "section_header": header} for text, header in evidence],
+        "expires_at": check.expires_at.isoformat(),
+    }
+
+
+def _pick(claims: models.QuerySet[Claim]) -> Claim | None:
+    """A claim of ``claims`` at random, from an id pivot (no ORDER BY random over the table)."""
+    bounds = claims.aggregate(low=Min("pk"), high=models.Max("pk"))
+    if bounds["low"] is None:
+        return None
+    pivot = random.randint(bounds["low"], bounds["high"])
+    return claims.filter(pk__gte=pivot).order_by("pk").first() or claims.order_by("pk").first()
+
+
+def _choose(player: AbstractBaseUser) -> tuple[Claim, str] | None:
+    """The claim to deal and its settled label ("" for an open claim): a hidden gold item at
+    GOLD_SHARE of the deals (or when no open claim is left), else one of the least-checked
+    claims that still need labels."""
+    pool = selectors.claims_to_check(player=player)
+    gold_pool = pool.filter(selectors.settled())
+    open_pool = selectors.needing_labels(pool)
+    lowest = open_pool.aggregate(lowest=Min("labels"))["lowest"]
+    least = open_pool.filter(labels=lowest) if lowest is not None else open_pool.none()
+    order = [gold_pool, least] if random.random() < _config()["GOLD_SHARE"] else [least, gold_pool]
+    for claims in order:
+        claim = _pick(claims.select_related("page"))
+        if claim is not None:
+            is_settled = claims is gold_pool or gold_pool.filter(pk=claim.pk).exists()
+            return claim, claim.label if is_settled else ""
+    return None
+
+
+def _check_rate(player: AbstractBaseUser, now: Any) -> None:
+    limit = _config()["PER_HOUR"]
+    if Check.objects.filter(player=player, dealt_at__gt=now - timedelta(hours=1)).count() >= limit:
+        raise ServiceError("check_rate_limited", f"At most {limit} checks an hour; take a break and come back.", status_code=429, retry_after=60)
+
+
+def check_deal(*, player: AbstractBaseUser) -> CheckPayload:
+    """Deal the player's next check, or give back the one still open (a reload resumes it).
+
+    409 ``nothing_to_check`` when no claim is left that this player may check. Locking: the
+    player's row, so two requests at once deal one check."""
+    User = get_user_model()
+    now = clock.now()
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=player.pk).exists()
+        open_check = Check.objects.select_related("claim__page").filter(player=player, answered_at__isnull=True, expires_at__gt=now).first()
+        if open_check is not None:
+            return check_payload(open_check)
+        _check_rate(player, now)
+        chosen = _choose(player)
+        if chosen is None:
+            raise ServiceError("nothing_to_check", "No claim is left for you to check right now.", status_code=409)
+        claim, settled_label = chosen
+        try:
+            with transaction.atomic():
+                check = Check.objects.create(
+                    player=player, claim=claim, dealt_at=now, expires_at=now + timedelta(seconds=_config()["SECONDS"]), settled_label=settled_label
+                )
+        except IntegrityError:  # checked meanwhile in another way: the unique pair says no
+            raise ServiceError("nothing_to_check", "That claim was just dealt to you; ask again.", status_code=409) from None
+        return check_payload(check)
+
+
+def _previous_streak(player: AbstractBaseUser, check: Check) -> int:
+    """The streak before this check: the last gold item's, if it was answered right (a gold
+    item left to expire breaks it)."""
+    last = Check.objects.filter(player=player).exclude(settled_label="").exclude(pk=check.pk).order_by("-dealt_at", "-pk").first()
+    return last.streak if last is not None and last.correct else 0
+
+
+def player_weight(*, player_id: int) -> float:
+    right, seen = selectors.checker_records(player_ids=[player_id]).get(player_id, (0, 0))
+    return _weight(right, seen)
+
+
+def _weight(right: int, seen: int) -> float:
+    config = _config()
+    return checker_weight(gold_right=right, gold_seen=seen, min_gold=config["MIN_GOLD"], min_accuracy=config["MIN_ACCURACY"])
+
+
+def claim_validation_refresh(*, claim_id: int) -> str:
+    """Recompute the claim's gold label from its labels, each weighted by its checker's
+    current record, and tell moderation (a disagreement with the author is ``disputed``).
+    Returns the gold label."""
+    labels = selectors.claim_labels(claim_id=claim_id)
+    records = selectors.checker_records(player_ids=[player_id for player_id, _ in labels])
+    weighted = [(label, _weight(*records.get(player_id, (0, 0)))) for player_id, label in labels]
+    author_label = Claim.objects.filter(pk=claim_id).values_list("label", flat=True).get()
+    gold = gold_label(author_label, weighted, min_checks=_config()["LABELS_NEEDED"])
+    counted = sum(1 for _, weight in weighted if weight > 0)  # a label that stopped counting does not fill the claim's need
+    ClaimValidation.objects.update_or_create(claim_id=claim_id, defaults={"labels": counted, "gold_label": gold, "disputed": gold not in ("-", author_label)})
+    claim_validation_set(claim_id=claim_id, gold_label=gold, labels=dict(Counter(label for _, label in labels)))
+    return gold
+
+
+def _flawed(check: Check, player: AbstractBaseUser) -> None:
+    """FLAWED is a report: the moderators see it with the claim's other reports. It does not
+    count towards hiding the claim (a check is not a round's report, with its limits)."""
+    created = Report.objects.get_or_create(
+        claim_id=check.claim_id,
+        reporter=player,
+        defaults={"reason": Report.Reason.OTHER, "note": "Flagged as flawed in a fact check.", "counts_for_hiding": False},
+    )[1]
+    if created:
+        hooks.claim_reported.send(claim_id=check.claim_id)
+
+
+def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> AnswerPayload:
+    """Answer a check once, before it expires, by its own player; then the next check.
+
+    Points only for a hidden gold item answered with its settled label: POINTS plus one a
+    gold item in the streak before it (at most STREAK_BONUS_MAX). A label counts towards the
+    claim's gold label with the checker's weight (none once their record on gold items falls
+    under MIN_ACCURACY after MIN_GOLD of them; ``counting`` says so)."""
+    if not isinstance(label, str) or label not in Check.Label.values:
+        raise ServiceError("invalid_label", "label must be one of: " + ", ".join(Check.Label.values) + ".")
+    now = clock.now()
+    with transaction.atomic():
+        check = Check.objects.select_for_update().filter(pk=check_id).first()
+        if check is None or check.player_id != player.pk:
+            raise ServiceError("not_found", "No such check of yours.", status_code=404)
+        if check.answered_at is not None:
+            raise ServiceError("check_answered", "This check is answered already.", status_code=409)
+        if now >= check.expires_at:
+            raise ServiceError("check_expired", "Time is up for this check; ask for the next one.", status_code=409)
+        check.label, check.answered_at = label, now
+        if check.gold:
+            check.correct = label == check.settled_label
+            previous = _previous_streak(player, check)
+            check.streak = previous + 1 if check.correct else 0
+            if check.correct:
+                check.points = _config()["POINTS"] + min(previous, _config()["STREAK_BONUS_MAX"])
+        check.save(update_fields=["label", "answered_at", "correct", "streak", "points"])
+        if check.points:
+            LedgerEntry.objects.create(player=player, amount=check.points, kind=LedgerEntry.Kind.CHECK, claim_id=check.claim_id, cause=f"check:{check.pk}")
+        if label == Check.Label.FLAWED:
+            _flawed(check, player)
+        if label in LABELS:
+            claim_validation_refresh(claim_id=check.claim_id)
+    counting = player_weight(player_id=player.pk) > 0
+    try:
+        upcoming: CheckPayload | None = check_deal(player=player)
+    except ServiceError as error:
+        if error.code not in ("nothing_to_check", "check_rate_limited"):
+            raise
+        upcoming = None
+    return {
+        "points": check.points,
+        "streak": check.streak if check.gold else _previous_streak(player, check),
+        "counting": counting,
+        "message": None if counting else NOT_COUNTING_MESSAGE,
+        "next": upcoming,
+    }

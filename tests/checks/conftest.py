@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import pytest
+
+from foolgame.claims.models import Claim
+from tests.factories import PageFactory, UserFactory
+from tests.voting.conftest import FakeClock, make_claim
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    clock = FakeClock()
+    monkeypatch.setattr("foolgame.core.clock.now", clock)
+    return clock
+
+
+@pytest.fixture(autouse=True)
+def no_gold_unless_asked(settings) -> None:
+    """Deals pick open claims first unless a test turns the gold share up."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
+
+
+def open_claim(title: str, *, label: str = "SUPPORTS", author=None) -> Claim:
+    """A claim nobody settled: no release votes, no moderator's review."""
+    author = author or UserFactory()
+    return make_claim(PageFactory(title=title), label=label, author=author, text=f"{title} has a claim to check.")
+
+
+def settled_claim(title: str, *, label: str = "REFUTES", votes: int = 10) -> Claim:
+    """A release claim every voter of the original game judged as its label says."""
+    claim = make_claim(PageFactory(title=title), label=label, author=UserFactory(), text=f"{title} has a settled claim.")
+    Claim.objects.filter(pk=claim.pk).update(release_total_votes=votes, release_correct_votes=votes)
+    claim.refresh_from_db()
+    return claim

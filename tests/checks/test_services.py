@@ -1,0 +1,198 @@
+"""Fact checks: who gets which claim, one answer before the clock, points only for settled
+claims, the weighted gold label and the disputes it raises, nothing of anyone else's label."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from foolgame.checks import services
+from foolgame.checks.models import Check, ClaimValidation
+from foolgame.core.errors import ServiceError
+from foolgame.moderation.actions import moderator_set, sightings_record
+from foolgame.moderation.selectors import claim_review, moderation_queue
+from foolgame.players.models import LedgerEntry
+from foolgame.voting import services as rounds
+from foolgame.voting.models import Report
+from foolgame.voting.selectors import claims_for_player
+from tests.checks.conftest import open_claim, settled_claim
+from tests.factories import PageFactory, UserFactory
+from tests.voting.conftest import make_claim
+
+pytestmark = pytest.mark.django_db
+
+
+def answer(player, label: str) -> dict:
+    dealt = services.check_deal(player=player)
+    return services.check_answer(check_id=dealt["id"], player=player, label=label)
+
+
+def test_a_check_shows_the_claim_and_its_gold_evidence_never_its_label(fake_clock) -> None:
+    claim = open_claim("Vega", label="REFUTES")
+    checker = UserFactory()
+    dealt = services.check_deal(player=checker)
+    assert dealt["claim"] == {"id": claim.pk, "text": claim.text, "page": {"id": claim.page_id, "title": "Vega"}}
+    assert [e["text"] for e in dealt["evidence"]] == [g.text for g in claim.gold_sentences.all()]
+    assert "REFUTES" not in repr(dealt) and "label" not in repr(dealt)
+    assert dealt["expires_at"] == (fake_clock.current + timedelta(seconds=45)).isoformat()
+
+
+def test_a_reload_gets_the_open_check_back_not_a_second_one(fake_clock) -> None:
+    open_claim("Vega")
+    open_claim("Deneb")
+    checker = UserFactory()
+    first = services.check_deal(player=checker)
+    assert services.check_deal(player=checker)["id"] == first["id"]
+    assert Check.objects.filter(player=checker).count() == 1
+
+
+def test_nobody_checks_their_own_claim_one_met_in_a_round_or_one_seen_as_a_moderator(fake_clock) -> None:
+    writer, voter, moderator = UserFactory(), UserFactory(), UserFactory()
+    page = PageFactory(title="Altair")
+    own = make_claim(page, label="SUPPORTS", author=writer)
+    other = make_claim(page, label="REFUTES", author=UserFactory())
+    with pytest.raises(ServiceError) as error:  # writer: own claim out, the other one in
+        assert services.check_deal(player=writer)["claim"]["id"] == other.pk
+        services.check_answer(check_id=Check.objects.get(player=writer).pk, player=writer, label="REFUTES")
+        services.check_deal(player=writer)
+    assert error.value.code == "nothing_to_check" and error.value.status_code == 409
+    rounds.round_create(player=voter)  # the pair is dealt to the voter in a round
+    with pytest.raises(ServiceError) as error:
+        services.check_deal(player=voter)
+    assert error.value.code == "nothing_to_check"
+    moderator_set(username=moderator.username)
+    sightings_record(moderator=moderator, claim_ids=[own.pk, other.pk])
+    with pytest.raises(ServiceError) as error:
+        services.check_deal(player=moderator)
+    assert error.value.code == "nothing_to_check"
+
+
+def test_a_claim_checked_is_never_dealt_to_that_player_in_a_round(fake_clock) -> None:
+    page = PageFactory(title="Rigel")
+    make_claim(page, label="SUPPORTS", author=UserFactory())
+    make_claim(page, label="REFUTES", author=UserFactory())
+    checker = UserFactory()
+    checked = services.check_deal(player=checker)["claim"]["id"]
+    assert checked not in set(claims_for_player(player=checker).values_list("pk", flat=True))
+    with pytest.raises(ServiceError) as error:
+        rounds.round_create(player=checker)  # only one fair pair, and it holds the claim checked
+    assert error.value.code == "no_pair_available"
+
+
+def test_least_checked_claims_come_first(fake_clock) -> None:
+    done, fresh = open_claim("Done"), open_claim("Fresh")
+    ClaimValidation.objects.create(claim=done, labels=2)
+    assert services.check_deal(player=UserFactory())["claim"]["id"] == fresh.pk
+
+
+def test_an_answer_is_taken_once_by_its_player_before_its_clock_runs_out(fake_clock) -> None:
+    open_claim("Vega")
+    open_claim("Deneb")
+    checker, other = UserFactory(), UserFactory()
+    dealt = services.check_deal(player=checker)
+    for label in ("MAYBE", "", None, 1):
+        with pytest.raises(ServiceError) as error:
+            services.check_answer(check_id=dealt["id"], player=checker, label=label)
+        assert error.value.code == "invalid_label"
+    with pytest.raises(ServiceError) as error:
+        services.check_answer(check_id=dealt["id"], player=other, label="SUPPORTS")
+    assert (error.value.code, error.value.status_code) == ("not_found", 404)
+    services.check_answer(check_id=dealt["id"], player=checker, label="SUPPORTS")
+    with pytest.raises(ServiceError) as error:
+        services.check_answer(check_id=dealt["id"], player=checker, label="REFUTES")
+    assert (error.value.code, error.value.status_code) == ("check_answered", 409)
+    assert Check.objects.get(pk=dealt["id"]).label == "SUPPORTS"
+    late = services.check_deal(player=checker)
+    fake_clock.advance(45)
+    with pytest.raises(ServiceError) as error:
+        services.check_answer(check_id=late["id"], player=checker, label="SUPPORTS")
+    assert (error.value.code, error.value.status_code) == ("check_expired", 409)
+    assert Check.objects.get(pk=late["id"]).answered_at is None
+
+
+def test_points_come_only_from_settled_claims_answered_with_their_label(fake_clock, settings) -> None:
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0}
+    for n in range(3):
+        settled_claim(f"Settled {n}", label="REFUTES")
+    checker = UserFactory()
+    results = [answer(checker, label) for label in ("REFUTES", "REFUTES", "SUPPORTS")]
+    assert [(r["points"], r["streak"]) for r in results] == [(10, 1), (11, 2), (0, 0)]
+    assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 21
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
+    open_claim("Open one", label="REFUTES")
+    agreeing = answer(checker, "REFUTES")  # agreeing with the author of an open claim pays nothing
+    assert agreeing["points"] == 0 and agreeing["next"] is None
+
+
+def test_four_checks_against_the_author_put_the_claim_in_the_queue_as_disputed(fake_clock) -> None:
+    claim = open_claim("Spica", label="SUPPORTS")
+    checkers = [UserFactory() for _ in range(4)]
+    for checker in checkers[:3]:
+        answer(checker, "REFUTES")
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "-"  # 3 checks: too few
+    assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
+    answer(checkers[3], "NOT ENOUGH INFO")
+    validation = ClaimValidation.objects.get(claim=claim)
+    assert (validation.labels, validation.gold_label, validation.disputed) == (4, "REFUTES", True)
+    assert claim.pk in set(moderation_queue(reason="disputed").values_list("pk", flat=True))
+    review = claim_review(moderation_queue().get(pk=claim.pk))
+    assert "disputed" in review["why"] and review["flags"]["disputed"]
+    assert review["validation"] == {"gold_label": "REFUTES", "labels": {"REFUTES": 3, "NOT ENOUGH INFO": 1}}
+
+
+def test_checks_that_agree_with_the_author_raise_no_dispute(fake_clock) -> None:
+    claim = open_claim("Spica", label="SUPPORTS")
+    for label in ("SUPPORTS", "SUPPORTS", "REFUTES", "SUPPORTS"):
+        answer(UserFactory(), label)
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "SUPPORTS"
+    assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
+
+
+def test_a_checker_wrong_on_settled_claims_stops_counting_and_is_told(fake_clock, settings) -> None:
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0, "MIN_GOLD": 5}
+    settled = [settled_claim(f"Settled {n}", label="REFUTES") for n in range(6)]
+    spammer = UserFactory()
+    results = [answer(spammer, "SUPPORTS") for _ in range(5)]
+    assert results[0]["counting"] and results[0]["message"] is None
+    assert not results[-1]["counting"] and "no longer count" in results[-1]["message"]
+    assert services.player_weight(player_id=spammer.pk) == 0.0
+    # Their label on an open claim does not count: four honest checkers are needed still.
+    # (The settled claims are given their labels, so the least-checked claim is the open one.)
+    for claim in settled:
+        ClaimValidation.objects.update_or_create(claim=claim, defaults={"labels": 4})
+    fake_clock.advance(46)  # the spammer's next check (dealt with their last answer) runs out unanswered
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
+    claim = open_claim("Open", label="SUPPORTS")
+    answer(spammer, "REFUTES")
+    for _ in range(3):
+        answer(UserFactory(), "SUPPORTS")
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "-"
+    answer(UserFactory(), "SUPPORTS")
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "SUPPORTS"
+
+
+def test_flawed_is_a_report_the_moderators_see(fake_clock, django_capture_on_commit_callbacks) -> None:
+    claim = open_claim("Mira")
+    checker = UserFactory()
+    with django_capture_on_commit_callbacks(execute=True):  # the claim's flags follow the report's commit
+        result = answer(checker, "FLAWED")
+    assert result["points"] == 0
+    report = Report.objects.get(claim=claim, reporter=checker)
+    assert not report.counts_for_hiding
+    assert ClaimValidation.objects.filter(claim=claim, labels__gt=0).count() == 0  # a report, not a label
+    assert claim.pk in set(moderation_queue(reason="reports").values_list("pk", flat=True))
+
+
+def test_a_moderator_who_decides_a_dispute_clears_it(fake_clock) -> None:
+    from foolgame.moderation.actions import check_claim_action, do_claim_action
+
+    claim = open_claim("Spica", label="SUPPORTS")
+    for _ in range(4):
+        answer(UserFactory(), "REFUTES")
+    moderator = UserFactory()
+    moderator_set(username=moderator.username)
+    do_claim_action(check_claim_action(claim_id=claim.pk, action="keep", reason="The evidence supports it as written."), moderator=moderator)
+    assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
+    answer(UserFactory(), "REFUTES")  # the same verdict again: decided already
+    assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
