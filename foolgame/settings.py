@@ -249,6 +249,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A killed worker's export would otherwise wait for Redis' visibility timeout (1 hour):
     # this re-queues stale exports (or fails them once their attempts are used up).
     "reap-stale-exports": {"task": "foolgame.dataset.tasks.reap_stale_exports", "schedule": 60.0},
+    # A checker's weight moves with each settled claim they answer: recompute the gold labels
+    # (and disputes) of every checked claim with the weights as they stand.
+    "refresh-validation": {"task": "foolgame.checks.tasks.refresh_validation", "schedule": 60.0 * 60},
 }
 
 # --- Surviving a Redis restart ----------------------------------------------------

@@ -238,3 +238,15 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
         "message": None if counting else NOT_COUNTING_MESSAGE,
         "next": upcoming,
     }
+
+
+def validation_refresh_all() -> int:
+    """``claim_validation_refresh`` for every claim with an answered label, one claim at a
+    time (each its own short transaction). Returns how many it refreshed."""
+    claim_ids = list(
+        Check.objects.filter(answered_at__isnull=False, label__in=LABELS).values_list("claim_id", flat=True).distinct().order_by("claim_id")
+    )
+    for claim_id in claim_ids:
+        with transaction.atomic():
+            claim_validation_refresh(claim_id=claim_id)
+    return len(claim_ids)

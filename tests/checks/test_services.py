@@ -196,3 +196,25 @@ def test_a_moderator_who_decides_a_dispute_clears_it(fake_clock) -> None:
     assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
     answer(UserFactory(), "REFUTES")  # the same verdict again: decided already
     assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
+
+
+def test_the_periodic_refresh_recounts_labels_with_the_weights_as_they_stand_now(fake_clock, settings) -> None:
+    """A checker labelled an open claim while their weight was 1; once their record on settled
+    claims falls under the bar, the hourly refresh takes their label out of its gold label."""
+    from foolgame.checks.tasks import refresh_validation
+
+    claim = open_claim("Early", label="SUPPORTS")
+    spammer = UserFactory()
+    answer(spammer, "REFUTES")
+    for _ in range(3):
+        answer(UserFactory(), "REFUTES")
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "REFUTES"  # 4 checks against the author's 1
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0}
+    fake_clock.advance(46)
+    for n in range(5):
+        settled_claim(f"Settled {n}", label="SUPPORTS")
+    for _ in range(5):
+        answer(spammer, "REFUTES")  # wrong on every settled claim
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "REFUTES"  # not recomputed yet
+    assert refresh_validation() >= 1
+    assert ClaimValidation.objects.get(claim=claim).gold_label == "-"  # three counting checks now
