@@ -36,10 +36,10 @@ from typing import Any
 SPLITS = ("train", "dev", "test")
 _TIE_ORDER = {"test": 0, "dev": 1, "train": 2}
 RULES = {
-    "release": "kept its release split",
-    "exclusive": "a test-exclusive author's page, put in test",
+    "release": "release page, kept its release split",
+    "exclusive": "page of a test-exclusive author, put in test",
     "hashed": "new page, placed by the page-disjoint split of the requested proportions",
-    "resplit": "release page, re-split by the requested proportions (re-split release pages)",
+    "resplit": "release page, re-split by the requested proportions",
 }
 """The rules that place pages, in the order they are tried, with what they mean."""
 RESPLIT_OPTION = "resplit_release"
@@ -183,7 +183,7 @@ def split_summary(
         if not plan.page_split:
             reason, option = "there are no claims to export", None
         elif proportions[index] == 0:
-            reason, option = "its requested proportion is 0", SPLITS_OPTION
+            reason, option = "the requested proportion is 0", SPLITS_OPTION
         elif kept and not resplit_release:
             where = ", ".join(f"{n} in {name}" for name, n in kept.items())
             reason = f"{sum(kept.values())} release page(s) kept their release split ({where})"

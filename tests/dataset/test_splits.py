@@ -94,13 +94,13 @@ def test_release_pages_keep_their_split_and_the_summary_names_the_option() -> No
     summary = split_summary(plan, proportions=(0.8, 0.1, 0.1), resplit_release=False)
     claims = sum(5 + i % 4 for i in range(20))
     assert summary["rules"] == [
-        {"rule": "release", "description": "kept its release split",
+        {"rule": "release", "description": "release page, kept its release split",
          "pages": {"train": 0, "dev": 20, "test": 0}, "claims": {"train": 0, "dev": claims, "test": 0}},
     ]
     assert [(e["split"], e["option"]) for e in summary["empty_splits"]] == [("train", "resplit_release"), ("test", "resplit_release")]
     lines = split_summary_lines(summary, fixes={"resplit_release": "Use THE OPTION."})
     assert lines == [
-        f"kept its release split: dev 20 pages ({claims} claims)",
+        f"release page, kept its release split: dev 20 pages ({claims} claims)",
         "train and test are empty: 20 release page(s) kept their release split (20 in dev). Use THE OPTION.",
     ]
 

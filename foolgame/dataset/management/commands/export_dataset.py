@@ -16,7 +16,7 @@ from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS_OPTION, parse_proport
 
 FIXES = {
     RESPLIT_OPTION: "Add --resplit-release to split the release pages by --splits too.",
-    SPLITS_OPTION: "Give it a larger share in --splits.",
+    SPLITS_OPTION: "Ask for a larger share in --splits.",
 }
 
 
