@@ -20,6 +20,7 @@ from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.models import Export
 from foolgame.dataset.selectors import export_list
 from foolgame.dataset.services import export_file_path, export_request
+from foolgame.dataset.splits import RESPLIT_OPTION, RULES, SPLITS, SPLITS_OPTION
 from foolgame.players.roles import is_researcher
 
 
@@ -35,6 +36,10 @@ class ExportRequestSerializer(serializers.Serializer):
     splits = serializers.CharField(required=False, default="0.8,0.1,0.1", max_length=100, help_text="train,dev,test proportions of claims")
     formats = serializers.ListField(child=serializers.ChoiceField(choices=FORMATS), required=False, default=list(FORMATS), min_length=1)
     include_removed = serializers.BooleanField(required=False, default=False)
+    resplit_release = serializers.BooleanField(
+        required=False, default=False,
+        help_text="split release pages by the requested proportions like new pages, instead of keeping their release split",
+    )
     exclusive_test_authors = serializers.ListField(
         child=serializers.CharField(max_length=150), required=False, default=list, max_length=10_000,
         help_text="usernames whose claims go to test only",
@@ -55,18 +60,49 @@ class ExportFileSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="download URL")
 
 
+class SplitCountsSerializer(serializers.Serializer):
+    train = serializers.IntegerField()
+    dev = serializers.IntegerField()
+    test = serializers.IntegerField()
+
+
+class SplitRuleSerializer(serializers.Serializer):
+    rule = serializers.ChoiceField(choices=list(RULES), help_text="; ".join(f"{rule}: {text}" for rule, text in RULES.items()))
+    description = serializers.CharField()
+    pages = SplitCountsSerializer(help_text="pages this rule placed in each split")
+    claims = SplitCountsSerializer(help_text="claims written to each split from those pages")
+
+
+class EmptySplitSerializer(serializers.Serializer):
+    split = serializers.ChoiceField(choices=SPLITS)
+    reason = serializers.CharField(help_text="why no claim landed in it")
+    option = serializers.ChoiceField(
+        choices=[RESPLIT_OPTION, SPLITS_OPTION], allow_null=True,
+        help_text="the request field that would fill it (resplit_release: true, or other splits); null when there is nothing to export",
+    )
+
+
+class SplitSummarySerializer(serializers.Serializer):
+    resplit_release = serializers.BooleanField(help_text="release pages were re-split by the requested proportions")
+    rules = SplitRuleSerializer(many=True, help_text="each rule that placed a page, in the order the rules are tried")
+    empty_splits = EmptySplitSerializer(many=True, help_text="each split that holds no claim")
+
+
 class ExportStatusSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Export.Status.values)
     stage = serializers.CharField(help_text="plan, claims, votes, stats, artifacts, card or done")
     progress = serializers.FloatField(help_text="0 to 1")
-    options = serializers.DictField(help_text="the request's seed, splits, formats, include_removed, exclusive_test_authors")
+    options = serializers.DictField(help_text="the request's seed, splits, formats, include_removed, resplit_release, exclusive_test_authors")
     requested_by = serializers.CharField(allow_null=True, help_text="the researcher who asked for it")
     created = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     error = serializers.CharField(allow_blank=True)
     files = ExportFileSerializer(many=True, help_text="once done")
+    split_summary = SplitSummarySerializer(
+        allow_null=True, help_text="once done: how many pages and claims each rule placed in each split, and why a split is empty"
+    )
     attempts = serializers.IntegerField(help_text="runs started; a run whose worker died is taken over, up to a limit")
     max_attempts = serializers.IntegerField(help_text="after this many runs whose worker died the export fails")
     heartbeat_at = serializers.DateTimeField(allow_null=True, help_text="last sign of life of the running job")
@@ -101,6 +137,7 @@ def export_payload(request: Request, export: Export) -> dict:
             "finished_at": export.finished_at,
             "error": export.error,
             "files": files,
+            "split_summary": export.split_summary if export.status == Export.Status.DONE else None,
             "attempts": export.attempts,
             "max_attempts": settings.FM2_JOBS["EXPORT_MAX_ATTEMPTS"],
             "heartbeat_at": export.heartbeat_at,
@@ -140,7 +177,8 @@ class ExportListCreateApi(ApiView):
         },
         summary="Start a dataset export in the background (researchers only)",
         description="Queues an export of the collected claims, votes and evidence with a seed, train/dev/test "
-        "proportions and formats; a Celery worker runs it. Poll `GET /api/exports/<id>` for progress and files.",
+        "proportions and formats; a Celery worker runs it. Poll `GET /api/exports/<id>` for progress and files. "
+        "Release pages keep their release split unless `resplit_release` is true.",
     )
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
@@ -158,7 +196,9 @@ class ExportDetailApi(ApiView):
         responses={200: ExportStatusSerializer, **errors(e403=FORBIDDEN, e404="not_found: no export has this id")},
         summary="An export's progress and, once done, its files",
         description="Researchers only. The export's status, stage and progress (0 to 1), its heartbeat and attempts; "
-        "once done, each file with its size and download URL.",
+        "once done, each file with its size and download URL, and the split summary: how many pages and claims each "
+        "rule (kept its release split, test-exclusive author, split by the proportions, re-split release page) placed "
+        "in train, dev and test, and for a split that came out empty, why and which request field would fill it.",
     )
     def get(self, request: Request, export_id: int) -> Response:
         return Response(export_payload(request, get_object_or_404(Export.objects.select_related("requested_by"), pk=export_id)))

@@ -55,6 +55,9 @@ class ExportOptions:
     exclusive_test_authors: frozenset[str] = frozenset()
     """Usernames whose claims go to test only."""
     include_removed: bool = False
+    resplit_release: bool = False
+    """Release pages are split by the requested proportions like the game's own, instead of
+    keeping their release split (``foolgame.dataset.splits``)."""
     formats: tuple[str, ...] = FORMATS
     chunk_size: int = 2000
     baseline_max_claims: int = BASELINE_MAX_CLAIMS
@@ -127,6 +130,7 @@ def _plan(options: ExportOptions, exclusive_ids: set[int]) -> SplitPlan:
         ),
         seed=options.seed,
         proportions=options.splits,
+        resplit_release=options.resplit_release,
     )
 
 

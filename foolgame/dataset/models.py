@@ -23,6 +23,9 @@ class Export(models.Model):
     stage = models.CharField(max_length=30, blank=True, help_text="What the job is doing now.")
     progress = models.FloatField(default=0.0, help_text="0 to 1 over the whole job.")
     files = models.JSONField(default=list, blank=True, help_text="[{name, size}] once done.")
+    split_summary = models.JSONField(
+        null=True, blank=True, help_text="Once done: how the pages were split (stats.json's split_summary)."
+    )
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

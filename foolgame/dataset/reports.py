@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
-from foolgame.dataset.splits import SPLITS
+from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
     claim_only_pipeline,
@@ -32,6 +32,10 @@ from scoring.artifacts import (  # the same classifier, fitted once and applied 
 )
 
 LABELS = ("SUPPORTS", "REFUTES")
+SPLIT_FIXES = {
+    RESPLIT_OPTION: "To fill: re-split release pages (`--resplit-release`; `resplit_release` in the API).",
+    SPLITS_OPTION: "To fill: ask for a larger share in the requested proportions.",
+}
 TOKENIZER = (
     "scoring.artifacts.tokenize: lowercased text cut into words (runs of letters, digits and _) "
     "and punctuation marks, each mark a token of its own (\"Mad, Mad\" -> mad , mad)"
@@ -100,6 +104,9 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
         lines.append(
             "Rounds left out: " + ", ".join(f"{why} {n:,}" for why, n in sorted(stats["rounds_left_out"].items())) + "."
         )
+    if "split_summary" in stats:
+        lines += ["", "How the pages were split:", ""]
+        lines += [f"- {line}" for line in split_summary_lines(stats["split_summary"], fixes=SPLIT_FIXES)]
     return "\n".join(lines) + "\n"
 
 
@@ -370,6 +377,20 @@ votes = (load_dataset("json", features=vote_features, data_files="votes.jsonl", 
 """
 
 
+def _splits_paragraph(stats: Mapping[str, Any]) -> str:
+    if stats.get("resplit_release"):
+        return """No page is in two splits. This export re-split the release: pages with claims from a
+published release were shared out with the game's own pages, so a release claim may be in
+another split here than in its release. Claims by test-exclusive authors (if any were
+named) go only to test, and so do their pages. The other pages are ordered by a hash of
+the seed and the page title and cut in the requested proportions of claims."""
+    return """No page is in two splits. Claims from a published release keep their release split, and
+so does every other claim on those pages. Claims by test-exclusive authors (if any were
+named) go only to test; their other pages go to test, and their claims on release pages of
+train or dev are withheld (counted below). The remaining pages are ordered by a hash of
+the seed and the page title and cut in the requested proportions of claims."""
+
+
 def dataset_card(stats: Mapping[str, Any], files: Sequence[str]) -> str:
     table = statistics_markdown(stats).split("\n", 2)[2]
     return f"""# Fool Me Twice: dataset export
@@ -395,11 +416,7 @@ release ids, splits and vote counts.
 
 ## Splits
 
-No page is in two splits. Claims from a published release keep their release split, and
-so does every other claim on those pages. Claims by test-exclusive authors (if any were
-named) go only to test; their other pages go to test, and their claims on release pages of
-train or dev are withheld (counted below). The remaining pages are ordered by a hash of
-the seed and the page title and cut in the requested proportions of claims.
+{_splits_paragraph(stats)}
 
 {table}
 ## Files

@@ -27,7 +27,7 @@ from foolgame.dataset import reports
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
-from foolgame.dataset.splits import parse_proportions
+from foolgame.dataset.splits import parse_proportions, split_summary
 from foolgame.players.roles import is_researcher
 from foolgame.players.services import player_role_set, role_group_ensure
 
@@ -85,6 +85,10 @@ def dataset_export(
             "release_conflict_claims": summary.plan.release_conflict_claims,
             "pages_by_rule": dict(summary.plan.pages_by_rule),
             "test_exclusive_authors": len(options.exclusive_test_authors),
+            "resplit_release": options.resplit_release,
+            "split_summary": split_summary(
+                summary.plan, proportions=options.splits, resplit_release=options.resplit_release
+            ),
         },
     )
     reports.write_json(out_dir / "stats.json", stats)
@@ -116,6 +120,7 @@ def export_options_from(data: dict[str, Any]) -> ExportOptions:
         splits=parse_proportions(str(data.get("splits", "0.8,0.1,0.1"))),
         exclusive_test_authors=frozenset(data.get("exclusive_test_authors") or ()),
         include_removed=bool(data.get("include_removed", False)),
+        resplit_release=bool(data.get("resplit_release", False)),
         formats=tuple(data.get("formats") or FORMATS),
         baseline_max_claims=int(data.get("baseline_max_claims", BASELINE_MAX_CLAIMS)),
     )
@@ -128,6 +133,7 @@ def export_request(
     splits: str = "0.8,0.1,0.1",
     formats: Sequence[str] = FORMATS,
     include_removed: bool = False,
+    resplit_release: bool = False,
     exclusive_test_authors: Sequence[str] = (),
     baseline_max_claims: int = BASELINE_MAX_CLAIMS,
 ) -> Export:
@@ -139,6 +145,7 @@ def export_request(
         "splits": splits,
         "formats": list(formats),
         "include_removed": include_removed,
+        "resplit_release": resplit_release,
         "exclusive_test_authors": sorted(set(exclusive_test_authors)),
         "baseline_max_claims": baseline_max_claims,
     }
@@ -212,7 +219,7 @@ def _export_take(export_id: int, owner: str) -> Export | None:
     takeable = Q(status=Export.Status.PENDING) | _stale_running(now)
     taken = Export.objects.filter(takeable, pk=export_id, attempts__lt=_jobs("EXPORT_MAX_ATTEMPTS")).update(
         status=Export.Status.RUNNING, owner=owner, attempts=F("attempts") + 1, heartbeat_at=now,
-        started_at=now, stage="", progress=0.0, error="", files=[],
+        started_at=now, stage="", progress=0.0, error="", files=[], split_summary=None,
     )
     if taken:
         return Export.objects.get(pk=export_id)
@@ -272,7 +279,10 @@ def export_job_run(*, export_id: int) -> bool:
             if out_dir.exists():
                 shutil.rmtree(out_dir)
             work_dir.rename(out_dir)
-            _export_finish(export.pk, owner, status=Export.Status.DONE, stage="done", progress=1.0, files=files)
+            _export_finish(
+                export.pk, owner, status=Export.Status.DONE, stage="done", progress=1.0, files=files,
+                split_summary=result.stats["split_summary"],
+            )
     except ExportSuperseded:
         logger.warning("export %s: run %s lost the job to another delivery and stopped", export.pk, owner)
         shutil.rmtree(work_dir, ignore_errors=True)

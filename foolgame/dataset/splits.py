@@ -16,6 +16,13 @@ Three rules, in this order, decide a page's split; a page is never in two splits
    requested proportions of *claims*: walking pages in hash order, a page goes to the
    split its middle claim falls in. The pool to share out is these pages plus the
    test-exclusive ones, which count towards test first.
+
+When the export is asked to *re-split release pages*, rule 1 is skipped: release pages go
+through rules 2 and 3 with the game's own pages (reported as the rule ``resplit``), so a
+database that holds only release pages can still fill train, dev and test.
+
+:func:`split_summary` says, per rule, how many pages and claims went to each split, and for
+each split that came out empty why, and which option would fill it.
 """
 
 from __future__ import annotations
@@ -24,9 +31,19 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 SPLITS = ("train", "dev", "test")
 _TIE_ORDER = {"test": 0, "dev": 1, "train": 2}
+RULES = {
+    "release": "release page, kept its release split",
+    "exclusive": "page of a test-exclusive author, put in test",
+    "hashed": "new page, placed by the page-disjoint split of the requested proportions",
+    "resplit": "release page, re-split by the requested proportions",
+}
+"""The rules that place pages, in the order they are tried, with what they mean."""
+RESPLIT_OPTION = "resplit_release"
+SPLITS_OPTION = "splits"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +63,21 @@ class PageClaims:
 class SplitPlan:
     page_split: dict[int, str]
     pages_by_rule: Counter[str]
-    """How many pages each rule placed: release, exclusive, hashed."""
+    """How many pages each rule placed: release, exclusive, hashed, resplit."""
     release_conflict_claims: int = 0
     """Release claims on a page whose (majority) release split is another one."""
     withheld_exclusive_claims: int = 0
     """Test-exclusive authors' claims on release pages of train or dev, left out."""
+    placed: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Pages per (rule, split)."""
+    placed_claims: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Claims written per (rule, split): a page's claims less those withheld."""
+
+    def place(self, page: PageClaims, split: str, rule: str, *, withheld: int = 0) -> None:
+        self.page_split[page.page_id] = split
+        self.pages_by_rule[rule] += 1
+        self.placed[(rule, split)] += 1
+        self.placed_claims[(rule, split)] += page.claims - withheld
 
 
 def parse_proportions(text: str) -> tuple[float, float, float]:
@@ -83,27 +110,33 @@ def _release_split(release_claims: Mapping[str, int]) -> str | None:
 
 
 def plan_splits(
-    pages: Iterable[PageClaims], *, seed: int, proportions: tuple[float, float, float]
+    pages: Iterable[PageClaims],
+    *,
+    seed: int,
+    proportions: tuple[float, float, float],
+    resplit_release: bool = False,
 ) -> SplitPlan:
-    """Assign every page to train, dev or test by the three rules of this module."""
+    """Assign every page to train, dev or test by the three rules of this module
+    (without rule 1 when ``resplit_release``)."""
     plan = SplitPlan(page_split={}, pages_by_rule=Counter())
     free: list[PageClaims] = []
+    resplit: set[int] = set()
     pool = 0
     for page in pages:
         release = _release_split(page.release_claims)
-        if release is not None:
-            plan.page_split[page.page_id] = release
-            plan.pages_by_rule["release"] += 1
+        if release is not None and not resplit_release:
+            withheld = page.exclusive_claims if release != "test" else 0
+            plan.place(page, release, "release", withheld=withheld)
             plan.release_conflict_claims += sum(
                 n for split, n in page.release_claims.items() if split != release
             )
-            if release != "test":
-                plan.withheld_exclusive_claims += page.exclusive_claims
+            plan.withheld_exclusive_claims += withheld
         elif page.exclusive_claims:
-            plan.page_split[page.page_id] = "test"
-            plan.pages_by_rule["exclusive"] += 1
+            plan.place(page, "test", "exclusive")
             pool += page.claims
         else:
+            if release is not None:
+                resplit.add(page.page_id)
             free.append(page)
             pool += page.claims
     train_end = proportions[0] * pool
@@ -117,7 +150,72 @@ def plan_splits(
             split = "dev"
         else:
             split = "test"
-        plan.page_split[page.page_id] = split
-        plan.pages_by_rule["hashed"] += 1
+        plan.place(page, split, "resplit" if page.page_id in resplit else "hashed")
         walked += page.claims
     return plan
+
+
+def split_summary(
+    plan: SplitPlan, *, proportions: tuple[float, float, float], resplit_release: bool
+) -> dict[str, Any]:
+    """How the pages were split, as the export reports it (``stats.json``'s ``split_summary``).
+
+    ``rules``: each rule that placed a page, with its pages and claims per split.
+    ``empty_splits``: each split without a claim, with why and the option that would fill it
+    (``resplit_release``, ``splits``, or None when there is nothing to export).
+    """
+    rules = [
+        {
+            "rule": rule,
+            "description": description,
+            "pages": {split: plan.placed[(rule, split)] for split in SPLITS},
+            "claims": {split: plan.placed_claims[(rule, split)] for split in SPLITS},
+        }
+        for rule, description in RULES.items()
+        if plan.pages_by_rule[rule]
+    ]
+    claims = Counter({split: sum(plan.placed_claims[(rule, split)] for rule in RULES) for split in SPLITS})
+    kept = {split: plan.placed[("release", split)] for split in SPLITS if plan.placed[("release", split)]}
+    empty = []
+    for index, split in enumerate(SPLITS):
+        if claims[split]:
+            continue
+        if not plan.page_split:
+            reason, option = "there are no claims to export", None
+        elif proportions[index] == 0:
+            reason, option = "the requested proportion is 0", SPLITS_OPTION
+        elif kept and not resplit_release:
+            where = ", ".join(f"{n} in {name}" for name, n in kept.items())
+            reason = f"{sum(kept.values())} release page(s) kept their release split ({where})"
+            option = RESPLIT_OPTION
+        else:
+            shared = sum(plan.pages_by_rule[rule] for rule in ("hashed", "resplit"))
+            reason = f"the {shared} page(s) shared out by the requested proportions are too few to reach it"
+            option = SPLITS_OPTION
+        empty.append({"split": split, "reason": reason, "option": option})
+    return {"resplit_release": resplit_release, "rules": rules, "empty_splits": empty}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def split_summary_lines(summary: Mapping[str, Any], *, fixes: Mapping[str, str]) -> list[str]:
+    """The summary as lines of text: one per rule, then one per reason some splits are empty,
+    ending with ``fixes[option]`` (how the reader's tool spells the option that fills them)."""
+    lines = []
+    for row in summary["rules"]:
+        placed = [
+            f"{split} {_count(row['pages'][split], 'page')} ({_count(row['claims'][split], 'claim')})"
+            for split in SPLITS
+            if row["pages"][split]
+        ]
+        lines.append(f"{row['description']}: {', '.join(placed)}")
+    grouped: dict[tuple[str, str | None], list[str]] = {}
+    for empty in summary["empty_splits"]:
+        grouped.setdefault((empty["reason"], empty["option"]), []).append(empty["split"])
+    for (reason, option), splits in grouped.items():
+        names = " and ".join(splits)
+        fix = f" {fixes[option]}" if option in fixes else ""
+        lines.append(f"{names} {'is' if len(splits) == 1 else 'are'} empty: {reason}.{fix}")
+    return lines

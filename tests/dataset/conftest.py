@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -96,3 +98,9 @@ def world(db) -> World:
     ]
     Report.objects.create(claim=c["follower"], reporter=voters[1], round=world.rounds[3], reason="wrong_label", note="I think so")
     return world
+
+
+@pytest.fixture
+def demo(db) -> None:
+    """The demo data of ``make run``: 20 release pages of the FM2 dev split, 216 claims."""
+    call_command("load_demo", verbosity=0, stdout=io.StringIO())

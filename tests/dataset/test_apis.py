@@ -80,12 +80,56 @@ def test_pending_export_reports_no_files_and_a_second_run_does_nothing(world, re
 
 @pytest.mark.parametrize(
     ("body", "code"),
-    [({"splits": "1,2"}, "invalid_options"), ({"formats": ["parquet"]}, "invalid"), ({"seed": "x"}, "invalid"), ({"baseline_max_claims": 5}, "invalid")],
+    [
+        ({"splits": "1,2"}, "invalid_options"),
+        ({"formats": ["parquet"]}, "invalid"),
+        ({"seed": "x"}, "invalid"),
+        ({"baseline_max_claims": 5}, "invalid"),
+        ({"resplit_release": "sometimes"}, "invalid"),
+        ({"resplit_release": None}, "invalid"),
+    ],
 )
 def test_bad_requests_are_refused_and_write_nothing(world, researcher, body: dict, code: str) -> None:
     response = client_for(researcher).post(reverse("exports"), body, format="json")
     assert response.status_code == 400 and response.json()["error"]["code"] == code
+    if code == "invalid":
+        assert set(response.json()["error"]["details"]) == set(body)  # the message names the field
     assert not Export.objects.exists()
+
+
+def run(client, body: dict, capture) -> dict:
+    with capture(execute=True):
+        response = client.post(reverse("exports"), body, format="json")
+    assert response.status_code == 201
+    return client.get(reverse("export-detail", args=[response.json()["id"]])).json()
+
+
+def test_the_detail_says_how_the_pages_were_split_and_which_option_fills_an_empty_split(
+    demo, researcher, django_capture_on_commit_callbacks
+) -> None:
+    client = client_for(researcher)
+    kept = run(client, {}, django_capture_on_commit_callbacks)
+    assert kept["options"]["resplit_release"] is False
+    assert kept["split_summary"]["rules"] == [
+        {"rule": "release", "description": "release page, kept its release split",
+         "pages": {"train": 0, "dev": 20, "test": 0}, "claims": {"train": 0, "dev": 216, "test": 0}}
+    ]
+    assert [(e["split"], e["option"]) for e in kept["split_summary"]["empty_splits"]] == [
+        ("train", "resplit_release"), ("test", "resplit_release")
+    ]
+    resplit = run(client, {"resplit_release": True, "seed": 2}, django_capture_on_commit_callbacks)
+    summary = resplit["split_summary"]
+    assert summary["resplit_release"] is True and summary["empty_splits"] == []
+    assert all(summary["rules"][0]["claims"][split] for split in ("train", "dev", "test"))
+    listed = client.get(reverse("exports")).json()["exports"]
+    assert [e["split_summary"] for e in listed] == [summary, kept["split_summary"]]
+
+
+def test_a_pending_export_has_no_split_summary(world, researcher) -> None:
+    client = client_for(researcher)
+    export_id = client.post(reverse("exports"), {"resplit_release": True}, format="json").json()["id"]
+    detail = client.get(reverse("export-detail", args=[export_id])).json()
+    assert (detail["split_summary"], detail["options"]["resplit_release"]) == (None, True)
 
 
 def test_unknown_author_fails_the_job_with_a_message(world, researcher, django_capture_on_commit_callbacks) -> None:
@@ -99,5 +143,10 @@ def test_unknown_author_fails_the_job_with_a_message(world, researcher, django_c
 def test_schema_describes_the_export_endpoints() -> None:
     from drf_spectacular.generators import SchemaGenerator
 
-    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    paths = schema["paths"]
     assert {"/api/exports", "/api/exports/{export_id}", "/api/exports/{export_id}/files/{name}"} <= set(paths)
+    components = schema["components"]["schemas"]
+    assert "resplit_release" in components["ExportRequestRequest"]["properties"]
+    assert "split_summary" in components["ExportStatus"]["properties"]
+    assert {"resplit_release", "rules", "empty_splits"} <= set(components["SplitSummary"]["properties"])

@@ -90,6 +90,43 @@ def test_a_bad_option_is_refused_on_the_page_and_starts_nothing(world, live_serv
     assert not Export.objects.exists()
 
 
+def test_the_page_says_how_the_demo_pages_were_split_and_the_checkbox_resplits_them(demo, live_server, page: Page) -> None:
+    """The demo's pages all come from the FM2 release: without the checkbox they keep their
+    split (dev) and the page says train and test are empty and how to fill them; with it,
+    every split gets pages."""
+    UserFactory(username="rita")
+    call_command("createresearcher", "rita", stdout=None)
+    log_in(page, live_server.url, "rita", "/research/")
+    page.get_by_label("csv").uncheck()
+    page.get_by_label("Baseline training claims at most").fill("100")
+    page.get_by_role("button", name="Start export").click()
+    expect(page.locator("#export-status")).to_have_text(re.compile(r"Export \d+ started\."))
+    kept = page.locator(f"#export-{Export.objects.get().pk}")
+    expect(kept.locator(".export-state")).to_have_text("Done", timeout=60_000)
+    summary = kept.get_by_role("region", name="How the pages were split")
+    expect(summary.get_by_role("listitem")).to_have_text(["release page, kept its release split: dev 20 pages (216 claims)"])
+    expect(summary.locator(".export-empty-split")).to_have_text(
+        "train and test are empty: 20 release page(s) kept their release split (20 in dev). "
+        "To fill: tick “Re-split release pages by the proportions above” and start a new export."
+    )
+
+    page.get_by_label("Re-split release pages by the proportions above").check()
+    page.get_by_role("button", name="Start export").click()
+    expect(page.locator(".export-card")).to_have_count(2)
+    resplit = Export.objects.order_by("-pk").first()
+    assert resplit.options["resplit_release"] is True
+    card = page.locator(f"#export-{resplit.pk}")
+    expect(card.locator(".export-state")).to_have_text("Done", timeout=60_000)
+    expect(card).to_contain_text("release pages re-split")
+    rule = card.get_by_role("region", name="How the pages were split").get_by_role("listitem")
+    expect(rule).to_have_text(re.compile(r"^release page, re-split by the requested proportions: train \d+ pages .*, dev \d+ pages? .*, test \d+ pages? .*"))
+    expect(card.locator(".export-empty-split")).to_have_count(0)
+
+    page.reload()  # the summary comes with the server's own JSON too
+    expect(page.locator(f"#export-{resplit.pk} .export-split-summary li")).to_have_count(1)
+    expect(page.locator(".export-empty-split")).to_have_count(1)
+
+
 def test_players_get_403_from_the_research_page(live_server, page: Page) -> None:
     UserFactory(username="plain")
     log_in(page, live_server.url, "plain", "/")

@@ -23,6 +23,43 @@ def test_command_writes_every_file_and_prints_the_counts(world, tmp_path: Path, 
     assert "votes=4" in capsys.readouterr().out
 
 
+def test_demo_export_keeps_release_splits_and_says_which_option_fills_train_and_test(demo, tmp_path: Path, capsys) -> None:
+    call_command("export_dataset", str(tmp_path / "out"), "-v", "0")
+    out = capsys.readouterr().out
+    assert "train=0 dev=216 test=0" in out
+    assert "How the pages were split:\n  release page, kept its release split: dev 20 pages (216 claims)\n" in out
+    assert "train and test are empty: 20 release page(s) kept their release split (20 in dev). Add --resplit-release" in out
+    summary = json.loads((tmp_path / "out" / "stats.json").read_text())["split_summary"]
+    assert [(row["rule"], row["pages"], row["claims"]) for row in summary["rules"]] == [
+        ("release", {"train": 0, "dev": 20, "test": 0}, {"train": 0, "dev": 216, "test": 0})
+    ]
+    assert {(e["split"], e["option"]) for e in summary["empty_splits"]} == {("train", "resplit_release"), ("test", "resplit_release")}
+
+
+def split_pages(out: Path) -> dict[str, set[str]]:
+    return {split: {json.loads(line)["wikipedia_page"] for line in (out / f"{split}.jsonl").read_text().splitlines()} for split in ("train", "dev", "test")}
+
+
+def test_demo_export_with_resplit_release_fills_every_split_page_disjoint_and_repeatably(demo, tmp_path: Path, capsys) -> None:
+    for name in ("a", "b"):
+        call_command("export_dataset", str(tmp_path / name), "--resplit-release", "--seed", "5", "--formats", "jsonl",
+                     "--salt-file", str(tmp_path / "salt"), "-v", "0")  # the same salt: the same pseudonyms
+    out = capsys.readouterr().out
+    pages = split_pages(tmp_path / "a")
+    assert all(pages.values())
+    assert not (pages["train"] & pages["dev"] or pages["train"] & pages["test"] or pages["dev"] & pages["test"])
+    assert sum(len(p) for p in pages.values()) == 20
+    for split in ("train", "dev", "test", "votes"):
+        assert (tmp_path / "a" / f"{split}.jsonl").read_text() == (tmp_path / "b" / f"{split}.jsonl").read_text()
+    stats = json.loads((tmp_path / "a" / "stats.json").read_text())
+    summary = stats["split_summary"]
+    assert summary["resplit_release"] is True and summary["empty_splits"] == []
+    assert [row["rule"] for row in summary["rules"]] == ["resplit"]
+    assert summary["rules"][0]["claims"] == {split: stats["table1"][split]["claims"] for split in ("train", "dev", "test")}
+    assert "release page, re-split by the requested proportions" in out and "empty" not in out
+    assert "re-split" in (tmp_path / "a" / "README.md").read_text()
+
+
 def test_exclusive_authors_file_and_salt_file(world, tmp_path: Path) -> None:
     authors = tmp_path / "exclusive.txt"
     authors.write_text("# kept for test\nauthor_2\n")

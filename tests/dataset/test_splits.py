@@ -1,11 +1,12 @@
-"""The page-split rules, as tables: release pages keep their split, test-exclusive authors
-go to test, the rest is cut by hash in proportions of claims."""
+"""The page-split rules, as tables: release pages keep their split (unless re-split),
+test-exclusive authors go to test, the rest is cut by hash in proportions of claims; and the
+summary of which rule placed what, with the option that fills an empty split."""
 
 from __future__ import annotations
 
 import pytest
 
-from foolgame.dataset.splits import PageClaims, page_hash, parse_proportions, plan_splits
+from foolgame.dataset.splits import PageClaims, page_hash, parse_proportions, plan_splits, split_summary, split_summary_lines
 
 
 @pytest.mark.parametrize(
@@ -82,3 +83,70 @@ def test_the_seed_decides_and_the_same_seed_repeats() -> None:
     assert plan_splits(list(reversed(pages)), seed=1, proportions=(0.5, 0.25, 0.25)).page_split == first
     assert plan_splits(pages, seed=2, proportions=(0.5, 0.25, 0.25)).page_split != first
     assert page_hash("Page 1", 1) == page_hash("Page 1", 1) != page_hash("Page 1", 2)
+
+
+def release_pages(n: int, split: str = "dev") -> list[PageClaims]:
+    return [PageClaims(i, f"Release {i}", 5 + i % 4, {split: 5 + i % 4}) for i in range(n)]
+
+
+def test_release_pages_keep_their_split_and_the_summary_names_the_option() -> None:
+    plan = plan_splits(release_pages(20), seed=0, proportions=(0.8, 0.1, 0.1))
+    summary = split_summary(plan, proportions=(0.8, 0.1, 0.1), resplit_release=False)
+    claims = sum(5 + i % 4 for i in range(20))
+    assert summary["rules"] == [
+        {"rule": "release", "description": "release page, kept its release split",
+         "pages": {"train": 0, "dev": 20, "test": 0}, "claims": {"train": 0, "dev": claims, "test": 0}},
+    ]
+    assert [(e["split"], e["option"]) for e in summary["empty_splits"]] == [("train", "resplit_release"), ("test", "resplit_release")]
+    lines = split_summary_lines(summary, fixes={"resplit_release": "Use THE OPTION."})
+    assert lines == [
+        f"release page, kept its release split: dev 20 pages ({claims} claims)",
+        "train and test are empty: 20 release page(s) kept their release split (20 in dev). Use THE OPTION.",
+    ]
+
+
+def test_resplit_release_pages_share_out_by_the_proportions_page_disjoint_and_repeatably() -> None:
+    pages = release_pages(20) + [PageClaims(100 + i, f"New {i}", 2) for i in range(5)]
+    plan = plan_splits(pages, seed=4, proportions=(0.6, 0.2, 0.2), resplit_release=True)
+    assert set(plan.page_split) == {page.page_id for page in pages}  # each page in exactly one split
+    assert set(plan.page_split.values()) == {"train", "dev", "test"}
+    assert plan.pages_by_rule == {"resplit": 20, "hashed": 5}
+    assert plan.release_conflict_claims == 0
+    again = plan_splits(list(reversed(pages)), seed=4, proportions=(0.6, 0.2, 0.2), resplit_release=True)
+    assert again.page_split == plan.page_split
+    summary = split_summary(plan, proportions=(0.6, 0.2, 0.2), resplit_release=True)
+    assert [row["rule"] for row in summary["rules"]] == ["hashed", "resplit"]
+    assert summary["empty_splits"] == []
+
+
+def test_resplit_keeps_the_test_exclusive_rule_and_withholds_nothing() -> None:
+    pages = [PageClaims(100, "A", 5, {"train": 5}, exclusive_claims=1), *release_pages(10)]
+    kept = plan_splits(pages, seed=0, proportions=(0.8, 0.1, 0.1))
+    assert (kept.page_split[100], kept.withheld_exclusive_claims) == ("train", 1)
+    resplit = plan_splits(pages, seed=0, proportions=(0.8, 0.1, 0.1), resplit_release=True)
+    assert (resplit.page_split[100], resplit.withheld_exclusive_claims) == ("test", 0)
+    assert resplit.pages_by_rule["exclusive"] == 1
+
+
+def test_withheld_claims_are_not_counted_as_placed() -> None:
+    plan = plan_splits([PageClaims(1, "A", 5, {"train": 4}, exclusive_claims=1)], seed=0, proportions=(0.8, 0.1, 0.1))
+    assert plan.placed_claims == {("release", "train"): 4}
+
+
+@pytest.mark.parametrize(
+    ("pages", "proportions", "resplit", "empty"),
+    [
+        ([], (0.8, 0.1, 0.1), False, {"train": None, "dev": None, "test": None}),
+        ([PageClaims(i, f"P{i}", 1) for i in range(10)], (1.0, 0.0, 0.0), False, {"dev": "splits", "test": "splits"}),
+        # One page goes where its middle claim falls (dev here): too few pages for the others.
+        ([PageClaims(1, "Only", 10)], (0.5, 0.25, 0.25), False, {"train": "splits", "test": "splits"}),
+        (release_pages(1, "test"), (0.5, 0.25, 0.25), True, {"train": "splits", "test": "splits"}),
+        (release_pages(3, "train") + [PageClaims(9, "New", 1)], (0.8, 0.1, 0.1), False, {"dev": "resplit_release", "test": "resplit_release"}),
+    ],
+)
+def test_an_empty_split_names_the_option_that_would_fill_it(
+    pages: list[PageClaims], proportions: tuple[float, float, float], resplit: bool, empty: dict[str, str | None]
+) -> None:
+    plan = plan_splits(pages, seed=0, proportions=proportions, resplit_release=resplit)
+    summary = split_summary(plan, proportions=proportions, resplit_release=resplit)
+    assert {e["split"]: e["option"] for e in summary["empty_splits"]} == empty

@@ -10,6 +10,12 @@
   const status = document.getElementById("export-status");
   const button = document.getElementById("export-start");
   const STATES = { pending: "Waiting for a worker", running: "Running", done: "Done", failed: "Failed" };
+  const SPLITS = ["train", "dev", "test"];
+  // How this page names the option that would fill an empty split (split_summary.empty_splits[].option).
+  const FIXES = {
+    resplit_release: "To fill: tick “Re-split release pages by the proportions above” and start a new export.",
+    splits: "To fill: give it a larger share in “Splits (train,dev,test)” and start a new export.",
+  };
   const POLL_MS = 1000;
   let timer = null;
 
@@ -24,9 +30,44 @@
   function optionsText(options) {
     const parts = ["seed " + options.seed, "splits " + options.splits, (options.formats || []).join(" + ")];
     if (options.include_removed) parts.push("removed claims included");
+    if (options.resplit_release) parts.push("release pages re-split");
     const exclusive = options.exclusive_test_authors || [];
     if (exclusive.length) parts.push(exclusive.length + " test-only author" + (exclusive.length === 1 ? "" : "s"));
     return parts.join(" · ");
+  }
+
+  function plural(n, noun) {
+    return n.toLocaleString("en") + " " + noun + (n === 1 ? "" : "s");
+  }
+
+  /* "How the pages were split": one line per rule, then why a split is empty and how to fill it. */
+  function splitSummary(exp) {
+    const summary = exp.split_summary;
+    const section = el("section", "export-split-summary");
+    const heading = el("h4", "", "How the pages were split");
+    heading.id = "export-" + exp.id + "-splits";
+    section.setAttribute("aria-labelledby", heading.id);
+    section.appendChild(heading);
+    const rules = el("ul");
+    for (const row of summary.rules) {
+      const placed = SPLITS.filter((split) => row.pages[split]).map(
+        (split) => split + " " + plural(row.pages[split], "page") + " (" + plural(row.claims[split], "claim") + ")"
+      );
+      rules.appendChild(el("li", "", row.description + ": " + placed.join(", ")));
+    }
+    section.appendChild(rules);
+    const grouped = new Map();
+    for (const empty of summary.empty_splits) {
+      const key = empty.reason + "\u0000" + (empty.option || "");
+      if (!grouped.has(key)) grouped.set(key, { reason: empty.reason, option: empty.option, splits: [] });
+      grouped.get(key).splits.push(empty.split);
+    }
+    for (const { reason, option, splits } of grouped.values()) {
+      const fix = FIXES[option] ? " " + FIXES[option] : "";
+      const text = splits.join(" and ") + (splits.length === 1 ? " is" : " are") + " empty: " + reason + "." + fix;
+      section.appendChild(el("p", "export-empty-split", text));
+    }
+    return section;
   }
 
   function card(exp) {
@@ -51,6 +92,7 @@
     }
     if (exp.attempts > 1) item.appendChild(el("p", "muted", "Attempt " + exp.attempts + " of " + exp.max_attempts + "."));
     if (exp.error) item.appendChild(el("p", "export-error", exp.error));
+    if (exp.status === "done" && exp.split_summary) item.appendChild(splitSummary(exp));
     if (exp.files && exp.files.length) {
       const files = el("ul", "export-files");
       for (const file of exp.files) {
@@ -98,6 +140,7 @@
       splits: form.splits.value.trim(),
       formats: Array.from(form.querySelectorAll("input[name=formats]:checked")).map((box) => box.value),
       include_removed: form.include_removed.checked,
+      resplit_release: form.resplit_release.checked,
       exclusive_test_authors: form.exclusive_test_authors.value.split("\n").map((name) => name.trim()).filter(Boolean),
       baseline_max_claims: Number(form.baseline_max_claims.value || 0),
     };

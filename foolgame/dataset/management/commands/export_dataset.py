@@ -12,7 +12,12 @@ from tqdm import tqdm
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions
 from foolgame.dataset.privacy import salt_from_file
 from foolgame.dataset.services import dataset_export
-from foolgame.dataset.splits import parse_proportions
+from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS_OPTION, parse_proportions, split_summary_lines
+
+FIXES = {
+    RESPLIT_OPTION: "Add --resplit-release to split the release pages by --splits too.",
+    SPLITS_OPTION: "Ask for a larger share in --splits.",
+}
 
 
 class _Bars:
@@ -57,6 +62,7 @@ class Command(BaseCommand):
         parser.add_argument("--splits", default="0.8,0.1,0.1", help="train,dev,test proportions of claims (default 0.8,0.1,0.1)")
         parser.add_argument("--exclusive-test-authors", type=Path, metavar="FILE", help="usernames, one a line, whose claims go to test only")
         parser.add_argument("--include-removed", action="store_true", help="also export claims moderators removed (flagged 'removed')")
+        parser.add_argument("--resplit-release", action="store_true", help="split release pages by --splits like new pages (by default they keep their release split)")
         parser.add_argument("--formats", default="jsonl,csv", help="jsonl, csv or both (default jsonl,csv)")
         parser.add_argument("--salt-file", type=Path, help="keep the pseudonyms' salt in FILE (created if missing) to reuse it; by default each export draws a new salt")
         parser.add_argument("--baseline-max-claims", type=int, default=BASELINE_MAX_CLAIMS, help=f"the claim-only classifier learns from at most this many claims, sampled by hash (default {BASELINE_MAX_CLAIMS}; memory grows about 10 MB per 1000)")
@@ -86,6 +92,7 @@ class Command(BaseCommand):
             splits=splits,
             exclusive_test_authors=exclusive,
             include_removed=options["include_removed"],
+            resplit_release=options["resplit_release"],
             formats=formats,
             chunk_size=max(1, options["chunk_size"]),
             baseline_max_claims=max(10, options["baseline_max_claims"]),
@@ -102,3 +109,6 @@ class Command(BaseCommand):
             " ".join(f"{split}={table[split]['claims']}" for split in ("train", "dev", "test"))
             + f" votes={result.stats['votes']} -> {out_dir}"
         )
+        self.stdout.write("How the pages were split:")
+        for line in split_summary_lines(result.stats["split_summary"], fixes=FIXES):
+            self.stdout.write(f"  {line}")
