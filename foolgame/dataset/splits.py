@@ -216,6 +216,6 @@ def split_summary_lines(summary: Mapping[str, Any], *, fixes: Mapping[str, str])
         grouped.setdefault((empty["reason"], empty["option"]), []).append(empty["split"])
     for (reason, option), splits in grouped.items():
         names = " and ".join(splits)
-        fix = f" {fixes[option]}" if option in fixes else ""
+        fix = f" {fixes[option]}" if option is not None and option in fixes else ""
         lines.append(f"{names} {'is' if len(splits) == 1 else 'are'} empty: {reason}.{fix}")
     return lines
