@@ -539,6 +539,9 @@ FM2_CHECKS = {
     "GOLD_MIN_AGREEMENT": 0.8,
     "MIN_GOLD": 5,
     "MIN_ACCURACY": 0.6,
+    # How a checker's record weighs their labels: "bar" (1 over the bar, 0 under it) or
+    # "log_odds" (graded by accuracy); bench/bench_validation_sim.py compares them.
+    "WEIGHTS": env.str("FM2_CHECK_WEIGHTS", default="bar"),
     "POINTS": 10,
     # A streak adds one point a gold item in a row, up to STREAK_BONUS_MAX.
     "STREAK_BONUS_MAX": 10,

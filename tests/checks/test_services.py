@@ -218,3 +218,15 @@ def test_the_periodic_refresh_recounts_labels_with_the_weights_as_they_stand_now
     assert ClaimValidation.objects.get(claim=claim).gold_label == "REFUTES"  # not recomputed yet
     assert refresh_validation() >= 1
     assert ClaimValidation.objects.get(claim=claim).gold_label == "-"  # three counting checks now
+
+
+@pytest.mark.parametrize(("weights", "expected"), [("bar", [1.0, 1.0, 0.0]), ("log_odds", "graded")])
+def test_a_checkers_weight_follows_the_setting(settings, weights, expected) -> None:
+    """"bar": 1 over the accuracy bar (or before MIN_GOLD settled claims), 0 under it;
+    "log_odds": graded, a sharper checker weighing more than an average one."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "WEIGHTS": weights, "MIN_GOLD": 5, "MIN_ACCURACY": 0.6}
+    got = [services._weight(2, 3), services._weight(20, 20), services._weight(1, 10)]
+    if expected == "graded":
+        assert got[0] == 1.0 and got[1] > 1.0 and got[2] == 0.0
+    else:
+        assert got == expected
