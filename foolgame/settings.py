@@ -557,8 +557,9 @@ FM2_CERTIFY = {
     "MIN_KAPPA_CLAIMS": env.int("FM2_CERTIFY_MIN_KAPPA_CLAIMS", default=30),
     # The claim-only baseline's accuracy may pass the majority label's share by at most this.
     "ARTIFACT_MARGIN": env.float("FM2_CERTIFY_ARTIFACT_MARGIN", default=0.1),
-    # The largest LMI of a bigram with a label, in any split (raw LMI, not scaled by 10^6).
-    "MAX_LMI": env.float("FM2_CERTIFY_MAX_LMI", default=0.01),
+    # The largest LMI of a bigram with a label, in any split (raw LMI, not scaled by 10^6); the FM2
+    # dev file's largest is 0.00075 ("in the", SUPPORTS; docs/dataset.md says how to measure it).
+    "MAX_LMI": env.float("FM2_CERTIFY_MAX_LMI", default=0.002),
     # Matches allowed in the text fields: personal data (e-mail, phone, street address), and
     # words of scoring/data/offensive_words.txt.
     "MAX_PERSONAL_DATA": env.int("FM2_CERTIFY_MAX_PERSONAL_DATA", default=0),
