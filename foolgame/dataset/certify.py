@@ -30,7 +30,12 @@ from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
 from foolgame.dataset.writers import CLAIM_FIELDS, GAME_ID_PREFIX
-from scoring.textscan import PERSONAL_DATA, load_word_list, offensive_words, personal_data
+from scoring.textscan import (
+    PERSONAL_DATA,
+    load_word_list,
+    offensive_words,
+    personal_data,
+)
 from scoring.validation import LABELS, checker_weight, fleiss_kappa_unequal
 
 GATES = (
