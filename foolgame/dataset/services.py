@@ -24,14 +24,7 @@ from django.utils import timezone
 from foolgame.core import events
 from foolgame.core.errors import ServiceError
 from foolgame.dataset import certify, reports
-from foolgame.dataset.exporter import (
-    BASELINE_MAX_CLAIMS,
-    FORMATS,
-    ExportError,
-    ExportOptions,
-    Progress,
-    write_records,
-)
+from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
 from foolgame.dataset.splits import parse_proportions, split_summary
