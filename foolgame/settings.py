@@ -548,6 +548,27 @@ FM2_CHECKS = {
     "PER_HOUR": env.int("FM2_CHECKS_PER_HOUR", default=600),
 }
 
+# --- Release gates (foolgame.dataset.certify): an export with --certify writes quality.json,
+# each gate with its figure, this threshold and pass/fail. docs/dataset.md says what each proves.
+FM2_CERTIFY = {
+    # Share of exported claims with at least FM2_CHECKS["LABELS_NEEDED"] labels (SNLI validated
+    # about a tenth of its pairs this way).
+    "MIN_CHECKED_SHARE": env.float("FM2_CERTIFY_MIN_CHECKED_SHARE", default=0.1),
+    # Fleiss' kappa of those claims' labels, the author's included (0.6: "substantial"), over
+    # at least MIN_KAPPA_CLAIMS claims.
+    "MIN_KAPPA": env.float("FM2_CERTIFY_MIN_KAPPA", default=0.6),
+    "MIN_KAPPA_CLAIMS": env.int("FM2_CERTIFY_MIN_KAPPA_CLAIMS", default=30),
+    # The claim-only baseline's accuracy may pass the majority label's share by at most this.
+    "ARTIFACT_MARGIN": env.float("FM2_CERTIFY_ARTIFACT_MARGIN", default=0.1),
+    # The largest LMI of a bigram with a label, in any split (raw LMI, not scaled by 10^6); the FM2
+    # dev file's largest is 0.00075 ("in the", SUPPORTS; docs/dataset.md says how to measure it).
+    "MAX_LMI": env.float("FM2_CERTIFY_MAX_LMI", default=0.002),
+    # Matches allowed in the text fields: personal data (e-mail, phone, street address), and
+    # words of scoring/data/offensive_words.txt.
+    "MAX_PERSONAL_DATA": env.int("FM2_CERTIFY_MAX_PERSONAL_DATA", default=0),
+    "MAX_OFFENSIVE_WORDS": env.int("FM2_CERTIFY_MAX_OFFENSIVE_WORDS", default=0),
+}
+
 # --- Skill and difficulty ratings (scoring.ratings, foolgame.voting.ratings) --------
 FM2_RATINGS = {
     # Glicko-2's system constant: how fast a rating's volatility may change (0.3 to 1.2).

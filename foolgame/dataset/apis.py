@@ -48,6 +48,10 @@ class ExportRequestSerializer(serializers.Serializer):
         required=False, default=BASELINE_MAX_CLAIMS, min_value=10, max_value=1_000_000,
         help_text="the claim-only baseline learns from at most this many train claims (memory grows about 10 MB per 1000)",
     )
+    certify = serializers.BooleanField(
+        required=False, default=False,
+        help_text="also write quality.json, the release's quality gates (docs/dataset.md); the export's quality lists them",
+    )
 
 
 class ExportCreatedSerializer(serializers.Serializer):
@@ -88,6 +92,14 @@ class SplitSummarySerializer(serializers.Serializer):
     empty_splits = EmptySplitSerializer(many=True, help_text="each split that holds no claim")
 
 
+class QualityGateSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="checked_share, kappa, artifacts, lmi, page_disjoint, exclusive_test_authors, personal_data or offensive_language")
+    passed = serializers.BooleanField()
+    value = serializers.JSONField(allow_null=True, help_text="the gate's figure; null when it could not be measured")
+    threshold = serializers.JSONField(help_text="the setting it is held to (FM2_CERTIFY)")
+    reason = serializers.CharField(required=False, help_text="why the figure is missing")
+
+
 class ExportStatusSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Export.Status.values)
@@ -102,6 +114,9 @@ class ExportStatusSerializer(serializers.Serializer):
     files = ExportFileSerializer(many=True, help_text="once done")
     split_summary = SplitSummarySerializer(
         allow_null=True, help_text="once done: how many pages and claims each rule placed in each split, and why a split is empty"
+    )
+    quality = QualityGateSerializer(
+        many=True, allow_null=True, help_text="once done, for a certified export: its quality gates (quality.json has their details)"
     )
     attempts = serializers.IntegerField(help_text="runs started; a run whose worker died is taken over, up to a limit")
     max_attempts = serializers.IntegerField(help_text="after this many runs whose worker died the export fails")
@@ -138,6 +153,7 @@ def export_payload(request: Request, export: Export) -> dict:
             "error": export.error,
             "files": files,
             "split_summary": export.split_summary if export.status == Export.Status.DONE else None,
+            "quality": export.quality if export.status == Export.Status.DONE else None,
             "attempts": export.attempts,
             "max_attempts": settings.FM2_JOBS["EXPORT_MAX_ATTEMPTS"],
             "heartbeat_at": export.heartbeat_at,

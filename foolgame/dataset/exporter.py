@@ -62,6 +62,8 @@ class ExportOptions:
     chunk_size: int = 2000
     baseline_max_claims: int = BASELINE_MAX_CLAIMS
     """The claim-only classifier learns from at most this many claims (memory bound)."""
+    certify: bool = False
+    """Write ``quality.json``: the release's quality gates (``foolgame.dataset.certify``)."""
 
 
 @dataclass

@@ -26,6 +26,9 @@ class Export(models.Model):
     split_summary = models.JSONField(
         null=True, blank=True, help_text="Once done: how the pages were split (stats.json's split_summary)."
     )
+    quality = models.JSONField(
+        null=True, blank=True, help_text="Once done, when certified: each gate's name, figure, threshold and pass (quality.json)."
+    )
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

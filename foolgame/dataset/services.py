@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from foolgame.core import events
 from foolgame.core.errors import ServiceError
-from foolgame.dataset import reports
+from foolgame.dataset import certify, reports
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
@@ -36,7 +36,10 @@ logger = logging.getLogger(__name__)
 RESEARCHERS_GROUP = "researchers"
 RESEARCHER_PERMISSION = ("dataset", "export_dataset")
 # Share of the job's progress bar each stage takes (the claims dominate).
-STAGE_SPAN = {"plan": (0.0, 0.02), "claims": (0.02, 0.6), "votes": (0.6, 0.75), "stats": (0.75, 0.8), "artifacts": (0.8, 0.98), "card": (0.98, 1.0)}
+STAGE_SPAN = {
+    "plan": (0.0, 0.02), "claims": (0.02, 0.6), "votes": (0.6, 0.75), "stats": (0.75, 0.8), "artifacts": (0.8, 0.95),
+    "certify": (0.95, 0.98), "card": (0.98, 1.0),
+}
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class ExportResult:
     files: list[str]
     stats: dict[str, Any]
     artifacts: dict[str, Any]
+    quality: dict[str, Any] | None = None
+    """``quality.json``'s gates, when the export was certified."""
 
 
 def researchers_group_ensure() -> Group:
@@ -104,10 +109,22 @@ def dataset_export(
     reports.write_json(out_dir / "artifacts.json", analysis)
     (out_dir / "artifacts.md").write_text(reports.artifacts_markdown(analysis), encoding="utf-8")
     report("artifacts", 1, 1)
-    files = [*summary.files, "stats.json", "stats.md", "artifacts.json", "artifacts.md", "easy_hard.jsonl", "README.md"]
-    (out_dir / "README.md").write_text(reports.dataset_card(stats, files), encoding="utf-8")
+    files = [*summary.files, "stats.json", "stats.md", "artifacts.json", "artifacts.md", "easy_hard.jsonl"]
+    quality = None
+    if options.certify:
+        report("certify", 0, 1)
+        quality = certify.release_quality(out_dir=out_dir, options=options, artifacts=analysis)
+        reports.write_json(out_dir / certify.QUALITY, quality)
+        files.append(certify.QUALITY)
+        report("certify", 1, 1)
+    files.append("README.md")
+    listed = [*files, certify.CROISSANT, certify.MANIFEST]
+    (out_dir / "README.md").write_text(reports.dataset_card(stats, listed), encoding="utf-8")
+    # Croissant lists every file before it; the manifest every file, Croissant's included.
+    certify.write_croissant(out_dir, files, stats)
+    certify.write_manifest(out_dir, [*files, certify.CROISSANT])
     report("card", 1, 1)
-    return ExportResult(out_dir=out_dir, files=files, stats=stats, artifacts=analysis)
+    return ExportResult(out_dir=out_dir, files=listed, stats=stats, artifacts=analysis, quality=quality)
 
 
 # --- Background jobs -----------------------------------------------------------------------
@@ -123,6 +140,7 @@ def export_options_from(data: dict[str, Any]) -> ExportOptions:
         resplit_release=bool(data.get("resplit_release", False)),
         formats=tuple(data.get("formats") or FORMATS),
         baseline_max_claims=int(data.get("baseline_max_claims", BASELINE_MAX_CLAIMS)),
+        certify=bool(data.get("certify", False)),
     )
 
 
@@ -136,6 +154,7 @@ def export_request(
     resplit_release: bool = False,
     exclusive_test_authors: Sequence[str] = (),
     baseline_max_claims: int = BASELINE_MAX_CLAIMS,
+    certify: bool = False,
 ) -> Export:
     """Queue an export for a researcher; the job starts once this transaction commits."""
     if not is_researcher(user):
@@ -148,6 +167,7 @@ def export_request(
         "resplit_release": resplit_release,
         "exclusive_test_authors": sorted(set(exclusive_test_authors)),
         "baseline_max_claims": baseline_max_claims,
+        "certify": certify,
     }
     try:
         export_options_from(options)
@@ -219,7 +239,7 @@ def _export_take(export_id: int, owner: str) -> Export | None:
     takeable = Q(status=Export.Status.PENDING) | _stale_running(now)
     taken = Export.objects.filter(takeable, pk=export_id, attempts__lt=_jobs("EXPORT_MAX_ATTEMPTS")).update(
         status=Export.Status.RUNNING, owner=owner, attempts=F("attempts") + 1, heartbeat_at=now,
-        started_at=now, stage="", progress=0.0, error="", files=[], split_summary=None,
+        started_at=now, stage="", progress=0.0, error="", files=[], split_summary=None, quality=None,
     )
     if taken:
         return Export.objects.get(pk=export_id)
@@ -282,6 +302,7 @@ def export_job_run(*, export_id: int) -> bool:
             _export_finish(
                 export.pk, owner, status=Export.Status.DONE, stage="done", progress=1.0, files=files,
                 split_summary=result.stats["split_summary"],
+                quality=result.quality and certify.quality_summary(result.quality),
             )
     except ExportSuperseded:
         logger.warning("export %s: run %s lost the job to another delivery and stopped", export.pk, owner)

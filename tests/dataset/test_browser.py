@@ -127,6 +127,28 @@ def test_the_page_says_how_the_demo_pages_were_split_and_the_checkbox_resplits_t
     expect(page.locator(".export-empty-split")).to_have_count(1)
 
 
+def test_a_certified_export_shows_its_quality_gates(world, live_server, page: Page) -> None:
+    UserFactory(username="rita")
+    call_command("createresearcher", "rita", stdout=None)
+    log_in(page, live_server.url, "rita", "/research/")
+    page.get_by_label("Certify this release").check()
+    page.get_by_role("button", name="Start export").click()
+    expect(page.locator("#export-status")).to_have_text(re.compile(r"Export \d+ started\."))
+    export = Export.objects.get()
+    assert export.options["certify"] is True
+    card = page.locator(f"#export-{export.pk}")
+    expect(card.locator(".export-state")).to_have_text("Done", timeout=60_000)
+    expect(card).to_contain_text("certified")
+    gates = card.locator(".export-quality li")
+    expect(gates).to_have_count(8)
+    expect(card.locator(".export-quality")).to_contain_text("Failed: checked_share, kappa, artifacts, lmi.")
+    expect(card.locator('[data-gate="kappa"]')).to_have_text(
+        "fail · kappa: n/a (threshold 0.6), not enough validated claims (0, 30 needed)"
+    )
+    expect(card.locator('[data-gate="page_disjoint"]')).to_have_text("pass · page_disjoint: 0 (threshold 0)")
+    expect(card.get_by_role("link", name="quality.json")).to_have_count(1)
+
+
 def test_players_get_403_from_the_research_page(live_server, page: Page) -> None:
     UserFactory(username="plain")
     log_in(page, live_server.url, "plain", "/")

@@ -90,7 +90,7 @@ def test_salt_file_inside_out_dir_is_refused(world, tmp_path: Path) -> None:
 
 
 def test_the_whole_export_loads_with_datasets_as_the_card_says(world, tmp_path: Path, monkeypatch) -> None:
-    pytest.importorskip("datasets")
+    pytest.importorskip("datasets", reason="datasets is in the test extras; install them to load the export")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     out = tmp_path / "out"

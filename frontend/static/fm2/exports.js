@@ -31,6 +31,7 @@
     const parts = ["seed " + options.seed, "splits " + options.splits, (options.formats || []).join(" + ")];
     if (options.include_removed) parts.push("removed claims included");
     if (options.resplit_release) parts.push("release pages re-split");
+    if (options.certify) parts.push("certified");
     const exclusive = options.exclusive_test_authors || [];
     if (exclusive.length) parts.push(exclusive.length + " test-only author" + (exclusive.length === 1 ? "" : "s"));
     return parts.join(" · ");
@@ -70,6 +71,27 @@
     return section;
   }
 
+  /* "Quality gates": each gate of quality.json with its figure and threshold, pass or fail. */
+  function qualityGates(exp) {
+    const section = el("section", "export-quality");
+    const heading = el("h4", "", "Quality gates");
+    heading.id = "export-" + exp.id + "-quality";
+    section.setAttribute("aria-labelledby", heading.id);
+    section.appendChild(heading);
+    const failed = exp.quality.filter((gate) => !gate.passed).map((gate) => gate.name);
+    section.appendChild(el("p", failed.length ? "export-error" : "", failed.length ? "Failed: " + failed.join(", ") + "." : "Every gate passed."));
+    const gates = el("ul");
+    for (const gate of exp.quality) {
+      const figure = gate.value === null ? "n/a" : String(gate.value);
+      const text = (gate.passed ? "pass" : "fail") + " · " + gate.name + ": " + figure + " (threshold " + gate.threshold + ")" + (gate.reason ? ", " + gate.reason : "");
+      const item = el("li", gate.passed ? "export-gate-pass" : "export-gate-fail", text);
+      item.dataset.gate = gate.name;
+      gates.appendChild(item);
+    }
+    section.appendChild(gates);
+    return section;
+  }
+
   function card(exp) {
     const item = el("li", "export-card");
     item.id = "export-" + exp.id;
@@ -93,6 +115,7 @@
     if (exp.attempts > 1) item.appendChild(el("p", "muted", "Attempt " + exp.attempts + " of " + exp.max_attempts + "."));
     if (exp.error) item.appendChild(el("p", "export-error", exp.error));
     if (exp.status === "done" && exp.split_summary) item.appendChild(splitSummary(exp));
+    if (exp.status === "done" && exp.quality) item.appendChild(qualityGates(exp));
     if (exp.files && exp.files.length) {
       const files = el("ul", "export-files");
       for (const file of exp.files) {
@@ -143,6 +166,7 @@
       resplit_release: form.resplit_release.checked,
       exclusive_test_authors: form.exclusive_test_authors.value.split("\n").map((name) => name.trim()).filter(Boolean),
       baseline_max_claims: Number(form.baseline_max_claims.value || 0),
+      certify: form.certify.checked,
     };
     button.disabled = true;
     status.className = "export-status";

@@ -66,6 +66,7 @@ class Command(BaseCommand):
         parser.add_argument("--formats", default="jsonl,csv", help="jsonl, csv or both (default jsonl,csv)")
         parser.add_argument("--salt-file", type=Path, help="keep the pseudonyms' salt in FILE (created if missing) to reuse it; by default each export draws a new salt")
         parser.add_argument("--baseline-max-claims", type=int, default=BASELINE_MAX_CLAIMS, help=f"the claim-only classifier learns from at most this many claims, sampled by hash (default {BASELINE_MAX_CLAIMS}; memory grows about 10 MB per 1000)")
+        parser.add_argument("--certify", action="store_true", help="also write quality.json, the release's quality gates, and exit non-zero naming each gate that failed")
         parser.add_argument("--chunk-size", type=int, default=2000, help="rows read per query (default 2000)")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -96,6 +97,7 @@ class Command(BaseCommand):
             formats=formats,
             chunk_size=max(1, options["chunk_size"]),
             baseline_max_claims=max(10, options["baseline_max_claims"]),
+            certify=options["certify"],
         )
         bars = _Bars(enabled=options["verbosity"] > 0)
         try:
@@ -112,3 +114,11 @@ class Command(BaseCommand):
         self.stdout.write("How the pages were split:")
         for line in split_summary_lines(result.stats["split_summary"], fixes=FIXES):
             self.stdout.write(f"  {line}")
+        if result.quality is not None:
+            self.stdout.write("Quality gates (quality.json):")
+            for gate in result.quality["gates"]:
+                verdict = "pass" if gate["passed"] else "FAIL"
+                why = f" ({gate['reason']})" if gate.get("reason") else ""
+                self.stdout.write(f"  {verdict} {gate['name']}: {gate['value']} (threshold {gate['threshold']}){why}")
+            if result.quality["failed"]:
+                raise CommandError("quality gates failed: " + ", ".join(result.quality["failed"]))

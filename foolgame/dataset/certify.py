@@ -1,0 +1,431 @@
+"""A release that certifies itself: quality gates, a manifest of checksums, a Croissant file.
+
+The gates read what the export wrote (the claim files, the artifact report) and, for the
+validation gates and the test-exclusive authors, the database rows behind the written claim
+ids; each gate has its figure, its threshold (``settings.FM2_CERTIFY``) and pass or fail, in
+``quality.json``. docs/dataset.md says what each gate proves.
+
+``croissant.json`` describes the release in MLCommons Croissant 1.0 and ``manifest.json``
+lists every file with its sha256 and size. Neither holds a time: the same database, seed
+and salt give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from foolgame.checks.models import Check, ClaimValidation
+from foolgame.checks.selectors import checker_records
+from foolgame.claims.models import Claim
+from foolgame.dataset.exporter import ExportOptions
+from foolgame.dataset.reports import read_claims, write_json
+from foolgame.dataset.splits import SPLITS
+from foolgame.dataset.writers import CLAIM_FIELDS, GAME_ID_PREFIX
+from scoring.textscan import (
+    PERSONAL_DATA,
+    load_word_list,
+    offensive_words,
+    personal_data,
+)
+from scoring.validation import LABELS, checker_weight, fleiss_kappa_unequal
+
+GATES = (
+    "checked_share",
+    "kappa",
+    "artifacts",
+    "lmi",
+    "page_disjoint",
+    "exclusive_test_authors",
+    "personal_data",
+    "offensive_language",
+)
+TEXT_FIELDS = ("text", "gold_evidence", "retrieved_evidence", "wikipedia_page", "category")
+"""The claim fields written by people (players, Wikipedia editors) that the scans read."""
+EXAMPLES = 5
+"""Claim ids given per kind of finding, so a maintainer can read the records."""
+CHUNK = 2000
+LICENSE = "https://creativecommons.org/licenses/by-sa/4.0/"
+CITATION = (
+    "@inproceedings{eisenschlos-etal-2021-fool, title = {Fool Me Twice: Entailment from Wikipedia "
+    "Gamification}, author = {Eisenschlos, Julian Martin and Dhingra, Bhuwan and Bulian, Jannis and "
+    "B{\\\"o}rschinger, Benjamin and Boyd-Graber, Jordan}, booktitle = {NAACL}, year = {2021}}"
+)
+MANIFEST = "manifest.json"
+CROISSANT = "croissant.json"
+QUALITY = "quality.json"
+
+
+def _config() -> dict[str, Any]:
+    return settings.FM2_CERTIFY
+
+
+def _checks_config() -> dict[str, Any]:
+    return settings.FM2_CHECKS
+
+
+def _gate(name: str, *, value: Any, threshold: Any, passed: bool, reason: str = "", **details: Any) -> dict[str, Any]:
+    gate = {"name": name, "passed": passed, "value": value, "threshold": threshold, **details}
+    if reason:
+        gate["reason"] = reason
+    return gate
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
+    """The database id of each written claim id (``game-<pk>``, or a release's own id)."""
+    found: dict[str, int] = {}
+    release = []
+    for export_id in export_ids:
+        number = export_id.removeprefix(GAME_ID_PREFIX)
+        if export_id.startswith(GAME_ID_PREFIX) and number.isdigit():
+            found[export_id] = int(number)
+        else:
+            release.append(export_id)
+    for chunk in _chunks(release, CHUNK):
+        found.update(Claim.objects.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    return found
+
+
+# --- The gates ---------------------------------------------------------------------------
+
+
+def _checked_share(pks: list[int], min_labels: int) -> tuple[dict[str, Any], list[int]]:
+    checked: list[int] = []
+    for chunk in _chunks(pks, CHUNK):
+        checked += ClaimValidation.objects.filter(claim_id__in=chunk, labels__gte=min_labels).values_list("claim_id", flat=True)
+    threshold = float(_config()["MIN_CHECKED_SHARE"])
+    share = len(checked) / len(pks) if pks else 0.0
+    gate = _gate(
+        "checked_share", value=round(share, 4), threshold=threshold, passed=bool(pks) and share >= threshold,
+        reason="" if pks else "no claims exported", claims=len(pks), checked_claims=len(checked), min_labels=min_labels,
+    )
+    return gate, sorted(checked)
+
+
+def kappa_counts(claim_ids: Sequence[int]) -> list[list[int]]:
+    """Per claim, how many raters gave each label of ``scoring.validation.LABELS``: its author
+    and every answered check whose checker's labels count (weight above 0, as the gold label
+    counts them)."""
+    checks = _checks_config()
+    rows: dict[int, list[int]] = {}
+    labels: list[tuple[int, int, str]] = []
+    for chunk in _chunks(claim_ids, CHUNK):
+        for pk, author_label in Claim.objects.filter(pk__in=chunk).values_list("pk", "label"):
+            rows[pk] = [int(author_label == label) for label in LABELS]
+        labels += Check.objects.filter(claim_id__in=chunk, answered_at__isnull=False, label__in=LABELS).values_list(
+            "claim_id", "player_id", "label"
+        )
+    records = checker_records(player_ids={player for _, player, _ in labels})
+    for claim_id, player, label in labels:
+        right, seen = records.get(player, (0, 0))
+        if checker_weight(gold_right=right, gold_seen=seen, min_gold=checks["MIN_GOLD"], min_accuracy=checks["MIN_ACCURACY"]) > 0:
+            rows[claim_id][LABELS.index(label)] += 1
+    return [rows[pk] for pk in sorted(rows)]
+
+
+def _kappa(checked: list[int]) -> dict[str, Any]:
+    config = _config()
+    threshold, needed = float(config["MIN_KAPPA"]), int(config["MIN_KAPPA_CLAIMS"])
+    if len(checked) < needed:
+        return _gate("kappa", value=None, threshold=threshold, passed=False, claims=len(checked), min_claims=needed,
+                     reason=f"not enough validated claims ({len(checked)}, {needed} needed)")
+    kappa = fleiss_kappa_unequal(kappa_counts(checked))
+    if math.isnan(kappa):
+        return _gate("kappa", value=None, threshold=threshold, passed=False, claims=len(checked), min_claims=needed,
+                     reason="every label is the same: chance agreement is certain and kappa undefined")
+    return _gate("kappa", value=round(kappa, 4), threshold=threshold, passed=kappa >= threshold, claims=len(checked), min_claims=needed)
+
+
+def _artifacts(report: Mapping[str, Any]) -> dict[str, Any]:
+    margin = float(_config()["ARTIFACT_MARGIN"])
+    above = {
+        split: round(row["accuracy"] - row["majority_label_share"], 4)
+        for split, row in report["claim_only_baseline"]["splits"].items()
+        if row.get("accuracy") is not None and row.get("majority_label_share") is not None
+    }
+    if not above:
+        return _gate("artifacts", value=None, threshold=margin, passed=False, above_majority_by_split={},
+                     reason="the claim-only baseline could not be evaluated on any split")
+    worst = max(above.values())
+    return _gate("artifacts", value=worst, threshold=margin, passed=worst <= margin, above_majority_by_split=above)
+
+
+def _lmi(report: Mapping[str, Any]) -> dict[str, Any]:
+    cap = float(_config()["MAX_LMI"])
+    best: tuple[float, str, str] | None = None
+    for split, section in report["splits"].items():
+        for label, terms in section["lmi_bigrams"].items():
+            for term in terms:
+                if best is None or term["score"] > best[0]:
+                    best = (term["score"], split, label)
+    if best is None:
+        return _gate("lmi", value=None, threshold=cap, passed=True, reason="no bigram in any split")
+    return _gate("lmi", value=best[0], threshold=cap, passed=best[0] <= cap, split=best[1], label=best[2])
+
+
+def _page_disjoint(pages: Mapping[str, set[str]]) -> dict[str, Any]:
+    shared = sorted(title for title, splits in pages.items() if len(splits) > 1)
+    by_split = Counter(split for splits in pages.values() for split in splits)
+    return _gate(
+        "page_disjoint", value=len(shared), threshold=0, passed=not shared,
+        pages=len(pages), pages_by_split={split: by_split[split] for split in SPLITS}, shared_pages=len(shared),
+    )
+
+
+def _exclusive_authors(options: ExportOptions, claims_by_split: Mapping[str, list[str]], pks: Mapping[str, int]) -> dict[str, Any]:
+    """No claim of a test-exclusive author is in train or dev, read from the written ids."""
+    authors = set(get_user_model().objects.filter(username__in=options.exclusive_test_authors).values_list("pk", flat=True))
+    found: Counter[str] = Counter()
+    if authors:
+        for split, ids in claims_by_split.items():
+            split_pks = [pks[i] for i in ids if i in pks]
+            for chunk in _chunks(split_pks, CHUNK):
+                found[split] += Claim.objects.filter(pk__in=chunk, author_id__in=authors).count()
+    outside = found["train"] + found["dev"]
+    return _gate(
+        "exclusive_test_authors", value=outside, threshold=0, passed=outside == 0,
+        authors=len(authors), claims_by_split={split: found[split] for split in SPLITS},
+    )
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+
+
+class _Scans:
+    """The personal-data and offensive-word scans over each record's text fields."""
+
+    def __init__(self) -> None:
+        self.words = load_word_list()
+        self.personal: dict[str, dict[str, Any]] = {kind: {"matches": 0, "claims": 0, "examples": []} for kind in PERSONAL_DATA}
+        self.offensive: dict[str, Any] = {"matches": 0, "claims": 0, "examples": []}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        text = "\n".join(t for field in TEXT_FIELDS for t in _texts(record.get(field)))
+        for kind, matches in personal_data(text).items():
+            self._count(self.personal[kind], matches, record["id"])
+        matches = offensive_words(text, self.words)
+        if matches:
+            self._count(self.offensive, matches, record["id"])
+
+    @staticmethod
+    def _count(tally: dict[str, Any], matches: int, claim_id: str) -> None:
+        tally["matches"] += matches
+        tally["claims"] += 1
+        if len(tally["examples"]) < EXAMPLES:
+            tally["examples"].append(claim_id)
+
+    def gates(self) -> list[dict[str, Any]]:
+        personal = sum(kind["matches"] for kind in self.personal.values())
+        personal_cap = int(_config()["MAX_PERSONAL_DATA"])
+        offensive_cap = int(_config()["MAX_OFFENSIVE_WORDS"])
+        return [
+            _gate("personal_data", value=personal, threshold=personal_cap, passed=personal <= personal_cap,
+                  fields=list(TEXT_FIELDS), kinds=self.personal),
+            _gate("offensive_language", value=self.offensive["matches"], threshold=offensive_cap,
+                  passed=self.offensive["matches"] <= offensive_cap, fields=list(TEXT_FIELDS),
+                  word_list="scoring/data/offensive_words.txt", words_listed=len(self.words), **self.offensive),
+        ]
+
+
+def release_quality(*, out_dir: Path, options: ExportOptions, artifacts: Mapping[str, Any]) -> dict[str, Any]:
+    """Every gate, in :data:`GATES` order, over the export written in ``out_dir``."""
+    claims_by_split: dict[str, list[str]] = defaultdict(list)
+    pages: dict[str, set[str]] = defaultdict(set)
+    scans = _Scans()
+    for split in SPLITS:
+        for record in read_claims(out_dir, split):
+            claims_by_split[split].append(record["id"])
+            pages[record["wikipedia_page"]].add(split)
+            scans.add(record)
+    pks = _claim_pks([i for split in SPLITS for i in claims_by_split[split]])
+    checked_gate, checked = _checked_share(sorted(set(pks.values())), int(_checks_config()["LABELS_NEEDED"]))
+    gates = [
+        checked_gate,
+        _kappa(checked),
+        _artifacts(artifacts),
+        _lmi(artifacts),
+        _page_disjoint(pages),
+        _exclusive_authors(options, claims_by_split, pks),
+        *scans.gates(),
+    ]
+    failed = [gate["name"] for gate in gates if not gate["passed"]]
+    return {"passed": not failed, "failed": failed, "gates": gates}
+
+
+def quality_summary(quality: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What the export's row keeps of each gate: name, figure, threshold, pass, reason."""
+    return [
+        {key: gate[key] for key in ("name", "passed", "value", "threshold", "reason") if key in gate}
+        for gate in quality["gates"]
+    ]
+
+
+# --- Manifest and Croissant --------------------------------------------------------------
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(out_dir: Path, files: Sequence[str]) -> None:
+    """``manifest.json``: every other file of the export with its sha256 and size."""
+    entries = [{"name": name, "size": (out_dir / name).stat().st_size, "sha256": file_digest(out_dir / name)} for name in files]
+    write_json(out_dir / MANIFEST, {"algorithm": "sha256", "files": entries})
+
+
+ENCODINGS = {".jsonl": "application/jsonlines", ".csv": "text/csv", ".json": "application/json", ".md": "text/markdown"}
+CLAIM_TYPES = {
+    "total_votes": "sc:Integer", "correct_votes": "sc:Integer", "total_likes": "sc:Integer",
+    "smoothed_correctness": "sc:Float", "difficulty": "sc:Integer", "difficulty_deviation": "sc:Integer",
+    "mean_clues_revealed": "sc:Float", "created": "sc:Date",
+}
+CLAIM_DESCRIPTIONS = {
+    "id": "the FM2 release id for imported claims, game-<n> for the game's own",
+    "text": "the claim",
+    "label": "SUPPORTS (the page supports it) or REFUTES",
+    "gold_evidence": "the 1 or 2 sentences the author marked, [{text, section_header}]",
+    "retrieved_evidence": "retrieved evidence sentences, [{text, section_header}]",
+    "wikipedia_page": "the page title",
+    "category": "the page's category (NOCAT without one)",
+    "author": "the pseudonym of a run of at most 2 of one author's claims",
+}
+CROISSANT_CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+
+
+def _claim_field(name: str) -> dict[str, Any]:
+    field: dict[str, Any] = {
+        "@type": "cr:Field",
+        "@id": f"claims/{name}",
+        "name": name,
+        "description": CLAIM_DESCRIPTIONS.get(name, f"see the dataset card's table of claim fields ({name})"),
+        "dataType": CLAIM_TYPES.get(name, "sc:Text"),
+        "source": {"fileSet": {"@id": "claim-files"}, "extract": {"column": name}},
+    }
+    if name in ("gold_evidence", "retrieved_evidence"):
+        field["repeated"] = True
+        field["subField"] = [
+            {"@type": "cr:Field", "@id": f"claims/{name}/{sub}", "name": sub, "dataType": "sc:Text",
+             "source": {"fileSet": {"@id": "claim-files"}, "extract": {"jsonPath": f"$.{name}[*].{sub}"}}}
+            for sub in ("text", "section_header")
+        ]
+        field["source"]["extract"] = {"jsonPath": f"$.{name}"}
+    if name == "flags":
+        field["repeated"] = True
+    return field
+
+
+def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any]) -> None:
+    """``croissant.json``: the release in MLCommons Croissant 1.0, every listed file a
+    ``cr:FileObject`` with its sha256, and the claims' fields as a record set."""
+    distribution: list[dict[str, Any]] = [
+        {
+            "@type": "cr:FileObject",
+            "@id": name,
+            "name": name,
+            "contentUrl": name,
+            "contentSize": f"{(out_dir / name).stat().st_size} B",
+            "encodingFormat": ENCODINGS.get(Path(name).suffix, "application/octet-stream"),
+            "sha256": file_digest(out_dir / name),
+        }
+        for name in files
+    ]
+    claim_format = "jsonl" if any(name == f"{split}.jsonl" for name in files for split in SPLITS) else "csv"
+    distribution.append(
+        {
+            "@type": "cr:FileSet",
+            "@id": "claim-files",
+            "name": "claim-files",
+            "description": "the claims of train, dev and test",
+            "encodingFormat": ENCODINGS[f".{claim_format}"],
+            "includes": [f"{split}.{claim_format}" for split in SPLITS],
+        }
+    )
+    table = stats["table1"]["total"]
+    croissant = {
+        "@context": CROISSANT_CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "name": "fool-me-twice-export",
+        "description": (
+            "Claims about Wikipedia pages written in the Fool Me Twice game, true or false, with the gold "
+            f"evidence sentences their authors marked and the votes of other players: {table['claims']} claims "
+            f"on {table['pages']} pages in page-disjoint train, dev and test splits, and {stats['votes']} votes. "
+            "README.md is the dataset card."
+        ),
+        "license": LICENSE,
+        "citeAs": CITATION,
+        "url": "https://github.com/google-research/fool-me-twice",
+        "isLiveDataset": False,
+        "distribution": distribution,
+        "recordSet": [
+            {
+                "@type": "cr:RecordSet",
+                "@id": "claims",
+                "name": "claims",
+                "description": "one claim per record, in the files of train, dev and test",
+                "field": [_claim_field(name) for name in CLAIM_FIELDS],
+            }
+        ],
+    }
+    write_json(out_dir / CROISSANT, croissant)
