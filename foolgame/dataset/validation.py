@@ -34,6 +34,7 @@ from foolgame.checks.models import Check, ClaimValidation
 from foolgame.checks.selectors import checker_records
 from foolgame.dataset.flags import id_lookup
 from foolgame.dataset.privacy import Fragments
+from foolgame.dataset.splits import SPLITS
 from scoring.validation import LABELS, NO_GOLD, ValidationRow, checker_weight, fleiss_kappa, fleiss_kappa_unequal, validation_table
 
 RUN_CHECKS = 10
@@ -159,7 +160,7 @@ def validation_statistics(records: Iterable[tuple[str, Mapping[str, Any]]], *, m
     from ``(split, claim record)`` pairs as written."""
     need = labels_needed() if min_labels is None else min_labels
     overall: Counter[Pattern] = Counter()
-    splits: dict[str, Counter[Pattern]] = {}
+    splits: dict[str, Counter[Pattern]] = {split: Counter() for split in SPLITS}
     categories: dict[str, Counter[Pattern]] = {}
     for split, record in records:
         pattern = (record["label"], tuple(sorted(v["label"] for v in record["validation_labels"])), record["gold_label"])
