@@ -503,7 +503,7 @@ purpose.
 
 **Linkage to public data.** The game publishes leaderboards: every player's points of each
 kind (write: 100 a claim; verify: the voter's points; fool: the authors' share; like: 10 a
-like), and a skill table with each regular voter's rating and number of votes. With one
+like; check: points for checks of claims whose label was settled, answered right), and a skill table with each regular voter's rating and number of votes. With one
 pseudonym per person and exact points in the votes, summing an export by
 pseudonym reproduces those sums: on a simulated game of 240 players that join named every
 one of the 238 players on the leaderboards. So this export is coarsened:
@@ -525,7 +525,8 @@ one of the 238 players on the leaderboards. So this export is coarsened:
 - On the simulated 240-player game the same join (the points and the skill table's vote
   counts), reading each pseudonym both as a whole person and as part of one, names nobody
   (`tests/dataset/test_linkage.py`). It does not try the ratings themselves: a run's 10
-  votes say little of a rating made from all of a player's votes.
+  votes say little of a rating made from all of a player's votes, and that game has no
+  checks: checker runs are cut by the same rule as voters' runs, without a measured attack.
 
 What this costs: a skill or annotator-bias model sees runs, not people (within a run the
 person is the same and the records are in order). What remains: the claim texts are public

@@ -35,7 +35,15 @@ from foolgame.checks.selectors import checker_records
 from foolgame.dataset.flags import id_lookup
 from foolgame.dataset.privacy import Fragments
 from foolgame.dataset.splits import SPLITS
-from scoring.validation import LABELS, NO_GOLD, ValidationRow, checker_weight, fleiss_kappa, fleiss_kappa_unequal, validation_table
+from scoring.validation import (
+    LABELS,
+    NO_GOLD,
+    ValidationRow,
+    checker_weight,
+    fleiss_kappa,
+    fleiss_kappa_unequal,
+    validation_table,
+)
 
 RUN_CHECKS = 10
 """A checker pseudonym names at most this many of one checker's labels (as ``RUN_ROUNDS``
