@@ -50,6 +50,9 @@ RUN_CHECKS = 10
 for a voter's rounds: a label, like a vote, shows at most one answer's points)."""
 
 
+WEIGHT_BATCH = 900
+"""Checkers whose record is read in one query."""
+
 Answer = tuple[int, str, int]
 """An answered check: checker id, label, points it earned."""
 
@@ -77,8 +80,11 @@ class ClaimChecks:
         if not new:
             return
         config = settings.FM2_CHECKS
-        records = checker_records(player_ids=new)
-        for player_id in new:
+        ordered = sorted(new)
+        records: dict[int, tuple[int, int]] = {}
+        for start in range(0, len(ordered), WEIGHT_BATCH):  # an IN list short enough for any database
+            records.update(checker_records(player_ids=ordered[start : start + WEIGHT_BATCH]))
+        for player_id in ordered:
             right, seen = records.get(player_id, (0, 0))
             weight = checker_weight(gold_right=right, gold_seen=seen, min_gold=config["MIN_GOLD"], min_accuracy=config["MIN_ACCURACY"])
             self._counts[player_id] = weight > 0

@@ -213,3 +213,11 @@ def test_no_validated_claim_gives_no_figures_not_nan() -> None:
     overall = stats["overall"]
     assert overall["counts"]["claims"] == 0 and overall["counts"]["not_yet_validated"] == 2
     assert set(overall["shares"].values()) == {None} and overall["kappa"] is None and overall["kappa_method"] is None
+
+
+def test_checkers_records_read_in_small_batches_give_the_same_files(checked, tmp_path: Path, monkeypatch) -> None:
+    whole = export(tmp_path, "whole")
+    monkeypatch.setattr("foolgame.dataset.validation.WEIGHT_BATCH", 2)
+    batched = export(tmp_path, "batched")
+    for name in ("train.jsonl", "dev.jsonl", "stats.json"):
+        assert (whole / name).read_bytes() == (batched / name).read_bytes()
