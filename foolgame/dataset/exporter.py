@@ -21,6 +21,7 @@ from django.db.models import Count, Q, Sum
 from foolgame.claims.models import Claim
 from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
+from foolgame.dataset.validation import RUN_CHECKS, ClaimChecks
 from foolgame.dataset.writers import CLAIM_FIELDS, VOTE_FIELDS, RecordFiles, exported_claims, write_claims, write_votes
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
@@ -163,7 +164,8 @@ def write_records(
     with ExitStack() as stack:
         claim_files = RecordFiles(stack, out_dir, SPLITS, CLAIM_FIELDS, options.formats)
         authors = Fragments(pseudonyms, role="author", caps=caps, max_records=RUN_CLAIMS)
-        write_claims(claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress)
+        checkers = Fragments(pseudonyms, role="checker", caps=caps, max_records=RUN_CHECKS)
+        write_claims(claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress, ClaimChecks(checkers))
         vote_files = RecordFiles(stack, out_dir, ["votes"], VOTE_FIELDS, options.formats)
         voters = Fragments(pseudonyms, role="voter", caps=caps, max_records=RUN_ROUNDS)
         write_votes(vote_files, options, plan, exclusive_ids, voters, summary, progress)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
+from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
     claim_only_pipeline,
@@ -55,7 +56,7 @@ def read_claims(out_dir: Path, split: str) -> Iterator[dict[str, Any]]:
         return
     with (out_dir / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
-            yield {**row, "gold_evidence": json.loads(row["gold_evidence"])}
+            yield {**row, "gold_evidence": json.loads(row["gold_evidence"]), "validation_labels": json.loads(row["validation_labels"])}
 
 
 def _table1(records: Iterator[dict[str, Any]]) -> dict[str, Any]:
@@ -66,10 +67,12 @@ def _table1(records: Iterator[dict[str, Any]]) -> dict[str, Any]:
 
 
 def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Table 1 of the FM2 paper per split and in total, and the export's bookkeeping."""
+    """Table 1 of the FM2 paper per split and in total, the validation statistics, and the
+    export's bookkeeping."""
     rows = {split: _table1(read_claims(out_dir, split)) for split in SPLITS}
     rows["total"] = _table1(chain.from_iterable(read_claims(out_dir, split) for split in SPLITS))
-    return {"tokenizer": TOKENIZER, "table1": rows, **extra}
+    validation = validation_statistics((split, record) for split in SPLITS for record in read_claims(out_dir, split))
+    return {"tokenizer": TOKENIZER, "table1": rows, "validation": validation, **extra}
 
 
 def statistics_markdown(stats: Mapping[str, Any]) -> str:
@@ -107,6 +110,8 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
     if "split_summary" in stats:
         lines += ["", "How the pages were split:", ""]
         lines += [f"- {line}" for line in split_summary_lines(stats["split_summary"], fixes=SPLIT_FIXES)]
+    if "validation" in stats:
+        lines += ["", *validation_markdown(stats["validation"])]
     return "\n".join(lines) + "\n"
 
 
@@ -349,6 +354,7 @@ LOADING_CODE = """import os
 from datasets import Features, Value, load_dataset
 
 evidence = [{"text": Value("string"), "section_header": Value("string")}]
+checks = [{"label": Value("string"), "checker": Value("string")}]
 claim_features = Features({
     "id": Value("string"), "text": Value("string"), "label": Value("string"),
     "gold_evidence": evidence, "retrieved_evidence": evidence,
@@ -358,6 +364,7 @@ claim_features = Features({
     "difficulty": Value("int64"), "difficulty_deviation": Value("int64"),
     "flags": [Value("string")], "author": Value("string"),
     "created": Value("string"), "mean_clues_revealed": Value("float64"),
+    "validation_labels": checks, "gold_label": Value("string"),
 })
 vote_features = Features({
     "voter": Value("string"), "true_claim": Value("string"), "false_claim": Value("string"),
@@ -450,6 +457,8 @@ otherwise be typed differently from split to split:
 | `author` | the pseudonym of a run of at most 2 of one author's claims (see Privacy) |
 | `created` | the UTC day the claim was written (for release claims: imported), `YYYY-MM-DD` |
 | `mean_clues_revealed` | clues bought on this claim per game vote on it; null without game votes |
+| `validation_labels` | independent checkers' labels, in the order they were answered, `[{{label, checker}}]`: `label` is `SUPPORTS`, `REFUTES` or `NOT ENOUGH INFO`, judged against the gold evidence without seeing the author's label or anyone else's; `checker` the pseudonym of a run of at most {RUN_CHECKS} of one checker's labels (see Privacy). Only labels that count are here: reports that a claim is flawed are not labels, and a checker too often wrong on claims whose label was settled counts for nothing. `[]` for a claim nobody checked |
+| `gold_label` | the label holding at least 3/5 of the weight of the author's label and the checkers' labels: MultiNLI's "3 of 5" when every weight is 1; the author weighs 1, a checker by their record on claims whose label was settled (the weights are not exported: they would tie a checker's runs together); `-` while the claim has fewer labels than validation needs (see Validation) or no such majority |
 
 ### Votes: `votes`
 
@@ -477,7 +486,8 @@ dealt with).
 
 ### Analysis: `stats.*`, `artifacts.*`, `easy_hard.jsonl`
 
-`stats.json`/`stats.md`: the table above. `artifacts.json`/`artifacts.md`: per split the
+`stats.json`/`stats.md`: the tables above (`validation` in `stats.json`: per group its
+`counts`, `shares`, `kappa`, `kappa_method` and `raters_per_claim`). `artifacts.json`/`artifacts.md`: per split the
 10 bigrams with the highest local mutual information with each label, the top words per
 label by PMI with add-100 smoothing, claim length by label, and a claim-only classifier's
 accuracy; `easy_hard.jsonl` tags each evaluated claim easy (the claim-only classifier got
@@ -485,15 +495,15 @@ it right) or hard.
 
 ## Privacy
 
-No username, e-mail address, IP address or account id is in these files. Authors and
-voters appear as pseudonyms: `p` and the first 16 hex digits of HMAC-SHA256 of the
+No username, e-mail address, IP address or account id is in these files. Authors,
+voters and checkers appear as pseudonyms: `p` and the first 16 hex digits of HMAC-SHA256 of the
 account id (and a run number) under a random secret salt that is not part of the export; a
 new export draws a new salt (so pseudonyms differ) unless its maker reuses a salt file on
 purpose.
 
 **Linkage to public data.** The game publishes leaderboards: every player's points of each
 kind (write: 100 a claim; verify: the voter's points; fool: the authors' share; like: 10 a
-like), and a skill table with each regular voter's rating and number of votes. With one
+like; check: points for checks of claims whose label was settled, answered right), and a skill table with each regular voter's rating and number of votes. With one
 pseudonym per person and exact points in the votes, summing an export by
 pseudonym reproduces those sums: on a simulated game of 240 players that join named every
 one of the 238 players on the leaderboards. So this export is coarsened:
@@ -503,17 +513,20 @@ one of the 238 players on the leaderboards. So this export is coarsened:
   needs; its exact points and seconds are left out. Times are days (`day`, `created`).
 - **A pseudonym names a run, not a person.** An author's claims (in the files' order) are
   cut into runs of at most 2, a voter's rounds (in the order they were dealt) into runs of
-  at most 10, each with its own pseudonym, and a person's author runs are not tied to their
-  voting runs. A run also ends before the fewest points it shows (claims, likes, the
-  authors' least share of the votes on them, the voters' least points) would pass the 5th
-  best player's on any leaderboard, so at least 5 players could own it.
+  at most 10, a checker's labels (in the files' order) into runs of at most {RUN_CHECKS}, each
+  with its own pseudonym, and a person's author, voting and checking runs are not tied to
+  each other. A run also ends before the fewest points it shows (claims, likes, the
+  authors' least share of the votes on them, the voters' least points, the check points
+  the labels earned) would pass the 5th best player's on any leaderboard, so at least 5
+  players could own it.
 - **A live room's rounds have no voter** (`voter` null). A room shows its members who found
   each question, with their points, and who voted; with the pair's claim ids that would pin
   those rows, and the runs holding them, on named players.
 - On the simulated 240-player game the same join (the points and the skill table's vote
   counts), reading each pseudonym both as a whole person and as part of one, names nobody
   (`tests/dataset/test_linkage.py`). It does not try the ratings themselves: a run's 10
-  votes say little of a rating made from all of a player's votes.
+  votes say little of a rating made from all of a player's votes, and that game has no
+  checks: checker runs are cut by the same rule as voters' runs, without a measured attack.
 
 What this costs: a skill or annotator-bias model sees runs, not people (within a run the
 person is the same and the records are in order). What remains: the claim texts are public

@@ -36,6 +36,7 @@ from scoring import filters
 
 if TYPE_CHECKING:
     from foolgame.dataset.exporter import ExportOptions, Progress, WriteSummary
+    from foolgame.dataset.validation import ClaimChecks
 
 T = TypeVar("T")
 
@@ -57,6 +58,8 @@ CLAIM_FIELDS = (
     "author",
     "created",
     "mean_clues_revealed",
+    "validation_labels",
+    "gold_label",
 )
 VOTE_FIELDS = (
     "voter",
@@ -260,6 +263,7 @@ def write_claims(
     authors: Fragments,
     summary: WriteSummary,
     progress: Progress,
+    claim_checks: ClaimChecks,
 ) -> None:
     """The claims' files, one per split (``train``, ``dev``, ``test``)."""
     fields = (
@@ -288,6 +292,7 @@ def write_claims(
         votes, correct, clues, likes = _per_claim_counts(ids, id_range)
         least_fool = _least_fool_points(ids, id_range)
         flags = claim_flags(((row["id"], row["status"]) for row in chunk), id_range=id_range)
+        checks = claim_checks.read(ids, id_range)
         for row in chunk:
             split = plan.page_split[row["page_id"]]
             if row["author_id"] in exclusive_ids and split != "test":
@@ -324,6 +329,8 @@ def write_claims(
                     "author": authors(row["author_id"], shown),
                     "created": _day(row["created"]),
                     "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
+                    "validation_labels": claim_checks.named(checks[claim_id][0]),
+                    "gold_label": checks[claim_id][1],
                 },
             )
             summary.claims[split] += 1

@@ -16,7 +16,8 @@ def write_split(out: Path, split: str, rows: list[tuple[str, str, str, list[str]
     with (out / f"{split}.jsonl").open("w") as handle:
         for n, (text, label, page, gold) in enumerate(rows):
             record = {"id": f"{split}-{n}", "text": text, "label": label, "wikipedia_page": page,
-                      "gold_evidence": [{"text": g, "section_header": ""} for g in gold]}
+                      "gold_evidence": [{"text": g, "section_header": ""} for g in gold],
+                      "category": "NOCAT", "validation_labels": [], "gold_label": "-"}
             handle.write(json.dumps(record) + "\n")
 
 
