@@ -157,10 +157,10 @@ def _previous_streak(player: AbstractBaseUser, check: Check) -> int:
 
 def player_weight(*, player_id: int) -> float:
     right, seen = selectors.checker_records(player_ids=[player_id]).get(player_id, (0, 0))
-    return _weight(right, seen)
+    return record_weight(right, seen)
 
 
-def _weight(right: int, seen: int) -> float:
+def record_weight(right: int, seen: int) -> float:
     """A checker's weight from their record on settled claims. ``WEIGHTS`` "bar" (the default):
     1 for a checker who clears the accuracy bar (or has not met MIN_GOLD settled claims yet),
     0 for one under it. "log_odds": ``scoring.validation.checker_weight``'s graded weight.
@@ -180,7 +180,7 @@ def claim_validation_refresh(*, claim_id: int) -> str:
     Returns the gold label."""
     labels = selectors.claim_labels(claim_id=claim_id)
     records = selectors.checker_records(player_ids=[player_id for player_id, _ in labels])
-    weighted = [(label, _weight(*records.get(player_id, (0, 0)))) for player_id, label in labels]
+    weighted = [(label, record_weight(*records.get(player_id, (0, 0)))) for player_id, label in labels]
     author_label = Claim.objects.filter(pk=claim_id).values_list("label", flat=True).get()
     gold = gold_label(author_label, weighted, min_checks=_config()["LABELS_NEEDED"])
     counted = sum(1 for _, weight in weighted if weight > 0)  # a label that stopped counting does not fill the claim's need

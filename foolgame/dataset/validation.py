@@ -32,6 +32,7 @@ from django.conf import settings
 
 from foolgame.checks.models import Check, ClaimValidation
 from foolgame.checks.selectors import checker_records
+from foolgame.checks.services import record_weight
 from foolgame.dataset.flags import id_lookup
 from foolgame.dataset.privacy import Fragments
 from foolgame.dataset.splits import SPLITS
@@ -39,7 +40,6 @@ from scoring.validation import (
     LABELS,
     NO_GOLD,
     ValidationRow,
-    checker_weight,
     fleiss_kappa,
     fleiss_kappa_unequal,
     validation_table,
@@ -79,15 +79,13 @@ class ClaimChecks:
         new = player_ids - set(self._counts)
         if not new:
             return
-        config = settings.FM2_CHECKS
         ordered = sorted(new)
         records: dict[int, tuple[int, int]] = {}
         for start in range(0, len(ordered), WEIGHT_BATCH):  # an IN list short enough for any database
             records.update(checker_records(player_ids=ordered[start : start + WEIGHT_BATCH]))
         for player_id in ordered:
             right, seen = records.get(player_id, (0, 0))
-            weight = checker_weight(gold_right=right, gold_seen=seen, min_gold=config["MIN_GOLD"], min_accuracy=config["MIN_ACCURACY"])
-            self._counts[player_id] = weight > 0
+            self._counts[player_id] = record_weight(right, seen) > 0  # the checks app's own rule
 
     def read(self, ids: list[int], id_range: tuple[int, int] | None) -> dict[int, tuple[list[Answer], str]]:
         """Per claim id of the chunk: its counting labels in answer order and its gold label

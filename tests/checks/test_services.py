@@ -225,7 +225,7 @@ def test_a_checkers_weight_follows_the_setting(settings, weights, expected) -> N
     """"bar": 1 over the accuracy bar (or before MIN_GOLD settled claims), 0 under it;
     "log_odds": graded, a sharper checker weighing more than an average one."""
     settings.FM2_CHECKS = {**settings.FM2_CHECKS, "WEIGHTS": weights, "MIN_GOLD": 5, "MIN_ACCURACY": 0.6}
-    got = [services._weight(2, 3), services._weight(20, 20), services._weight(1, 10)]
+    got = [services.record_weight(2, 3), services.record_weight(20, 20), services.record_weight(1, 10)]
     if expected == "graded":
         assert got[0] == 1.0 and got[1] > 1.0 and got[2] == 0.0
     else:
