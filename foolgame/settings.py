@@ -545,6 +545,10 @@ FM2_CHECKS = {
     "POINTS": 10,
     # A streak adds one point a gold item in a row, up to STREAK_BONUS_MAX.
     "STREAK_BONUS_MAX": 10,
+    # Check points one player earns in a day at most (the release's labels are public: a
+    # script that looks them up must not climb the boards without end); answers past it still
+    # count as labels.
+    "POINTS_PER_DAY": env.int("FM2_CHECK_POINTS_PER_DAY", default=600),
     "PER_HOUR": env.int("FM2_CHECKS_PER_HOUR", default=600),
 }
 

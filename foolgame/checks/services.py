@@ -155,6 +155,14 @@ def _previous_streak(player: AbstractBaseUser, check: Check) -> int:
     return last.streak if last is not None and last.correct else 0
 
 
+def _points_left_today(player: AbstractBaseUser, now: Any) -> int:
+    """What the player may still earn from checks in the last 24 hours (POINTS_PER_DAY)."""
+    earned = LedgerEntry.objects.filter(player=player, kind=LedgerEntry.Kind.CHECK, created__gt=now - timedelta(days=1)).aggregate(
+        total=models.Sum("amount")
+    )["total"]
+    return max(0, _config()["POINTS_PER_DAY"] - (earned or 0))
+
+
 def player_weight(*, player_id: int) -> float:
     right, seen = selectors.checker_records(player_ids=[player_id]).get(player_id, (0, 0))
     return record_weight(right, seen)
@@ -225,7 +233,7 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
             previous = _previous_streak(player, check)
             check.streak = previous + 1 if check.correct else 0
             if check.correct:
-                check.points = _config()["POINTS"] + min(previous, _config()["STREAK_BONUS_MAX"])
+                check.points = min(_config()["POINTS"] + min(previous, _config()["STREAK_BONUS_MAX"]), _points_left_today(player, now))
         check.save(update_fields=["label", "answered_at", "correct", "streak", "points"])
         if check.points:
             LedgerEntry.objects.create(player=player, amount=check.points, kind=LedgerEntry.Kind.CHECK, claim_id=check.claim_id, cause=f"check:{check.pk}")

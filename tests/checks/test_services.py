@@ -230,3 +230,14 @@ def test_a_checkers_weight_follows_the_setting(settings, weights, expected) -> N
         assert got[0] == 1.0 and got[1] > 1.0 and got[2] == 0.0
     else:
         assert got == expected
+
+
+def test_check_points_stop_at_the_daily_cap_and_the_labels_still_count(fake_clock, settings) -> None:
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0, "POINTS_PER_DAY": 25}
+    for n in range(4):
+        settled_claim(f"Settled {n}", label="REFUTES")
+    checker = UserFactory()
+    results = [answer(checker, "REFUTES") for _ in range(4)]
+    assert [r["points"] for r in results] == [10, 11, 4, 0] and [r["streak"] for r in results] == [1, 2, 3, 4]
+    assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 25
+    assert Check.objects.filter(player=checker, label="REFUTES").count() == 4
