@@ -51,6 +51,8 @@ def assert_in_reach(page: Page, viewport: dict) -> None:
     assert 0 <= claim["y"] and claim["y"] + claim["height"] <= answers["y"] <= viewport["height"], (claim, answers)
     assert answers["y"] + answers["height"] <= viewport["height"] + 1, answers
     assert status["y"] + status["height"] <= claim["y"], (status, claim)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, "the page must not scroll sideways"
 
 
 @pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
@@ -149,6 +151,8 @@ def test_when_the_clock_runs_out_the_page_offers_the_next_claim(asgi_live_server
 
 def test_nothing_left_to_check(asgi_live_server: str, page: Page) -> None:
     UserFactory(username="early")
+    page.goto(asgi_live_server + "/checks/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/checks/$"))  # like /play/: log in first
     open_checks(page, asgi_live_server, "early")
     page.get_by_role("button", name="Start checking").click()
     expect(page.get_by_role("heading", name="Nothing left to check")).to_be_focused()
