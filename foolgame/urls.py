@@ -9,6 +9,7 @@ urlpatterns = [
     path("research/", include("foolgame.dataset.urls")),
     path("write/", include("foolgame.authoring.urls")),
     path("rooms/", include("foolgame.rooms.urls")),
+    path("checks/", include("foolgame.checks.urls")),
     path("", include("foolgame.voting.urls")),
     path("", include("foolgame.claims.urls")),
 ]

@@ -1,0 +1,30 @@
+"""The fact-check page: the claim, its evidence and the answer buttons, driven by
+``checks.js`` over the REST endpoints (``POST /api/checks``, ``POST /api/checks/<id>``)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import ensure_csrf_cookie
+
+from foolgame.checks.models import Check
+from foolgame.core import clock
+from foolgame.players.selectors import player_points
+
+
+@login_required
+@ensure_csrf_cookie
+def checks_page(request: HttpRequest) -> HttpResponse:
+    """``server_now`` lets the script read ``expires_at`` on the server's clock, whatever the
+    device's clock says; ``resume`` says a check is open, so the page asks for it at once (a
+    reload resumes it) instead of waiting for the player to start."""
+    now = clock.now()
+    context = {
+        "points": player_points(player=request.user)["check"],
+        "seconds": settings.FM2_CHECKS["SECONDS"],
+        "server_now": now.isoformat(),
+        "resume": Check.objects.filter(player=request.user, answered_at__isnull=True, expires_at__gt=now).exists(),
+    }
+    return render(request, "checks/checks.html", context)
