@@ -77,3 +77,8 @@ def claim_labels(*, claim_id: int) -> list[tuple[int, str]]:
     return list(
         Check.objects.filter(claim_id=claim_id, answered_at__isnull=False, label__in=LABELS).order_by("pk").values_list("player_id", "label")
     )
+
+
+def open_check(*, player: AbstractBaseUser, now: Any) -> Check | None:
+    """The player's check dealt and not yet answered nor expired, if any (one at most)."""
+    return Check.objects.select_related("claim__page").filter(player=player, answered_at__isnull=True, expires_at__gt=now).first()

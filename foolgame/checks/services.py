@@ -130,7 +130,7 @@ def check_deal(*, player: AbstractBaseUser) -> CheckPayload:
     now = clock.now()
     with transaction.atomic():
         User.objects.select_for_update().filter(pk=player.pk).exists()
-        open_check = Check.objects.select_related("claim__page").filter(player=player, answered_at__isnull=True, expires_at__gt=now).first()
+        open_check = selectors.open_check(player=player, now=now)
         if open_check is not None:
             return check_payload(open_check)
         _check_rate(player, now)
@@ -151,7 +151,13 @@ def check_deal(*, player: AbstractBaseUser) -> CheckPayload:
 def _previous_streak(player: AbstractBaseUser, check: Check) -> int:
     """The streak before this check: the last gold item's, if it was answered right (a gold
     item left to expire breaks it)."""
-    last = Check.objects.filter(player=player).exclude(settled_label="").exclude(pk=check.pk).order_by("-dealt_at", "-pk").first()
+    last = (
+        Check.objects.filter(player=player, dealt_at__lte=check.dealt_at)
+        .exclude(settled_label="")
+        .exclude(pk=check.pk)
+        .order_by("-dealt_at", "-pk")
+        .first()
+    )
     return last.streak if last is not None and last.correct else 0
 
 
@@ -242,6 +248,7 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
         if label in LABELS:
             claim_validation_refresh(claim_id=check.claim_id)
     counting = player_weight(player_id=player.pk) > 0
+    streak = check.streak if check.gold else _previous_streak(player, check)  # before the next deal, which is no answer yet
     try:
         upcoming: CheckPayload | None = check_deal(player=player)
     except ServiceError as error:
@@ -250,7 +257,7 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
         upcoming = None
     return {
         "points": check.points,
-        "streak": check.streak if check.gold else _previous_streak(player, check),
+        "streak": streak,
         "counting": counting,
         "message": None if counting else NOT_COUNTING_MESSAGE,
         "next": upcoming,

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from foolgame.checks.models import Check
+from foolgame.checks import selectors
 from foolgame.core import clock
 from foolgame.players.selectors import player_points
 
@@ -25,6 +25,6 @@ def checks_page(request: HttpRequest) -> HttpResponse:
         "points": player_points(player=request.user)["check"],
         "seconds": settings.FM2_CHECKS["SECONDS"],
         "server_now": now.isoformat(),
-        "resume": Check.objects.filter(player=request.user, answered_at__isnull=True, expires_at__gt=now).exists(),
+        "resume": selectors.open_check(player=request.user, now=now) is not None,
     }
     return render(request, "checks/checks.html", context)

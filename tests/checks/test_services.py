@@ -241,3 +241,22 @@ def test_check_points_stop_at_the_daily_cap_and_the_labels_still_count(fake_cloc
     assert [r["points"] for r in results] == [10, 11, 4, 0] and [r["streak"] for r in results] == [1, 2, 3, 4]
     assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 25
     assert Check.objects.filter(player=checker, label="REFUTES").count() == 4
+
+
+def test_an_open_claims_answer_keeps_the_streak_whatever_comes_next(fake_clock, settings) -> None:
+    """The streak an answer returns is the one before the next check is dealt: a settled claim
+    dealt next (not answered yet) does not zero it."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0}
+    settled_claim("Rigel", label="REFUTES")
+    checker = UserFactory()
+    first = services.check_deal(player=checker)
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
+    open_claim("Vega")
+    fake_clock.advance(1)
+    gold = services.check_answer(check_id=first["id"], player=checker, label="REFUTES")
+    assert (gold["points"], gold["streak"]) == (10, 1)
+    settled_claim("Spica", label="SUPPORTS")  # the deal after the open claim is this settled one
+    fake_clock.advance(1)
+    after_open = services.check_answer(check_id=gold["next"]["id"], player=checker, label="SUPPORTS")
+    assert Check.objects.get(pk=after_open["next"]["id"]).gold
+    assert (after_open["points"], after_open["streak"]) == (0, 1)
