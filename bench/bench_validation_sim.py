@@ -31,6 +31,9 @@ plain gold labels, Fleiss' kappa of the first checks, and the play it takes: fro
 share, how many checks per hour, how many claims reach their checks per hour, and how many
 checks per claim per hour a pool of ``--pool`` claims waiting gets.
 
+The app weighs labels as the "bar only (0/1)" row does by default (``FM2_CHECK_WEIGHTS=bar``);
+the "weighted" rows are ``FM2_CHECK_WEIGHTS=log_odds``.
+
 One run (python bench/bench_validation_sim.py, defaults, seed 0; about 1 s):
 
     300 checkers: 42 spammers (accuracy 1/3), the others' accuracy Beta(8, 2) (mean 0.791); 20000 claims, mix 0.4,0.4,0.2, author right 90%; gold share 10%; seed 0
