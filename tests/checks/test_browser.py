@@ -59,7 +59,7 @@ def assert_in_reach(page: Page, viewport: dict) -> None:
 def test_a_player_checks_three_claims_in_a_row(asgi_live_server: str, page: Page, viewport: dict) -> None:
     settled = settled_claim("Rigel", label="REFUTES")
     open_claim("Vega", label="SUPPORTS")
-    open_claim("Deneb", label="NOT ENOUGH INFO")
+    open_claim("Deneb", label="REFUTES")
     player = UserFactory(username="checker")
     open_checks(page, asgi_live_server, "checker", viewport)
     page.get_by_role("button", name="Start checking").click()
