@@ -77,7 +77,6 @@ The simulated checkers are worse than MultiNLI's (individual labels matching the
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -86,6 +85,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scoring.filters import wilson  # noqa: E402
 from scoring.validation import (  # noqa: E402
     LABELS,
     NO_GOLD,
@@ -97,16 +97,6 @@ from scoring.validation import (  # noqa: E402
 )
 
 CANDIDATES = 16  # checkers drawn per claim, in dealing order; the weighted mode walks down it
-
-
-def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion."""
-    if total == 0:
-        return 0.0, 1.0
-    p = hits / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def share(hits: int, total: int) -> str:

@@ -88,6 +88,17 @@ def smoothed_rate(correct: int, votes: int, a: float = DEFAULT_A, b: float = DEF
     return (correct + a) / (votes + a + b)
 
 
+def wilson(hits: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``hits / total`` (95% by default): the
+    benchmarks' intervals on shares of claims and checks. ``(0, 1)`` for no trials."""
+    if total == 0:
+        return 0.0, 1.0
+    p = hits / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def credible_interval(
     correct: int,
     votes: int,

@@ -246,3 +246,13 @@ def test_claim_quality_of_an_easy_claim() -> None:
 def test_claim_quality_of_an_unremarkable_claim() -> None:
     quality = claim_quality(correct=2, votes=3)
     assert not quality.flagged and quality.reasons == ()
+
+
+def test_the_wilson_interval_matches_its_published_values() -> None:
+    """Wilson (1927) score interval at 95%: 5 of 10 is (0.2366, 0.7634); 0 of 10 is (0, 0.2775);
+    no trials says nothing."""
+    from scoring.filters import wilson
+
+    assert [round(x, 4) for x in wilson(5, 10)] == [0.2366, 0.7634]
+    assert [round(x, 4) for x in wilson(0, 10)] == [0.0, 0.2775]
+    assert wilson(0, 0) == (0.0, 1.0)
