@@ -51,12 +51,17 @@ class Check(models.Model):
 
 
 class ClaimValidation(models.Model):
-    """Where a claim's checks stand: how many labels count, its gold label by the weighted
-    3-of-5 rule (``scoring.validation.gold_label``; "-" without one), and how many checks are
-    dealt and not yet answered or expired (so dealing spreads claims over checkers)."""
+    """Where a claim's checks stand: how many labels count (dealing goes least-checked first
+    until LABELS_NEEDED) and its gold label by the weighted 3-of-5 rule
+    (``scoring.validation.gold_label``; "-" without one)."""
 
     claim = models.OneToOneField(Claim, on_delete=models.CASCADE, primary_key=True, related_name="validation")
     labels = models.PositiveIntegerField(default=0, db_index=True, help_text="Answered checks with a label that counts (FLAWED is a report, not a label; a checker under the accuracy bar counts nothing).")
     gold_label = models.CharField(max_length=16, default="-")
-    disputed = models.BooleanField(default=False, help_text="The gold label is not the author's.")
     updated = models.DateTimeField(auto_now=True)
+
+    @property
+    def disputed(self) -> bool:
+        """The gold label is another than the author's. (Whether a moderator must still decide
+        is moderation's ``ClaimQuality.disputed``.)"""
+        return self.gold_label not in ("-", self.claim.label)

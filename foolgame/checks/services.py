@@ -32,6 +32,7 @@ from foolgame.core.errors import ServiceError
 from foolgame.moderation.quality import claim_validation_set
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Report
+from foolgame.voting.payloads import Evidence, PageRef
 from scoring.validation import LABELS, checker_weight, gold_label
 
 NOT_COUNTING_MESSAGE = (
@@ -40,20 +41,10 @@ NOT_COUNTING_MESSAGE = (
 )
 
 
-class PageRef(TypedDict):
-    id: int
-    title: str
-
-
 class CheckedClaim(TypedDict):
     id: int
     text: str
     page: PageRef
-
-
-class Evidence(TypedDict):
-    text: str
-    section_header: str
 
 
 class CheckPayload(TypedDict):
@@ -198,7 +189,7 @@ def claim_validation_refresh(*, claim_id: int) -> str:
     author_label = Claim.objects.filter(pk=claim_id).values_list("label", flat=True).get()
     gold = gold_label(author_label, weighted, min_checks=_config()["LABELS_NEEDED"])
     counted = sum(1 for _, weight in weighted if weight > 0)  # a label that stopped counting does not fill the claim's need
-    ClaimValidation.objects.update_or_create(claim_id=claim_id, defaults={"labels": counted, "gold_label": gold, "disputed": gold not in ("-", author_label)})
+    ClaimValidation.objects.update_or_create(claim_id=claim_id, defaults={"labels": counted, "gold_label": gold})
     claim_validation_set(claim_id=claim_id, gold_label=gold, labels=dict(Counter(label for _, label in labels)))
     return gold
 

@@ -76,7 +76,7 @@ def checked(db, settings) -> Checked:
     answer(c["c5"], k["k6"], R, minute=92, settled=S)
     answer(c["c6"], k["k6"], S, minute=93, settled=R)
     for name, gold, labels in (("c1", S, 4), ("c2", R, 4), ("c3", "-", 4), ("c4", S, 4), ("c5", "-", 2)):
-        ClaimValidation.objects.create(claim=c[name], gold_label=gold, labels=labels, disputed=gold not in ("-", c[name].label))
+        ClaimValidation.objects.create(claim=c[name], gold_label=gold, labels=labels)
     return Checked(claims=c, checkers=k)
 
 
