@@ -33,10 +33,6 @@ class Hook:
             self.receivers.append(receiver)
         return receiver
 
-    def disconnect(self, receiver: Callable[..., Any]) -> None:
-        if receiver in self.receivers:
-            self.receivers.remove(receiver)
-
     def send(self, **kwargs: Any) -> list[Any]:
         return [receiver(**kwargs) for receiver in list(self.receivers)]
 
@@ -146,13 +142,10 @@ class Slot:
     """One provider of a policy, with a default until a higher app sets its own."""
 
     def __init__(self, name: str, default: Any) -> None:
-        self.name, self.default, self.provider = name, default, default
+        self.name, self.provider = name, default
 
     def set(self, provider: Any) -> None:
         self.provider = provider
-
-    def reset(self) -> None:
-        self.provider = self.default
 
     def get(self) -> Any:
         return self.provider

@@ -6,7 +6,6 @@ starting a question reaches all members without a query per socket."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from foolgame.rooms.payloads import RoomAnswer, Score
 from foolgame.rooms.models import Room, RoomQuestion

@@ -4,14 +4,7 @@ import pytest
 
 from foolgame.claims.models import Claim
 from tests.factories import PageFactory, UserFactory
-from tests.voting.conftest import FakeClock, make_claim
-
-
-@pytest.fixture
-def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    clock = FakeClock()
-    monkeypatch.setattr("foolgame.core.clock.now", clock)
-    return clock
+from tests.voting.conftest import fake_clock, make_claim  # noqa: F401  (fake_clock: the voting tests' fixture)
 
 
 @pytest.fixture(autouse=True)
