@@ -1,8 +1,8 @@
 """A release that certifies itself: quality gates, a manifest of checksums, a Croissant file.
 
-The gates read what the export wrote (the claim files, the artifact report) and, for the
-validation gates and the test-exclusive authors, the database rows behind the written claim
-ids; each gate has its figure, its threshold (``settings.FM2_CERTIFY``) and pass or fail, in
+The gates read what the export wrote (the claim files, the statistics and the artifact
+report computed from them) and, for the test-exclusive authors, the database rows behind the
+written claim ids; each gate has its figure, its threshold (``settings.FM2_CERTIFY``) and pass or fail, in
 ``quality.json``. docs/dataset.md says what each gate proves.
 
 ``croissant.json`` describes the release in MLCommons Croissant 1.0 and ``manifest.json``
@@ -13,7 +13,6 @@ and salt give byte-identical files.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
@@ -23,8 +22,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from foolgame.checks.models import Check, ClaimValidation
-from foolgame.checks.selectors import checker_records
 from foolgame.claims.models import Claim
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
@@ -36,7 +33,6 @@ from scoring.textscan import (
     offensive_words,
     personal_data,
 )
-from scoring.validation import LABELS, checker_weight, fleiss_kappa_unequal
 
 GATES = (
     "checked_share",
@@ -66,10 +62,6 @@ QUALITY = "quality.json"
 
 def _config() -> dict[str, Any]:
     return settings.FM2_CERTIFY
-
-
-def _checks_config() -> dict[str, Any]:
-    return settings.FM2_CHECKS
 
 
 def _gate(name: str, *, value: Any, threshold: Any, passed: bool, reason: str = "", **details: Any) -> dict[str, Any]:
@@ -103,51 +95,33 @@ def _claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
 # --- The gates ---------------------------------------------------------------------------
 
 
-def _checked_share(pks: list[int], min_labels: int) -> tuple[dict[str, Any], list[int]]:
-    checked: list[int] = []
-    for chunk in _chunks(pks, CHUNK):
-        checked += ClaimValidation.objects.filter(claim_id__in=chunk, labels__gte=min_labels).values_list("claim_id", flat=True)
+def _checked_share(validation: Mapping[str, Any], exported: int) -> dict[str, Any]:
+    """The share of the exported claims that carry at least ``labels_needed`` validation labels
+    in the files written (the stats' validated claims)."""
+    checked = int(validation["overall"]["counts"]["claims"])
     threshold = float(_config()["MIN_CHECKED_SHARE"])
-    share = len(checked) / len(pks) if pks else 0.0
-    gate = _gate(
-        "checked_share", value=round(share, 4), threshold=threshold, passed=bool(pks) and share >= threshold,
-        reason="" if pks else "no claims exported", claims=len(pks), checked_claims=len(checked), min_labels=min_labels,
+    share = checked / exported if exported else 0.0
+    return _gate(
+        "checked_share", value=round(share, 4), threshold=threshold, passed=bool(exported) and share >= threshold,
+        reason="" if exported else "no claims exported", claims=exported, checked_claims=checked,
+        min_labels=validation["labels_needed"],
     )
-    return gate, sorted(checked)
 
 
-def kappa_counts(claim_ids: Sequence[int]) -> list[list[int]]:
-    """Per claim, how many raters gave each label of ``scoring.validation.LABELS``: its author
-    and every answered check whose checker's labels count (weight above 0, as the gold label
-    counts them)."""
-    checks = _checks_config()
-    rows: dict[int, list[int]] = {}
-    labels: list[tuple[int, int, str]] = []
-    for chunk in _chunks(claim_ids, CHUNK):
-        for pk, author_label in Claim.objects.filter(pk__in=chunk).values_list("pk", "label"):
-            rows[pk] = [int(author_label == label) for label in LABELS]
-        labels += Check.objects.filter(claim_id__in=chunk, answered_at__isnull=False, label__in=LABELS).values_list(
-            "claim_id", "player_id", "label"
-        )
-    records = checker_records(player_ids={player for _, player, _ in labels})
-    for claim_id, player, label in labels:
-        right, seen = records.get(player, (0, 0))
-        if checker_weight(gold_right=right, gold_seen=seen, min_gold=checks["MIN_GOLD"], min_accuracy=checks["MIN_ACCURACY"]) > 0:
-            rows[claim_id][LABELS.index(label)] += 1
-    return [rows[pk] for pk in sorted(rows)]
-
-
-def _kappa(checked: list[int]) -> dict[str, Any]:
+def _kappa(validation: Mapping[str, Any]) -> dict[str, Any]:
+    """Fleiss' kappa of the validated claims as the stats computed it from the files written
+    (each claim's author and its counted checks as raters)."""
     config = _config()
     threshold, needed = float(config["MIN_KAPPA"]), int(config["MIN_KAPPA_CLAIMS"])
-    if len(checked) < needed:
-        return _gate("kappa", value=None, threshold=threshold, passed=False, claims=len(checked), min_claims=needed,
-                     reason=f"not enough validated claims ({len(checked)}, {needed} needed)")
-    kappa = fleiss_kappa_unequal(kappa_counts(checked))
-    if math.isnan(kappa):
-        return _gate("kappa", value=None, threshold=threshold, passed=False, claims=len(checked), min_claims=needed,
+    overall = validation["overall"]
+    checked, kappa = int(overall["counts"]["claims"]), overall["kappa"]
+    if checked < needed:
+        return _gate("kappa", value=None, threshold=threshold, passed=False, claims=checked, min_claims=needed,
+                     reason=f"not enough validated claims ({checked}, {needed} needed)")
+    if kappa is None:
+        return _gate("kappa", value=None, threshold=threshold, passed=False, claims=checked, min_claims=needed,
                      reason="every label is the same: chance agreement is certain and kappa undefined")
-    return _gate("kappa", value=round(kappa, 4), threshold=threshold, passed=kappa >= threshold, claims=len(checked), min_claims=needed)
+    return _gate("kappa", value=round(kappa, 4), threshold=threshold, passed=kappa >= threshold, claims=checked, min_claims=needed)
 
 
 def _artifacts(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,8 +223,9 @@ class _Scans:
         ]
 
 
-def release_quality(*, out_dir: Path, options: ExportOptions, artifacts: Mapping[str, Any]) -> dict[str, Any]:
-    """Every gate, in :data:`GATES` order, over the export written in ``out_dir``."""
+def release_quality(*, out_dir: Path, options: ExportOptions, stats: Mapping[str, Any], artifacts: Mapping[str, Any]) -> dict[str, Any]:
+    """Every gate, in :data:`GATES` order, over the export written in ``out_dir`` and the
+    statistics and artifact report computed from it."""
     claims_by_split: dict[str, list[str]] = defaultdict(list)
     pages: dict[str, set[str]] = defaultdict(set)
     scans = _Scans()
@@ -260,10 +235,9 @@ def release_quality(*, out_dir: Path, options: ExportOptions, artifacts: Mapping
             pages[record["wikipedia_page"]].add(split)
             scans.add(record)
     pks = _claim_pks([i for split in SPLITS for i in claims_by_split[split]])
-    checked_gate, checked = _checked_share(sorted(set(pks.values())), int(_checks_config()["LABELS_NEEDED"]))
     gates = [
-        checked_gate,
-        _kappa(checked),
+        _checked_share(stats["validation"], sum(len(ids) for ids in claims_by_split.values())),
+        _kappa(stats["validation"]),
         _artifacts(artifacts),
         _lmi(artifacts),
         _page_disjoint(pages),

@@ -113,7 +113,7 @@ def dataset_export(
     quality = None
     if options.certify:
         report("certify", 0, 1)
-        quality = certify.release_quality(out_dir=out_dir, options=options, artifacts=analysis)
+        quality = certify.release_quality(out_dir=out_dir, options=options, stats=stats, artifacts=analysis)
         reports.write_json(out_dir / certify.QUALITY, quality)
         files.append(certify.QUALITY)
         report("certify", 1, 1)

@@ -156,7 +156,7 @@ def test_a_page_in_two_splits_fails_page_disjoint(world, lenient, tmp_path: Path
     result = dataset_export(out_dir=out, options=options)
     assert gates(out)["page_disjoint"]["passed"]
     _move_line(out, "train", "dev", copy=True)
-    quality = certify.release_quality(out_dir=out, options=options, artifacts=result.artifacts)
+    quality = certify.release_quality(out_dir=out, options=options, stats=result.stats, artifacts=result.artifacts)
     gate = next(gate for gate in quality["gates"] if gate["name"] == "page_disjoint")
     assert (gate["passed"], gate["value"], gate["shared_pages"]) == (False, 1, 1)
 
@@ -168,7 +168,7 @@ def test_a_test_exclusive_authors_claim_in_train_fails_the_gate(world, lenient, 
     before = gates(out)["exclusive_test_authors"]
     assert before["passed"] and before["authors"] == 1 and before["claims_by_split"]["test"] == 4
     _move_line(out, "test", "train", matching="Topic 2 was founded")
-    quality = certify.release_quality(out_dir=out, options=options, artifacts=result.artifacts)
+    quality = certify.release_quality(out_dir=out, options=options, stats=result.stats, artifacts=result.artifacts)
     gate = next(gate for gate in quality["gates"] if gate["name"] == "exclusive_test_authors")
     assert (gate["passed"], gate["value"], gate["claims_by_split"]) == (False, 1, {"train": 1, "dev": 0, "test": 3})
     assert "page_disjoint" in quality["failed"]  # the moved claim's page is now in two splits too
