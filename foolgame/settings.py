@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "foolgame.dataset",
     "foolgame.rooms",
     "foolgame.checks",
+    "foolgame.verifier",
 ]
 
 MIDDLEWARE = [
@@ -252,6 +253,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A checker's weight moves with each settled claim they answer: recompute the gold labels
     # (and disputes) of every checked claim with the weights as they stand.
     "refresh-validation": {"task": "foolgame.checks.tasks.refresh_validation", "schedule": 60.0 * 60},
+    # The model in the loop (FM2_VERIFIER): train the next version when enough newly verified
+    # claims arrived, answer the settled rounds and checks it has not answered, pay the authors
+    # of claims that fooled it once people confirmed their label.
+    "verifier-sweep": {"task": "foolgame.verifier.tasks.verifier_sweep", "schedule": 5 * 60.0},
 }
 
 # --- Surviving a Redis restart ----------------------------------------------------
@@ -286,6 +291,12 @@ FM2_JOBS = {
     "EXPORT_MAX_ATTEMPTS": env.int("FM2_EXPORT_MAX_ATTEMPTS", default=3),
     # A trainer that crashed while training the giveaway detector holds its lock this long.
     "GIVEAWAY_TRAIN_LOCK_SECONDS": env.int("FM2_GIVEAWAY_TRAIN_LOCK_SECONDS", default=15 * 60),
+    # With eager tasks (the embedded default, no worker), run the long ones (training the
+    # giveaway detector and the verifier) on a background thread of the web process instead
+    # of inside the request that queued them. The tests turn it off to see them done.
+    "BACKGROUND_THREAD": env.bool("FM2_BACKGROUND_THREAD", default=True),
+    # A trainer that crashed while training the verifier holds its lock this long.
+    "VERIFIER_TRAIN_LOCK_SECONDS": env.int("FM2_VERIFIER_TRAIN_LOCK_SECONDS", default=30 * 60),
     # TEST ONLY: seconds an export sleeps at each progress report, so a crash test can kill
     # its worker mid-run. Never set this in production.
     "TEST_EXPORT_PROGRESS_DELAY": env.float("FM2_TEST_EXPORT_PROGRESS_DELAY", default=0.0),
@@ -550,6 +561,38 @@ FM2_CHECKS = {
     # count as labels.
     "POINTS_PER_DAY": env.int("FM2_CHECK_POINTS_PER_DAY", default=600),
     "PER_HOUR": env.int("FM2_CHECKS_PER_HOUR", default=600),
+}
+
+# --- The model in the loop (foolgame.verifier over retrieval.verifier) ---------------------------
+# A verifier reads a claim with its evidence sentences and says SUPPORTS or REFUTES. docs/verifier.md
+# says how versions are trained, promoted and rated.
+FM2_VERIFIER = {
+    # Empty: the default verifier, a head trained here on the game's verified claims over the
+    # retrieval encoder's MiniLM vectors (FM2_RETRIEVAL's MODEL_PATH). Or a local Hugging Face
+    # sequence-classification NLI folder an operator brings (nothing is downloaded, ever).
+    "MODEL_PATH": env.str("FM2_VERIFIER_MODEL_PATH", default="") or None,
+    # For a folder model: its label names -> SUPPORTS / REFUTES / NEUTRAL (JSON; empty: the
+    # usual entailment/contradiction/neutral names), and where NEUTRAL's probability goes:
+    # "drop" (renormalise over the other two), "refutes" or "supports".
+    "LABEL_MAP": env.json("FM2_VERIFIER_LABEL_MAP", default={}),
+    "NEUTRAL": env.str("FM2_VERIFIER_NEUTRAL", default="drop"),
+    # The first version is trained once this many verified claims exist; the next after this
+    # many more (gold labels from checks, settled votes, moderators' keeps, release claims).
+    "MIN_CLAIMS": env.int("FM2_VERIFIER_MIN_CLAIMS", default=100),
+    "RETRAIN_EVERY": env.int("FM2_VERIFIER_RETRAIN_EVERY", default=200),
+    # Share of the verified claims' pages frozen, at the first training, as the evaluation slice
+    # every version is measured on (never trained on: page-disjoint).
+    "EVAL_SHARE": env.float("FM2_VERIFIER_EVAL_SHARE", default=0.2),
+    # A new version is promoted when its accuracy on the frozen slice is at least the active
+    # version's less this (0: not worse).
+    "PROMOTE_TOLERANCE": env.float("FM2_VERIFIER_PROMOTE_TOLERANCE", default=0.0),
+    # Points for the author of a claim the model got wrong, once people confirm its label.
+    "MODEL_POINTS": env.int("FM2_VERIFIER_MODEL_POINTS", default=50),
+    # Machine answers written per sweep run at most (rounds and checks each).
+    "ANSWER_CHUNK": 500,
+    # Load the model in the request that first needs it (tests) instead of on a background
+    # thread while the request answers "pending".
+    "BLOCKING_LOAD": env.bool("FM2_VERIFIER_BLOCKING_LOAD", default=False),
 }
 
 # --- Release gates (foolgame.dataset.certify): an export with --certify writes quality.json,

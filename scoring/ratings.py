@@ -71,6 +71,7 @@ __all__ = [
     "forfeit_update",
     "glicko2_replay",
     "fit_rasch",
+    "fit_fixed_skill",
     "is_too_hard",
     "pair_target",
     "conservative",
@@ -504,6 +505,39 @@ def fit_rasch(
         prior_sd_skill=prior_sd_skill,
         prior_sd_difficulty=prior_sd_difficulty,
     )
+
+
+def fit_fixed_skill(
+    games: Sequence[tuple[float, bool]],
+    *,
+    prior_mu: float = 0.0,
+    prior_sd: float = 1.0,
+    iterations: int = 50,
+) -> Estimate:
+    """One newcomer's skill (logits, on the players' Glicko-2 scale) from ``games`` against
+    items held fixed: each game is ``(pair difficulty, correct)`` with the pair at ``mu_true +
+    mu_false``, scored as a vote is (``P(correct) = expit(mu - pair)``). A model version is
+    rated this way from its answers to settled rounds, without moving the claims' ratings.
+
+    Penalised maximum likelihood (a normal prior at ``prior_mu``, ``prior_sd``) by Newton's
+    method; the standard error is the curvature's at the optimum."""
+    if prior_sd <= 0:
+        raise ValueError(f"prior_sd must be > 0, got {prior_sd}")
+    pairs = np.asarray([pair for pair, _ in games], dtype=float)
+    won = np.asarray([1.0 if correct else 0.0 for _, correct in games], dtype=float)
+    mu = prior_mu
+    precision = 1.0 / (prior_sd * prior_sd)
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(mu - pairs)))
+        gradient = float(np.sum(won - p)) - (mu - prior_mu) * precision
+        curvature = float(np.sum(p * (1.0 - p))) + precision
+        step = gradient / curvature
+        mu += step
+        if abs(step) < 1e-9:
+            break
+    p = 1.0 / (1.0 + np.exp(-(mu - pairs)))
+    se = 1.0 / math.sqrt(float(np.sum(p * (1.0 - p))) + precision)
+    return Estimate(value=mu, se=se, votes=len(games))
 
 
 def is_too_hard(

@@ -28,6 +28,13 @@ def celery_runs_in_process() -> None:
 
 
 @pytest.fixture(autouse=True)
+def background_tasks_inline(settings) -> None:
+    """Long eager tasks (training a model) run on a background thread in the embedded default;
+    tests see them done when the call that queued them returns."""
+    settings.FM2_JOBS = {**settings.FM2_JOBS, "BACKGROUND_THREAD": False}
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings) -> None:
     """PBKDF2's deliberate slowness protects real accounts, not test fixtures."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

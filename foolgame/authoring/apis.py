@@ -70,10 +70,20 @@ class WarningSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+class VerdictSerializer(serializers.Serializer):
+    version = serializers.IntegerField(help_text="The model version that judged the claim (the collection round it is written in).")
+    label = serializers.ChoiceField(choices=["SUPPORTS", "REFUTES"], required=False, help_text="What the model says the gold sentences make of the claim.")
+    probability = serializers.FloatField(required=False, help_text="The model's probability of that label, 0.5-1.")
+    fooled = serializers.BooleanField(required=False, help_text="The model got the claim's label wrong: people confirming the label pays `model` points.")
+    pending = serializers.BooleanField(required=False, help_text="The model is still loading in this server: the verdict comes with a later check (or after the save, by notification).")
+    message = serializers.CharField(required=False)
+
+
 class ClaimCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     warnings = WarningSerializer(many=True)
     points = serializers.IntegerField(help_text="Write points earned")
+    verdict = VerdictSerializer(allow_null=True, help_text="The active model's verdict on the saved claim with its gold sentences (null when no model is active).")
 
 
 class DraftCheckRequestSerializer(ClaimRequestSerializer):
@@ -90,6 +100,7 @@ class DraftCheckSerializer(serializers.Serializer):
     ok = serializers.BooleanField(help_text="Saving now would be accepted.")
     problems = WarningSerializer(many=True, help_text="The rules a save would refuse, with the save's codes and messages.")
     warnings = WarningSerializer(many=True, help_text="The warnings a save would carry.")
+    verdict = VerdictSerializer(allow_null=True, help_text="The active model's verdict on the claim with its ticked gold sentences; null until the draft would save as it stands, or when no model is active.")
 
 
 class WriteTaskCreateApi(ApiView):
@@ -164,14 +175,14 @@ class ClaimCreateApi(ApiView):
     def post(self, request: Request) -> Response:
         data = ClaimRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        claim, warnings = claim_create(
+        claim, warnings, verdict = claim_create(
             author=request.user,
             task_id=data.validated_data["task"],
             text=data.validated_data["text"],
             gold_sentence_ids=data.validated_data["gold_sentence_ids"],
         )
         points = claim.ledger.filter(kind="write").values_list("amount", flat=True).first() or 0
-        return Response({"id": claim.pk, "warnings": warnings, "points": points}, status=status.HTTP_201_CREATED)
+        return Response({"id": claim.pk, "warnings": warnings, "points": points, "verdict": verdict}, status=status.HTTP_201_CREATED)
 
 
 class ClaimDraftCheckApi(ApiView):
@@ -207,4 +218,4 @@ class ClaimDraftCheckApi(ApiView):
             text=data.validated_data["text"],
             gold_sentence_ids=data.validated_data["gold_sentence_ids"],
         )
-        return Response({"ok": check.ok, "problems": check.problems, "warnings": check.warnings})
+        return Response({"ok": check.ok, "problems": check.problems, "warnings": check.warnings, "verdict": check.verdict})

@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from foolgame.core import events
+from foolgame.core import events, hooks
 from foolgame.core.errors import ServiceError
 from foolgame.authoring import giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
@@ -388,8 +388,9 @@ def do_claim_create(*, checked: CheckedClaim, now: datetime | None = None) -> Cl
 
 def claim_create(
     *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
-) -> tuple[Claim, list[dict[str, str]]]:
-    """A new claim from a write task, and the warnings it was saved with."""
+) -> tuple[Claim, list[dict[str, str]], dict[str, Any] | None]:
+    """A new claim from a write task, the warnings it was saved with, and the verdict of the
+    model in the loop on it with its gold sentences (None when no model is active)."""
     now = now or timezone.now()
     # The clue list needs the page's sentence vectors; encoding them (first use of a page, or
     # of the model in this process) takes seconds, so it happens before the write lock is
@@ -400,8 +401,9 @@ def claim_create(
     with transaction.atomic():
         checked = check_claim_create(author=author, task_id=task_id, text=text, gold_sentence_ids=gold_sentence_ids, now=now)
         claim = do_claim_create(checked=checked, now=now)
+        verdict = hooks.model_verdicts.get().on_save(claim=claim, task=checked.task, gold=checked.gold)
         giveaway_retrain_on_commit()
-    return claim, checked.warnings
+    return claim, checked.warnings, verdict
 
 
 # --- Draft checks (while the author types) ------------------------------------------------------
@@ -413,6 +415,7 @@ class DraftCheck:
 
     problems: list[dict[str, str]]
     warnings: list[dict[str, str]]
+    verdict: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -464,7 +467,10 @@ def claim_draft_check(
     if text and not problems and gold:
         problems += _evidence_problems(text=text, gold=gold, page=page)
     warnings = _warnings(task=task, text=text) if text and not text_problems else []
-    return DraftCheck(problems=[p.as_dict() for p in problems], warnings=warnings)
+    # The model's verdict only on a draft that would save as it stands: never on a copy of a
+    # claim in play (near_duplicate), so the verdict is no oracle for another's round.
+    verdict = hooks.model_verdicts.get().on_draft(task=task, text=text, gold=gold) if text and gold and not problems else None
+    return DraftCheck(problems=[p.as_dict() for p in problems], warnings=warnings, verdict=verdict)
 
 
 # --- The giveaway detector -------------------------------------------------------------------------
@@ -511,7 +517,8 @@ def giveaway_retrain_on_commit() -> None:
     from foolgame.authoring.tasks import giveaway_train
 
     if giveaway_retrain_due():
-        events.task_on_commit(giveaway_train)
+        # Training takes 13-19 s on 2 cores: never inside the save that made it due.
+        events.task_in_background_on_commit(giveaway_train)
 
 
 GIVEAWAY_TRAIN_LOCK = "fm2:giveaway:train"

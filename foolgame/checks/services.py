@@ -238,6 +238,7 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
             _flawed(check, player)
         if label in LABELS:
             claim_validation_refresh(claim_id=check.claim_id)
+        hooks.check_answered.send(check_id=check.pk, claim_id=check.claim_id)
     counting = player_weight(player_id=player.pk) > 0
     streak = check.streak if check.gold else _previous_streak(player, check)  # before the next deal, which is no answer yet
     try:

@@ -185,6 +185,70 @@ def task_on_commit(task: Task, *args: Any, **options: Any) -> None:
         transaction.on_commit(lambda: _get_publisher().send_task(task, list(args), options))
 
 
+_background: ThreadPoolExecutor | None = None
+_background_lock = threading.Lock()
+
+
+def _run_in_background(task: Task, args: list[Any]) -> None:
+    """Run an eager task on the one background thread, never in the caller's."""
+    global _background
+    with _background_lock:
+        if _background is None:
+            _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fm2-background")
+
+    def run() -> None:
+        from django.db import close_old_connections, connections
+
+        close_old_connections()
+        try:
+            task.apply(args=args)  # eager: logs and keeps its own errors, as a worker would
+        except Exception:
+            logger.exception("background task %s failed", task.name)
+        finally:
+            connections.close_all()
+
+    _background.submit(run)
+
+
+def background_idle(timeout: float = 600.0) -> bool:
+    """Wait until every background task queued so far has run: True, or False when
+    ``timeout`` seconds passed first (tests and the shutdown of a command use it)."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    with _background_lock:
+        executor = _background
+    if executor is None:
+        return True
+    try:
+        executor.submit(lambda: None).result(timeout=timeout)
+    except FutureTimeout:
+        return False
+    return True
+
+
+def task_in_background_on_commit(task: Task, *args: Any) -> None:
+    """After the commit, have a long task (training a model) run where no request waits for
+    it: sent to the worker like ``task_on_commit``; with eager tasks (the embedded default,
+    which has no worker), on one background thread of this process instead of in the
+    request. ``FM2_JOBS["BACKGROUND_THREAD"]`` False runs it at once, as other eager tasks
+    (the tests, which want it done when the call returns)."""
+    from django.conf import settings
+
+    if task_runs_eagerly(task) and settings.FM2_JOBS.get("BACKGROUND_THREAD", True):
+        transaction.on_commit(lambda: _run_in_background(task, list(args)), robust=True)
+    else:
+        task_on_commit(task, *args)
+
+
+def task_batched_in_background_on_commit(task: Task, ids: Iterable[int]) -> None:
+    """``task_batched_on_commit`` for a follow-up that runs a model: with eager tasks on the
+    background thread (``task_in_background_on_commit``), never in the request."""
+    if task_runs_eagerly(task):
+        task_in_background_on_commit(task, [int(pk) for pk in ids])
+    else:
+        task_batched_on_commit(task, ids)
+
+
 def task_batched_on_commit(task: Task, ids: Iterable[int]) -> None:
     """After the commit, have ``task(ids)`` run: eager tasks at once with these ids; others
     joined with every call's ids of the next BATCH_SECONDS (in this process) into one run

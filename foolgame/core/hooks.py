@@ -15,7 +15,7 @@ default (``round_groups``), for a lower app that needs a policy a higher app may
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -106,6 +106,25 @@ round_settled = Hook(
 )
 
 
+# --- checks: validation ----------------------------------------------------------------------
+
+check_answered = Hook(
+    "check_answered",
+    """A player answered the check ``check_id`` of the claim ``claim_id``, inside the answer's
+    transaction: its claim's gold label may have changed. (verifier has the model answer the
+    same claim and pays its author if people now confirm a label the model got wrong.)""",
+)
+
+# --- the skill board --------------------------------------------------------------------------
+
+skill_board_machines = Hook(
+    "skill_board_machines",
+    """Which machine players does the skill board show in a row of their own, on the players'
+    scale? Each receiver returns a list of ``{"name", "skill", "rating", "deviation",
+    "votes", "active"}``. (verifier: its model versions.)""",
+)
+
+
 class RoundGroups:
     """How voting treats rounds that a higher app plays in groups (a room's question): the
     answer of a grouped round is the group's, out for everyone at once. This default has no
@@ -152,3 +171,22 @@ class Slot:
 
 
 round_groups = Slot("round_groups", RoundGroups())
+
+
+class ModelVerdicts:
+    """How authoring asks the model in the loop for its verdict on a claim and its gold
+    sentences while it is written. This default has no model, so no verdict; verifier sets
+    its own in ``VerifierConfig.ready()``. A verdict is a dict (``version``, ``label``,
+    ``probability``, ``fooled``), or ``{"pending": True, ...}`` while the model loads."""
+
+    def on_draft(self, *, task: Any, text: str, gold: Sequence[Any]) -> dict[str, Any] | None:
+        """A draft that passes every rule of the text, with ``gold`` ticked (a try)."""
+        return None
+
+    def on_save(self, *, claim: Any, task: Any, gold: Sequence[Any]) -> dict[str, Any] | None:
+        """A claim being saved, inside the save's transaction: record the version it was
+        written against."""
+        return None
+
+
+model_verdicts = Slot("model_verdicts", ModelVerdicts())

@@ -20,6 +20,9 @@ class LedgerEntry(models.Model):
         FOOL = "fool", "Hard to check"
         LIKE = "like", "A liked claim"
         CHECK = "check", "Checking claims against their evidence"
+        # Paid once people confirm the label of a claim the model in the loop got wrong: outside
+        # the zero-sum of a round (GAME.md, "The model in the loop").
+        MODEL = "model", "Fooling the model"
 
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="ledger")
     amount = models.PositiveIntegerField()
@@ -51,6 +54,7 @@ class Notification(models.Model):
         FOOL_POINTS = "fool_points", "Hard to check"
         LIKED = "liked", "A voter liked your claim"
         MODERATED = "moderated", "A moderator acted on your claim"
+        MODEL_FOOLED = "model_fooled", "Your claim fooled the model"
 
     class Detail(models.TextChoices):
         NONE = "", "—"

@@ -91,6 +91,11 @@ def notification_message(note: Notification) -> str:
         )
     if note.kind == Kind.LIKED:
         return f"A voter liked your claim. {_plural(note.points, 'point', 'points')} for you."
+    if note.kind == Kind.MODEL_FOOLED:
+        return (
+            "Your claim fooled the model, and people have now confirmed its label. "
+            f"{_plural(note.points, 'point', 'points')} for you."
+        )
     if note.detail == Detail.REMOVE:
         return "A moderator removed your claim from the game."
     if note.detail == Detail.RELABEL:

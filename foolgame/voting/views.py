@@ -9,13 +9,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from foolgame.core import hooks
+
 from foolgame.pages.selectors import category_list
 from foolgame.players.selectors import player_points
 from foolgame.voting.ratings import skill_table
 from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of
 from foolgame.voting.selectors import leaderboard
 
-KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("check", "Checking"), ("skill", "Skill")]
+KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("check", "Checking"), ("model", "Fooling the model"), ("skill", "Skill")]
 
 
 @login_required
@@ -34,7 +36,8 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
     if kind not in dict(KINDS):
         kind = "total"
     rows = skill_table() if kind == "skill" else leaderboard(kind=kind)
-    context = {"rows": rows, "kind": kind, "kinds": KINDS, "skill_min_votes": settings.FM2_RATINGS["SKILL_MIN_VOTES"]}
+    machines = [row for rows_ in hooks.skill_board_machines.send() for row in rows_] if kind == "skill" else []
+    context = {"rows": rows, "machines": machines, "kind": kind, "kinds": KINDS, "skill_min_votes": settings.FM2_RATINGS["SKILL_MIN_VOTES"]}
     return render(request, "voting/leaderboard.html", context)
 
 

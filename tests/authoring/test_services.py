@@ -116,7 +116,7 @@ def test_detector_warning_names_the_giveaway_when_it_guesses_the_authors_label(d
     task = services.write_task_create(player=UserFactory(), category=page.category.slug)
     WriteTask.objects.filter(pk=task.pk).update(veracity="FALSE")
     with django_capture_on_commit_callbacks(execute=True):
-        claim, warnings = services.claim_create(
+        claim, warnings, _ = services.claim_create(
             author=task.player, task_id=task.pk, text="Town 3b never had any cathedral at all", gold_sentence_ids=[sentences[2].pk]
         )
     assert "giveaway" in [w["code"] for w in warnings]

@@ -1,0 +1,107 @@
+"""The verifier versions loaded in this process.
+
+Loading the default verifier means loading the MiniLM encoder (about 2 s, or 15 s on a
+machine that never exported it to ONNX); a folder model is exported to ONNX once. A request
+never waits for that: the first one that needs a version starts loading it on a thread of
+its own and is told the verdict is pending (``FM2_VERIFIER["BLOCKING_LOAD"]`` loads it in
+the caller instead: the worker, commands and tests).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from foolgame.evidence.services import encoder_get
+from foolgame.verifier.models import VerifierVersion
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_loaded: dict[tuple[int, str], Any] = {}  # (version id, fingerprint of its weights) -> verifier
+_loading: set[tuple[int, str]] = set()
+_failed: dict[tuple[int, str], float] = {}  # a version that failed to load is tried again after RETRY_SECONDS
+RETRY_SECONDS = 60.0
+KEEP = 4
+"""Versions kept loaded per process at most (the active one, the one it replaced, evaluations)."""
+
+
+def _key(version: VerifierVersion) -> tuple[int, str]:
+    return (version.pk, version.fingerprint)
+
+
+def build(version: VerifierVersion) -> Any:
+    """A ready verifier for ``version`` (no cache)."""
+    from retrieval.verifier import HeadVerifier, NliFolderVerifier
+
+    config = settings.FM2_VERIFIER
+    if version.kind == VerifierVersion.Kind.HEAD:
+        blob = version.blob if version.blob is not None else VerifierVersion.objects.values_list("blob", flat=True).get(pk=version.pk)
+        return HeadVerifier.loads(bytes(blob), encoder_get())
+    return NliFolderVerifier(
+        version.model_path,
+        label_map=config.get("LABEL_MAP") or None,
+        neutral=config.get("NEUTRAL", "drop"),
+        onnx_cache_dir=Path(settings.FM2_RETRIEVAL["ONNX_CACHE_DIR"]),
+    )
+
+
+def loaded(version: VerifierVersion, *, wait: bool | None = None) -> Any | None:
+    """The loaded verifier of ``version``; None while it loads in the background (``wait``
+    False, the default in the web process), started by this call if nobody started it."""
+    key = _key(version)
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+    if wait is None:
+        wait = bool(settings.FM2_VERIFIER.get("BLOCKING_LOAD"))
+    if wait:
+        verifier = build(version)
+        _remember(key, verifier)
+        return verifier
+    with _lock:
+        if key in _loading or time.monotonic() - _failed.get(key, -RETRY_SECONDS) < RETRY_SECONDS:
+            return None
+        _loading.add(key)
+    threading.Thread(target=_load_in_background, args=(version, key), name=f"fm2-verifier-v{version.number}", daemon=True).start()
+    return None
+
+
+def _load_in_background(version: VerifierVersion, key: tuple[int, str]) -> None:
+    from django.db import connections
+
+    try:
+        verifier = build(version)
+        _remember(key, verifier)
+        verifier.verdicts([("warm up", ["warm up"])])  # the first call builds ONNX Runtime's plans
+    except Exception:
+        logger.exception("could not load verifier version %s", version.number)
+        with _lock:
+            _failed[key] = time.monotonic()
+    finally:
+        with _lock:
+            _loading.discard(key)
+        connections.close_all()
+
+
+def remember(version: VerifierVersion, verifier: Any) -> None:
+    """Keep a verifier this process just built (a trainer) for ``version``."""
+    _remember(_key(version), verifier)
+
+
+def _remember(key: tuple[int, str], verifier: Any) -> None:
+    with _lock:
+        _loaded[key] = verifier
+        while len(_loaded) > KEEP:
+            _loaded.pop(next(iter(_loaded)))
+
+
+def forget() -> None:
+    """Drop every loaded version (tests)."""
+    with _lock:
+        _loaded.clear()
