@@ -35,14 +35,22 @@ def _key(version: VerifierVersion) -> tuple[int, str]:
     return (version.pk, version.fingerprint)
 
 
-def build(version: VerifierVersion) -> Any:
+def _weights(version: VerifierVersion) -> bytes | None:
+    """The head's stored weights (read in the caller's thread: the loader touches no database)."""
+    if version.kind != VerifierVersion.Kind.HEAD:
+        return None
+    if "blob" not in version.get_deferred_fields() and version.blob is not None:
+        return bytes(version.blob)
+    return bytes(VerifierVersion.objects.values_list("blob", flat=True).get(pk=version.pk))
+
+
+def build(version: VerifierVersion, blob: bytes | None = None) -> Any:
     """A ready verifier for ``version`` (no cache)."""
     from retrieval.verifier import HeadVerifier, NliFolderVerifier
 
     config = settings.FM2_VERIFIER
     if version.kind == VerifierVersion.Kind.HEAD:
-        blob = version.blob if version.blob is not None else VerifierVersion.objects.values_list("blob", flat=True).get(pk=version.pk)
-        return HeadVerifier.loads(bytes(blob), encoder_get())
+        return HeadVerifier.loads(blob if blob is not None else _weights(version) or b"", encoder_get())
     return NliFolderVerifier(
         version.model_path,
         label_map=config.get("LABEL_MAP") or None,
@@ -68,15 +76,19 @@ def loaded(version: VerifierVersion, *, wait: bool | None = None) -> Any | None:
         if key in _loading or time.monotonic() - _failed.get(key, -RETRY_SECONDS) < RETRY_SECONDS:
             return None
         _loading.add(key)
-    threading.Thread(target=_load_in_background, args=(version, key), name=f"fm2-verifier-v{version.number}", daemon=True).start()
+    try:
+        blob = _weights(version)
+    except Exception:
+        with _lock:
+            _loading.discard(key)
+        raise
+    threading.Thread(target=_load_in_background, args=(version, key, blob), name=f"fm2-verifier-v{version.number}", daemon=True).start()
     return None
 
 
-def _load_in_background(version: VerifierVersion, key: tuple[int, str]) -> None:
-    from django.db import connections
-
+def _load_in_background(version: VerifierVersion, key: tuple[int, str], blob: bytes | None) -> None:
     try:
-        verifier = build(version)
+        verifier = build(version, blob)
         _remember(key, verifier)
         verifier.verdicts([("warm up", ["warm up"])])  # the first call builds ONNX Runtime's plans
     except Exception:
@@ -86,7 +98,6 @@ def _load_in_background(version: VerifierVersion, key: tuple[int, str]) -> None:
     finally:
         with _lock:
             _loading.discard(key)
-        connections.close_all()
 
 
 def remember(version: VerifierVersion, verifier: Any) -> None:

@@ -255,6 +255,7 @@ def _train(progress: Progress) -> VerifierVersion | None:
                 [e.evidence for e in train],
                 [e.label for e in train],
                 encoder=encoder_get(),
+                groups=[e.page_id for e in train],  # C is chosen on folds that keep a page's claims together
                 progress=lambda done, total: progress("training", done, total),
             )
         except ValueError as error:

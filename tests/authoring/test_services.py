@@ -152,3 +152,36 @@ def test_train_giveaway_command_stores_a_detector_or_says_why_not() -> None:
     out = StringIO()
     call_command("train_giveaway", stdout=out)
     assert "24 claims" in out.getvalue() and GiveawayModel.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_save_that_makes_a_retrain_due_answers_before_the_training_ends(django_capture_on_commit_callbacks, settings, monkeypatch) -> None:
+    """The embedded default has no worker: the first claim saved after an import used to wait
+    13-19 s for the detector to train inside its request. Now training runs on the background
+    thread and the save comes back while it is still running."""
+    import threading
+
+    from foolgame.core import events
+
+    settings.FM2_JOBS = {**settings.FM2_JOBS, "BACKGROUND_THREAD": True}
+    settings.FM2 = {**settings.FM2, "GIVEAWAY_MIN_CLAIMS": 20}
+    artifact_pool(pages=3)  # 24 claims, no detector yet: the next save makes a training due
+    release, started, finished = threading.Event(), threading.Event(), threading.Event()
+    threads: list[str] = []
+
+    def slow_training(*, force: bool = False) -> None:
+        threads.append(threading.current_thread().name)
+        started.set()
+        release.wait(30)
+        finished.set()
+
+    monkeypatch.setattr("foolgame.authoring.tasks.giveaway_train_now", slow_training)
+    page = PageFactory(title="Town 99")
+    sentences = SentenceFactory.create_batch(3, page=page)
+    task = services.write_task_create(player=UserFactory(), category=page.category.slug)
+    with django_capture_on_commit_callbacks(execute=True):
+        claim, _, _ = services.claim_create(author=task.player, task_id=task.pk, text="Town 99 has a cathedral", gold_sentence_ids=[sentences[1].pk])
+    assert claim.pk and not finished.is_set()  # the save is back; the training is not done
+    release.set()
+    assert events.background_idle(timeout=30) and finished.is_set()
+    assert started.is_set() and threads[0].startswith("fm2-background")
