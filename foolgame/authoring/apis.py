@@ -72,7 +72,7 @@ class WarningSerializer(serializers.Serializer):
 
 class VerdictSerializer(serializers.Serializer):
     version = serializers.IntegerField(help_text="The model version that judged the claim (the collection round it is written in).")
-    label = serializers.ChoiceField(choices=["SUPPORTS", "REFUTES"], required=False, help_text="What the model says the gold sentences make of the claim.")
+    label = serializers.CharField(required=False, help_text="SUPPORTS or REFUTES: what the model says the gold sentences make of the claim.")
     probability = serializers.FloatField(required=False, help_text="The model's probability of that label, 0.5-1.")
     fooled = serializers.BooleanField(required=False, help_text="The model got the claim's label wrong: people confirming the label pays `model` points.")
     pending = serializers.BooleanField(required=False, help_text="The model is still loading in this server: the verdict comes with a later check (or after the save, by notification).")

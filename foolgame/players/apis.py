@@ -28,6 +28,8 @@ class PointsSerializer(serializers.Serializer):
     verify = serializers.IntegerField()
     fool = serializers.IntegerField()
     like = serializers.IntegerField()
+    check = serializers.IntegerField(help_text="Points for checking claims against their evidence")
+    model = serializers.IntegerField(help_text="Points for claims that fooled the model, once people confirmed their label")
     total = serializers.IntegerField()
 
 

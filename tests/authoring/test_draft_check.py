@@ -73,7 +73,7 @@ def test_a_draft_is_checked_on_its_text_before_any_gold_is_ticked(author: Client
     body = check(author, task, "asdf qwer zxcv uiop hjkl")
     assert codes(body["problems"]) == ["text_no_words"]  # no gold_count nagging while typing
     body = check(author, task, GOOD_CLAIM)
-    assert body == {"ok": True, "problems": [], "warnings": []}
+    assert body == {"ok": True, "problems": [], "warnings": [], "verdict": None}
     nothing_stored(task)
 
 

@@ -31,7 +31,7 @@ def test_signup_logs_the_player_in_and_me_shows_zero_points(client: Client) -> N
     assert response.status_code == 201
     me = client.get("/api/me").json()
     assert me["username"] == "ada"
-    assert me["points"] == {"write": 0, "verify": 0, "fool": 0, "like": 0, "check": 0, "total": 0}
+    assert me["points"] == {"write": 0, "verify": 0, "fool": 0, "like": 0, "check": 0, "model": 0, "total": 0}
 
 
 def test_signup_without_csrf_token_is_refused(client: Client) -> None:
@@ -80,7 +80,7 @@ def test_me_sums_points_by_kind_from_the_ledger(client: Client) -> None:
         LedgerEntry.objects.create(player=user, amount=amount, kind=kind, claim=claim, cause=f"claim:{claim.pk}")
     LedgerEntry.objects.create(player=UserFactory(), amount=55, kind="verify", cause="round:1")
     post(client, "/api/auth/login", {"username": "eve", "password": PASSWORD})
-    assert client.get("/api/me").json()["points"] == {"write": 200, "verify": 37, "fool": 83, "like": 10, "check": 0, "total": 330}
+    assert client.get("/api/me").json()["points"] == {"write": 200, "verify": 37, "fool": 83, "like": 10, "check": 0, "model": 0, "total": 330}
 
 
 def test_schema_describes_every_rest_endpoint(client: Client) -> None:
