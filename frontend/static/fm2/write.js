@@ -32,6 +32,7 @@
   const checks = document.getElementById("draft-checks");
   const checkProblems = document.getElementById("draft-problems");
   const checkWarnings = document.getElementById("draft-warnings");
+  const checkVerdict = document.getElementById("draft-verdict");
   const errorBoxes = {
     text: document.getElementById("text-errors"),
     gold_sentence_ids: document.getElementById("gold-errors"),
@@ -184,10 +185,28 @@
     return line;
   }
 
-  function showChecks(problems, warnings) {
+  // The model in the loop's verdict on the draft with its gold sentences (docs/verifier.md).
+  function verdictText(verdict) {
+    if (!verdict) return "";
+    if (verdict.pending) return verdict.message;
+    const said = verdict.label === "SUPPORTS" ? "true" : "false";
+    const sure = Math.round(verdict.probability * 100) + "%";
+    return verdict.fooled
+      ? "You fool the model (version " + verdict.version + "): it says the claim is " + said + " (" + sure + " sure). If people confirm your label, you earn model points."
+      : "The model (version " + verdict.version + ") sees through it: it says " + said + " (" + sure + " sure). Reword it to fool the model.";
+  }
+
+  function showVerdict(node, verdict) {
+    node.textContent = verdictText(verdict);
+    node.hidden = !verdict;
+    node.classList.toggle("verdict-fooled", Boolean(verdict && verdict.fooled));
+  }
+
+  function showChecks(problems, warnings, verdict) {
     checkProblems.replaceChildren(...problems.map((item) => checkItem(item, "problem")));
     checkWarnings.replaceChildren(...warnings.map((item) => checkItem(item, "warning")));
-    checks.hidden = !problems.length && !warnings.length;
+    showVerdict(checkVerdict, verdict || null);
+    checks.hidden = !problems.length && !warnings.length && !verdict;
   }
 
   function scheduleCheck() {
@@ -214,7 +233,7 @@
       if (response.status === 429) return; // over the per-minute cap: keep the last result
       const body = await response.json().catch(() => ({}));
       if (request !== checkRequest || root.dataset.used) return;
-      if (response.ok) return showChecks(body.problems || [], body.warnings || []);
+      if (response.ok) return showChecks(body.problems || [], body.warnings || [], body.verdict);
       const error = body.error || { code: "error", message: "Your draft could not be checked." };
       showChecks([{ code: error.code, message: error.message }], []);
     } catch (error) {
@@ -318,6 +337,7 @@
       item.dataset.code = warning.code;
       return item;
     }));
+    showVerdict(document.getElementById("saved-verdict"), body.verdict || null);
     done.hidden = false;
     timer.hidden = true;
     done.focus();
