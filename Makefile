@@ -9,10 +9,10 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test setup setup-test migrate demo indexes serve worker beat bench typecheck clean
+.PHONY: run test setup setup-test migrate demo indexes verifier serve worker beat bench typecheck clean
 
-## run: install, migrate, load the demo data into an empty database, encode its sentences, serve on http://127.0.0.1:8000
-run: setup migrate demo indexes serve
+## run: install, migrate, load the demo data into an empty database, encode its sentences, train the model in the loop, serve on http://127.0.0.1:8000
+run: setup migrate demo indexes verifier serve
 
 ## test: install with the test extras and run the whole suite
 test: setup-test
@@ -44,6 +44,10 @@ demo: setup
 # the model to ONNX; a re-run checks and encodes nothing in about a second).
 indexes: setup
 	$(PY) manage.py build_indexes --all
+
+# The first verifier version, from the demo's claims (a few seconds; a re-run finds nothing due).
+verifier: setup
+	$(PY) manage.py verifier train --if-due
 
 serve: setup
 	@echo "fm2 is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"

@@ -70,3 +70,10 @@ def test_evaluate_names_the_bad_line_of_a_file(tmp_path: Path) -> None:
         run("evaluate", str(path))
     with pytest.raises(CommandError, match="cannot read"):
         run("evaluate", str(tmp_path / "missing.jsonl"))
+
+
+def test_train_if_due_succeeds_quietly_when_nothing_is_due() -> None:
+    assert "none is active yet" in run("train", "--if-due")
+    learnable_claims(pages=8)
+    assert run("train", "--if-due").startswith("v1 [active]")
+    assert "v1 stays active" in run("train", "--if-due")

@@ -48,6 +48,7 @@ class Command(BaseCommand):
         train = sub.add_parser("train", help="train the next version now (if due, or --force)")
         train.add_argument("--force", action="store_true", help="train even if fewer than RETRAIN_EVERY new verified claims arrived")
         train.add_argument("--no-progress", action="store_true")
+        train.add_argument("--if-due", action="store_true", help="say so and succeed when nothing is due (for `make run`, which runs it at every start)")
         evaluate = sub.add_parser("evaluate", help="accuracy, macro-F1 and n of a version on a release-format JSON Lines file")
         evaluate.add_argument("file")
         evaluate.add_argument("--retrieved", action="store_true", help="judge with the file's retrieved_evidence (end to end) instead of its gold_evidence")
@@ -67,7 +68,7 @@ class Command(BaseCommand):
         except ServiceError as error:
             raise CommandError(error.message) from error
 
-    def _train(self, *, force: bool, no_progress: bool, **_: Any) -> None:
+    def _train(self, *, force: bool, no_progress: bool, if_due: bool, **_: Any) -> None:
         bars = _Bars(not no_progress)
         try:
             version = services.verifier_train_now(force=force, progress=bars)
@@ -75,6 +76,10 @@ class Command(BaseCommand):
             bars.close()
         if version is None:
             verified = services.verified_claims().count()
+            if if_due and not force:
+                active = services.active_version()
+                self.stdout.write(f"No version due ({verified} verified claims); " + (f"v{active.number} stays active." if active else "none is active yet."))
+                return
             raise CommandError(
                 f"No version trained: not due ({verified} verified claims; see FM2_VERIFIER MIN_CLAIMS / RETRAIN_EVERY, or --force), "
                 "fewer than two labels to learn from, or another worker is training now."
