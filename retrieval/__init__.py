@@ -5,7 +5,10 @@ The game retrieves over one page's sentences at a time:
 - ``LexicalRetriever`` (BM25 over unigrams and bigrams, title and header as context) for
   the authoring hints, with ``highlight`` showing which of the draft's words it matched;
 - ``HybridRetriever`` (z-score fusion of BM25 and MiniLM embeddings) for a claim's clue
-  list, built from vectors an ``EmbeddingStore`` keeps per (model, text hash).
+  list, built from vectors an ``EmbeddingStore`` keeps per (model, text hash);
+- a ``Verifier`` that judges a claim against its evidence: ``HeadVerifier`` (the MiniLM
+  encoder plus a small head trained with ``train_head_verifier``) by default, or any local
+  NLI model folder through ``NliFolderVerifier``.
 
 ``retrieval.corpus`` searches every sentence of every page at once, and
 ``python -m retrieval.evaluate`` measures all of them on an FM2 file.
@@ -28,6 +31,13 @@ from retrieval.store import (
     text_key,
 )
 from retrieval.text import highlight
+from retrieval.verifier import (
+    HeadVerifier,
+    NliFolderVerifier,
+    Verdict,
+    Verifier,
+    train_head_verifier,
+)
 
 __all__ = [
     "DenseRetriever",
@@ -36,13 +46,17 @@ __all__ = [
     "EmbeddingStore",
     "Encoder",
     "FileEmbeddingStore",
+    "HeadVerifier",
     "Hint",
     "Hit",
     "HybridRetriever",
     "LexicalRetriever",
     "MemoryEmbeddingStore",
+    "NliFolderVerifier",
     "Retriever",
     "TextEncoder",
+    "Verdict",
+    "Verifier",
     "clue_ids_for_claim",
     "encode_with_store",
     "export_onnx",
@@ -50,4 +64,5 @@ __all__ = [
     "hints_for_draft",
     "passage_text",
     "text_key",
+    "train_head_verifier",
 ]
