@@ -57,6 +57,10 @@ SAFE = {"GET", "HEAD", "OPTIONS"}
 PAGE_TEXT = {("GET", "/api/pages/{page_id}"), ("GET", "/api/pages/{page_id}/hints"), ("GET", "/pages/{page_id}/"), ("GET", "/write/{task_id}/")}
 # The interface's own description names the label enum.
 DESCRIBES_API = {"/api/schema/", "/api/docs/"}
+OWN_DRAFT_VERDICT = {("POST", "/api/claims"), ("POST", "/api/claims/check")}
+"""The model's verdict on the author's own draft (or just-saved claim) is about no round: the
+walk's drafts are the author's own words. A copy of a claim in play never gets a verdict
+(``near_duplicate`` comes first): tests/verifier/test_writing.py holds that."""
 # Django's admin is for staff: every page of it sends a player to the login form.
 NOT_FOR_PLAYERS = ("admin/",)
 
@@ -288,6 +292,7 @@ class Walk:
     statuses: dict[str, int] = field(default_factory=dict)
     walked: set[tuple[str, str]] = field(default_factory=set)
     calls: int = 0
+    verdicts: int = 0  # model verdicts on the author's own drafts the walk saw
     baseline: set[str] = field(default_factory=set)  # the leaks of the read-only world
     due: tuple[World, set[int]] | None = None
 
@@ -314,7 +319,11 @@ class Walk:
         content_type = response.get("Content-Type", "")
         body = b"".join(response.streaming_content) if getattr(response, "streaming", False) else response.content
         if "json" in content_type and body:
-            found = scan_json(json.loads(body), secrets, context=call.round_id(world), page_text=page_text)
+            data = json.loads(body)
+            if call.key in OWN_DRAFT_VERDICT and isinstance(data, dict) and data.get("verdict") is not None:
+                data = {key: value for key, value in data.items() if key != "verdict"}
+                self.verdicts += 1
+            found = scan_json(data, secrets, context=call.round_id(world), page_text=page_text)
         else:
             found = scan_html(body.decode("utf-8", "replace"), secrets, page_text=page_text, describes_api=call.template in DESCRIBES_API)
         for leak in found:
@@ -373,8 +382,34 @@ def no_sentence_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("foolgame.evidence.services.encoder_get", HashEncoder)
 
 
+@pytest.fixture(params=["no model", "an oracle model"])
+def model_in_the_loop(request):
+    """The walk runs twice: with no verifier, and with an active version that knows every
+    claim's label (the strongest model an operator could bring): its verdicts must leak
+    nothing either."""
+    if request.param == "no model":
+        yield None
+        return
+    from foolgame.claims.models import Claim
+    from foolgame.verifier import runtime
+    from foolgame.verifier.models import VerifierVersion
+    from retrieval.verifier import Verdict
+
+    class Oracle:
+        name = "oracle"
+
+        def verdicts(self, items, *, show_progress=False):
+            labels = dict(Claim.objects.values_list("text", "label"))
+            return [Verdict.from_supports(0.99 if labels.get(text, "SUPPORTS") == "SUPPORTS" else 0.01) for text, _ in items]
+
+    version = VerifierVersion.objects.create(number=1, kind="head", name="oracle", status="active", fingerprint="oracle", blob=b"")
+    runtime.remember(version, Oracle())
+    yield version
+    runtime.forget()
+
+
 @pytest.mark.django_db
-def test_no_operation_or_page_shows_an_answer_before_it_is_due(client) -> None:
+def test_no_operation_or_page_shows_an_answer_before_it_is_due(client, model_in_the_loop) -> None:
     spec = schema()
     walk = Walk(spec["components"]["schemas"])
     with fresh_world() as world:
@@ -409,6 +444,8 @@ def test_no_operation_or_page_shows_an_answer_before_it_is_due(client) -> None:
     )
     for label, status in sorted(walk.statuses.items()):
         print(f"  {status} {label}")
+    if model_in_the_loop is not None:
+        assert walk.verdicts >= 2, "the walk never saw the model's verdict on a draft and a save"
     assert operations - walk.walked == set(), "operations the walk did not call"
     assert walk.unreachable == [], "calls that did not reach the service:\n" + "\n".join(walk.unreachable)
     assert walk.leaks == [], f"{len(walk.leaks)} answers shown before they are due:\n" + "\n".join(walk.leaks)
