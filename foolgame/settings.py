@@ -233,6 +233,13 @@ CELERY_TIMEZONE = "UTC"
 # Nothing reads a task's return value (jobs report through their own rows), so results are
 # not written to the backend at all.
 CELERY_TASK_IGNORE_RESULT = True
+# Training a model takes seconds to minutes: it has a queue of its own, served by the Procfile's
+# `trainer` (one child), so the worker's children stay free for the follow-ups of votes.
+CELERY_TASK_ROUTES = {
+    "foolgame.verifier.tasks.verifier_train": {"queue": "models"},
+    "foolgame.verifier.tasks.verifier_sweep": {"queue": "models"},
+    "foolgame.authoring.tasks.giveaway_train": {"queue": "models"},
+}
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A round over its deadline is over whether or not its timer fired; this sweep closes
     # the ones nobody touched (a lost task, a worker restart).

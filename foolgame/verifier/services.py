@@ -28,7 +28,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, models, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from foolgame.authoring.models import WriteTask
@@ -49,7 +49,7 @@ from foolgame.verifier.models import (
     VerifierVersion,
     WrittenAgainst,
 )
-from foolgame.voting.models import Round
+from foolgame.voting.models import Round, Vote
 from scoring import ratings as r
 from scoring.filters import wilson
 from scoring.validation import LABELS
@@ -71,11 +71,28 @@ def _quiet(stage: str, done: int, total: int) -> None:
 # --- Which claims count as verified ----------------------------------------------------------
 
 
+def settled_by_game_votes() -> set[int]:
+    """Game claims whose own settled votes confirm their label, on the checks' rule for the
+    release's votes: at least GOLD_MIN_VOTES of them, GOLD_MIN_AGREEMENT or more correct (a
+    correct vote found the pair's false claim, so it agrees with both claims' labels). Two
+    grouped reads of the vote table: for the worker, not a request."""
+    config = settings.FM2_CHECKS
+    tally: dict[int, list[int]] = {}
+    for side in ("round__left_claim_id", "round__right_claim_id"):
+        rows = Vote.objects.filter(settled=True).values(side).annotate(votes=Count("pk"), right=Count("pk", filter=Q(correct=True)))
+        for row in rows:
+            counts = tally.setdefault(row[side], [0, 0])
+            counts[0] += row["votes"]
+            counts[1] += row["right"]
+    least = max(1, config["GOLD_MIN_VOTES"])
+    return {pk for pk, (votes, right) in tally.items() if votes >= least and right >= votes * config["GOLD_MIN_AGREEMENT"]}
+
+
 def confirmed_by_people() -> Q:
-    """Claims whose label people confirmed: the checks' gold label is the author's, or the
-    label is settled (a release claim most of its voters judged as labelled, a moderator's
-    keep or relabel)."""
-    return checks_selectors.settled() | Q(validation__gold_label=F("label"))
+    """Claims whose label people confirmed: the checks' gold label is the author's, the game's
+    own votes settled it, or the label is settled otherwise (a release claim most of its
+    original voters judged as labelled, a moderator's keep or relabel)."""
+    return checks_selectors.settled() | Q(validation__gold_label=F("label")) | Q(pk__in=settled_by_game_votes())
 
 
 def verified_claims() -> QuerySet[Claim]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from foolgame.core import events
 from foolgame.verifier import services
 from foolgame.checks.models import Check
 
@@ -26,8 +27,8 @@ def verifier_after_checks(check_ids: list[int]) -> int:
     answered = services.machine_answers_write(check_ids=check_ids)
     claim_ids = list(Check.objects.filter(pk__in=check_ids).values_list("claim_id", flat=True))
     services.model_points_award(claim_ids=claim_ids)
-    if services.retrain_due():
-        services.verifier_train_now()
+    if services.retrain_due():  # the training itself goes to the models queue (the trainer)
+        events.task_in_background_on_commit(verifier_train)
     return answered
 
 

@@ -82,3 +82,24 @@ def test_fixed_item_skill_rises_with_wins_and_its_error_shrinks_with_games() -> 
     strong = fit_fixed_skill([(0.0, True)] * 9 + [(0.0, False)])
     assert abs(even.value) < 1e-6 and strong.value > 0.5
     assert fit_fixed_skill([(0.0, True), (0.0, False)] * 50).se < even.se
+
+
+def test_the_games_own_settled_votes_confirm_a_claims_label() -> None:
+    claims = learnable_claims(pages=2, imported=False)  # game claims: nobody confirmed them yet
+    game_claim = claims[0]
+    assert game_claim.pk not in set(services.verified_claims().values_list("pk", flat=True))
+    partners = [c for c in claims[1:] if c.label != game_claim.label]
+    for partner, correct in zip(partners, [True, True, True, False]):
+        _round(game_claim, partner)
+        Vote.objects.filter(round__left_claim=game_claim, round__right_claim=partner).update(correct=correct)
+    assert game_claim.pk not in services.settled_by_game_votes()  # 4 votes: under GOLD_MIN_VOTES (5)
+    _round(game_claim, partners[0])
+    assert game_claim.pk in services.settled_by_game_votes()  # 4 of 5 right: 0.8
+    assert game_claim.pk in set(services.verified_claims().values_list("pk", flat=True))
+    unsettled = _round(game_claim, partners[1], settled=False)
+    Vote.objects.filter(round=unsettled).update(correct=False)  # a room's vote, answer not out: not counted
+    assert game_claim.pk in services.settled_by_game_votes()
+    Vote.objects.filter(round__left_claim=game_claim, settled=True).exclude(round=unsettled).order_by("pk").first()
+    _round(game_claim, partners[2])
+    Vote.objects.filter(round__left_claim=game_claim, round__right_claim=partners[2]).update(correct=False)
+    assert game_claim.pk not in services.settled_by_game_votes()  # 4 of 6: under 0.8
