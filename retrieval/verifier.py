@@ -87,6 +87,8 @@ class Verdict:
 
     @classmethod
     def from_supports(cls, supports: float) -> Verdict:
+        if math.isnan(supports):
+            raise ValueError("P(SUPPORTS) is not a number")
         supports = min(1.0, max(0.0, float(supports)))
         return cls(supports=supports, refutes=1.0 - supports)
 
@@ -713,15 +715,32 @@ class _NliRunner:
         self.input_names = [i.name for i in self.session.get_inputs()]
         self.pad_id = self.tokenizer.pad_token_id or 0
 
+    def _tokenize(self, items: Sequence[Item]) -> tuple[list[list[int]], list[list[int]] | None]:
+        """(claim, evidence) pairs; a claim without evidence alone, with no empty second
+        segment (what the tokenizer itself does for one claim and an empty string)."""
+        ids: list[list[int]] = [[] for _ in items]
+        types: list[list[int]] | None = [[] for _ in items]
+        for paired in (True, False):
+            rows = [i for i, (_, evidence) in enumerate(items) if bool(evidence) == paired]
+            if not rows:
+                continue
+            claims = [items[i][0] for i in rows]
+            if paired:
+                evidence = [" ".join(items[i][1]) for i in rows]
+                encoded = self.tokenizer(claims, evidence, truncation=True, max_length=self.max_length)
+            else:
+                encoded = self.tokenizer(claims, truncation=True, max_length=self.max_length)
+            for position, i in enumerate(rows):
+                ids[i] = encoded["input_ids"][position]
+                if types is not None:
+                    if "token_type_ids" in encoded:
+                        types[i] = encoded["token_type_ids"][position]
+                    else:
+                        types = None
+        return ids, types
+
     def logits(self, items: Sequence[Item], batch_size: int) -> FloatArray:
-        encoded = self.tokenizer(
-            [claim for claim, _ in items],
-            [" ".join(evidence) for _, evidence in items],
-            truncation=True,
-            max_length=self.max_length,
-        )
-        ids: list[list[int]] = encoded["input_ids"]
-        types: list[list[int]] | None = encoded.get("token_type_ids")
+        ids, types = self._tokenize(items)
         order = sorted(range(len(items)), key=lambda i: -len(ids[i]))
         output: FloatArray | None = None
         for start in range(0, len(order), batch_size):
