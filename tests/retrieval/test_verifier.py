@@ -64,14 +64,15 @@ def _tiny_nli_model(folder: Path, id2label: dict[int, str]) -> Path:
         num_attention_heads=2,
         intermediate_size=32,
         max_position_embeddings=64,
+        initializer_range=0.2,
         num_labels=len(id2label),
         id2label=id2label,
         label2id={name: i for i, name in id2label.items()},
     )
     model = BertForSequenceClassification(config).eval()
-    with torch.no_grad():  # spread the classes apart, so folding mistakes show
-        model.classifier.weight.mul_(20.0)
-        model.classifier.bias.copy_(torch.linspace(-1.0, 1.0, len(id2label)))
+    with torch.no_grad():  # a random BERT says nearly the same for every input: make it react
+        model.bert.pooler.dense.weight.mul_(0.3)
+        model.classifier.weight.mul_(10.0)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -131,7 +132,7 @@ def test_onnx_probabilities_equal_the_torch_model(three_way: Path, onnx_cache: P
     nli = NliFolderVerifier(three_way, onnx_cache_dir=onnx_cache)
     nli.batch_size = 3  # items of different lengths in one padded batch
     reference = _torch_probabilities(three_way, ITEMS)
-    assert reference.std() > 0.05  # the check means something: the classes differ
+    assert reference.std(axis=0).min() > 0.01  # the check means something: each class moves with the input
     np.testing.assert_allclose(nli.probabilities(ITEMS), reference, atol=1e-4)
 
 
@@ -288,8 +289,9 @@ def test_probabilities_sum_to_one_and_empty_evidence_works(trained_head: HeadVer
     for v in got:
         assert 0 <= v.supports <= 1 and abs(v.supports + v.refutes - 1) < 1e-9
         assert v.probability == max(v.supports, v.refutes) >= 0.5
+    # Without evidence the head falls back on the claim alone, which says nothing here.
     alone = verdict(trained_head, "Alice was a painter born in Paris in 1900.", [])
-    assert np.isfinite(alone.supports)
+    assert 0.2 < alone.supports < 0.8
     assert trained_head.verdicts([]) == []
 
 
