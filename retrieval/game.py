@@ -13,6 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from retrieval.base import Doc, DocId, Retriever
+from retrieval.encoder import TextEncoder
+from retrieval.store import EmbeddingStore
 from retrieval.text import highlight
 
 HINT_COUNT = 10
@@ -64,3 +66,25 @@ def clue_ids_for_claim(
         if len(retrieved) == k:
             break
     return retrieved + list(dict.fromkeys(gold_ids))
+
+
+def retrieved_evidence(
+    claims: Sequence[str],
+    pool: Sequence[str],
+    encoder: TextEncoder,
+    *,
+    k: int = 2,
+    store: EmbeddingStore | None = None,
+) -> list[list[str]]:
+    """For claims about one page, the ``k`` sentences of the page's ``pool`` the project's
+    hybrid retriever ranks first for each: the end-to-end evidence of FM2's Table 7 (the
+    verifier reads what retrieval found, gold or not). One index for all the page's claims."""
+    from retrieval.hybrid import HybridRetriever
+    from retrieval.store import MemoryEmbeddingStore
+
+    sentences = list(dict.fromkeys(text for text in pool if text.strip()))
+    if not sentences:
+        return [[] for _ in claims]
+    docs = [Doc(id=i, text=text) for i, text in enumerate(sentences)]
+    retriever = HybridRetriever.from_docs(docs, encoder, store if store is not None else MemoryEmbeddingStore())
+    return [[sentences[int(hit.doc_id)] for hit in retriever.search(claim, k)] for claim in claims]

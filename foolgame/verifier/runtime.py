@@ -100,6 +100,13 @@ def _load_in_background(version: VerifierVersion, key: tuple[int, str], blob: by
             _loading.discard(key)
 
 
+def failed(version: VerifierVersion) -> bool:
+    """Did loading ``version`` fail in the last RETRY_SECONDS (e.g. a head stored by an older
+    feature list: retrain it)?"""
+    with _lock:
+        return time.monotonic() - _failed.get(_key(version), -RETRY_SECONDS) < RETRY_SECONDS
+
+
 def remember(version: VerifierVersion, verifier: Any) -> None:
     """Keep a verifier this process just built (a trainer) for ``version``."""
     _remember(_key(version), verifier)

@@ -319,7 +319,11 @@ def _promote_if_not_worse(version: VerifierVersion, test: Sequence[Example]) -> 
         version.decision = "The first version: promoted."
         _activate(version, action=Activation.Action.PROMOTE)
         return
-    theirs = evaluate(runtime.loaded(active, wait=True), test)["accuracy"]
+    try:
+        theirs = evaluate(runtime.loaded(active, wait=True), test)["accuracy"]
+    except ValueError as error:  # a head stored by an older feature list no longer loads
+        logger.warning("active verifier v%s does not load (%s): the new version replaces it", active.number, error)
+        theirs = None
     tolerance = _config()["PROMOTE_TOLERANCE"]
     if mine is not None and (theirs is None or mine >= theirs - tolerance):
         version.decision = f"Promoted: {mine:.3f} on the frozen slice against v{active.number}'s {theirs if theirs is None else round(theirs, 3)}."
@@ -395,7 +399,7 @@ def verdict_on_draft(*, task: WriteTask, text: str, gold: Sequence[Any]) -> dict
         return None
     verifier = runtime.loaded(version)
     if verifier is None:
-        return _pending(version)
+        return None if runtime.failed(version) else _pending(version)
     verdict = verifier.verdicts([(text, [s.text for s in gold])])[0]
     label = task.label
     try:

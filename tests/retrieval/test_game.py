@@ -39,3 +39,28 @@ def test_hints_carry_the_sentence_and_its_highlights() -> None:
     assert hints[0].doc.id == 1
     text = hints[0].doc.text
     assert [text[s:e] for s, e in hints[0].highlights] == ["gift from France"]
+
+
+class _WordEncoder:
+    """A word-count encoder over a tiny vocabulary: enough for the dense half to agree with BM25."""
+
+    model_name = "words"
+    dimension = 8
+    vocabulary = ("tower", "iron", "paris", "river", "bridge", "london", "opera", "vienna")
+
+    def encode(self, texts, *, show_progress=False):
+        import numpy as np
+
+        out = np.array([[text.lower().count(word) for word in self.vocabulary] for text in texts], dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+
+
+def test_retrieved_evidence_reads_the_pages_best_sentences_gold_or_not() -> None:
+    from retrieval.game import retrieved_evidence
+
+    pool = ["The iron tower stands in Paris.", "A stone bridge crosses the river in London.", "The opera house is in Vienna.", "The iron tower stands in Paris."]
+    found = retrieved_evidence(["Which bridge crosses the London river?", "The Vienna opera"], pool, _WordEncoder(), k=2)
+    assert found[0][0] == pool[1] and found[1][0] == pool[2]
+    assert all(len(texts) == 2 and len(set(texts)) == 2 for texts in found)  # a repeated sentence counts once
+    assert retrieved_evidence(["anything"], [], _WordEncoder()) == [[]]
