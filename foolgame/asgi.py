@@ -39,3 +39,11 @@ gc.freeze()
 # little cyclic garbage reaches the old generation (the full collections found 50-1,000
 # objects), so the deferred ones cost little memory.
 gc.set_threshold(*settings.FM2_GC_THRESHOLDS)
+
+# The first request that needs the sentence encoder (a claim's clue list, the model in the
+# loop's verdict) would load it, 2-3 s, or 15 s on a machine that never exported it to ONNX:
+# load it on a thread as the server starts instead (FM2_WARM_MODELS=false skips it).
+if settings.FM2_RETRIEVAL.get("WARM_ON_START"):
+    from foolgame.serving import warm_models_in_background  # noqa: E402
+
+    warm_models_in_background()

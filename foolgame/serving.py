@@ -35,3 +35,29 @@ def uvicorn_config() -> dict[str, Any]:
         "ws_per_message_deflate": False,
         "ws_max_size": max_frame_bytes(),
     }
+
+
+def warm_models_in_background() -> None:
+    """Load the sentence encoder and the active verifier version on a daemon thread, so the
+    first request that needs them does not wait for the load (the server answers meanwhile;
+    a request that comes first loads or waits as before)."""
+    import logging
+    import threading
+
+    def warm() -> None:
+        from django.db import connections
+
+        try:
+            from foolgame.evidence.services import encoder_get
+            from foolgame.verifier import runtime, services
+
+            encoder_get().encode(["warm up"])
+            version = services.active_version()
+            if version is not None:
+                runtime.loaded(version, wait=True)
+        except Exception:  # a missing table before migrate, a model that does not load: the request path says so
+            logging.getLogger(__name__).warning("could not warm the models", exc_info=True)
+        finally:
+            connections.close_all()
+
+    threading.Thread(target=warm, name="fm2-warm-models", daemon=True).start()

@@ -680,6 +680,9 @@ FM2_RETRIEVAL = {
     # make import_fm2 of the dev split 20x slower (3 s -> 68 s): `make run` runs
     # build_indexes after the demo instead.
     "BUILD_ON_IMPORT": env.bool("FM2_BUILD_INDEXES_ON_IMPORT", default=not CELERY_TASK_ALWAYS_EAGER),
+    # Load the encoder and the active verifier on a thread as the web server starts
+    # (foolgame/asgi.py), so the first clue list or verdict does not wait 2-3 s for them.
+    "WARM_ON_START": env.bool("FM2_WARM_MODELS", default=True),
 }
 
 # --- HTTP limits and errors (foolgame.middleware) -------------------------------------------

@@ -15,6 +15,9 @@ FM2_SAMPLE = REPO / "fixtures" / "fm2-dev-sample.jsonl"
 # Playwright's sync API runs an event loop in the test thread; the ORM calls that tests make
 # around it are still synchronous, so Django's async-safety guard is relaxed for tests only.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# The servers tests start need not load the sentence model at start (FM2_WARM_MODELS): the
+# tests that use it load it themselves, and 2 cores are shared by the whole suite.
+os.environ.setdefault("FM2_WARM_MODELS", "false")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,0 +1,160 @@
+"""How long the first claim saved after a start waits: the giveaway detector's training used to
+run inside it (13-19 s on the embedded default); now no request waits for a model to train.
+
+    python bench/bench_first_save.py                  # the embedded default (SQLite, eager tasks)
+    python bench/bench_first_save.py --database-url postgres://fm2:fm2@127.0.0.1:5432/fm2 --redis-url redis://127.0.0.1:6399/7
+    python bench/bench_first_save.py --repo /path/to/an/older/checkout   # the same steps on other code
+
+Does what `make run` does on a fresh database (migrate, load the demo, encode its sentences,
+train the first verifier when the code has one), then, in a fresh process (a server just
+started), signs a player in through the test client and times: taking a write task, the draft
+check, the first save, a second task and save. With eager tasks it then waits for the
+background thread and says how long the training took there. Throwaway databases are made
+beside --database-url and dropped after (the role needs CREATEDB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DB_NAME = "fm2_bench_first_save"
+
+
+def _env(repo: Path, database_url: str, redis_url: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(repo), "HF_HUB_OFFLINE": "1", "DATABASE_URL": database_url, "REDIS_URL": redis_url}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    return env
+
+
+def _manage(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(repo / "manage.py"), *args], cwd=repo, env=env, capture_output=True, text=True)
+
+
+def _throwaway(database_url: str) -> tuple[str, callable]:
+    if not database_url:
+        folder = tempfile.mkdtemp(prefix="fm2-first-save-")
+        return f"sqlite:///{folder}/fm2.sqlite3", lambda: None
+    import psycopg
+
+    base = database_url.rsplit("/", 1)[0]
+    admin = psycopg.connect(database_url, autocommit=True)
+    admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+    admin.execute(f'CREATE DATABASE "{DB_NAME}"')
+
+    def drop() -> None:
+        admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+        admin.close()
+
+    return f"{base}/{DB_NAME}", drop
+
+
+CHILD = r"""
+import json, os, sys, time
+import foolgame.asgi  # a server starting: Django set up, the models warming (FM2_WARM_MODELS)
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+from foolgame.authoring.models import GiveawayModel
+from foolgame.claims.models import Claim
+from foolgame.pages.models import Sentence
+
+times = {}
+user = get_user_model().objects.create_user("bench-writer", password="a long enough passphrase")
+client = Client()
+client.force_login(user)
+
+def post(url, data):
+    started = time.perf_counter()
+    response = client.post(url, data, content_type="application/json")
+    return response, (time.perf_counter() - started) * 1000
+
+def write(name):
+    task, times[name + " task"] = post("/api/write-tasks", {})
+    if name == "first":
+        time.sleep(float(os.environ["BENCH_THINK_SECONDS"]))  # the writer reads the page and types
+    assert task.status_code == 201, task.content
+    task = task.json()
+    sentences = list(Sentence.objects.filter(page_id=task["page"], retired=False).order_by("position")[:8])
+    sentence = sentences[2]  # the gold; the claim's words come from another sentence, so the gold is no top hit
+    words = [w.strip(".,;:()") for w in sentences[-1].text.split() if len(w) > 3][:3]
+    text = f"{task['page_title']} was once linked with " + " ".join(words) + " by a later account."
+    check, times[name + " draft check"] = post("/api/claims/check", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence.pk]})
+    saved, times[name + " save"] = post("/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence.pk]})
+    return check.json(), saved.status_code, saved.json()
+
+detectors_before = GiveawayModel.objects.count()
+check, status, body = write("first")
+detectors_at_response = GiveawayModel.objects.count()
+check2, status2, body2 = write("second")
+background = None
+try:
+    from foolgame.core import events
+    if hasattr(events, "background_idle"):
+        started = time.perf_counter()
+        events.background_idle(timeout=600)
+        background = (time.perf_counter() - started) * 1000
+except Exception:
+    pass
+print(json.dumps({
+    "times_ms": times, "first_status": status, "second_status": status2,
+    "first_codes": [w.get("code") for w in (body.get("warnings") or [])] if status == 201 else body, "check": check,
+    "detectors_before": detectors_before, "detectors_at_first_response": detectors_at_response,
+    "detectors_after": GiveawayModel.objects.count(), "background_ms_after_second_save": background,
+    "verdict": body.get("verdict") if status == 201 else None,
+}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database-url", default="", help="PostgreSQL beside which a throwaway database is made; default SQLite")
+    parser.add_argument("--redis-url", default="", help="Redis for the channel layer, cache and broker (no worker is started: a task sent there waits)")
+    parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to measure (default: this one)")
+    parser.add_argument("--think", type=float, default=10.0, help="seconds between taking the first task and checking and saving it (a writer reading and typing; default 10)")
+    parser.add_argument("--fm2", type=Path, default=None, help="import this FM2 file (e.g. ../shared/data/fm2/dev.jsonl) after the demo: the issue's 'after an import'")
+    args = parser.parse_args()
+    url, drop = _throwaway(args.database_url)
+    env = _env(args.repo, url, args.redis_url)
+    try:
+        steps = [("migrate", ("migrate", "--no-input")), ("load_demo", ("load_demo",))]
+        if args.fm2:
+            steps.append(("import_fm2", ("import_fm2", str(args.fm2.resolve()), "--split", "dev", "--no-progress")))
+        steps.append(("build_indexes", ("build_indexes", "--all")))
+        if (args.repo / "foolgame" / "verifier").is_dir():
+            steps.append(("verifier train", ("verifier", "train", "--if-due", "--no-progress")))
+        for name, command in steps:
+            started = time.perf_counter()
+            done = _manage(args.repo, env, *command)
+            if done.returncode != 0:
+                sys.exit(f"{name} failed:\n{done.stderr[-2000:]}")
+            print(f"{name}: {time.perf_counter() - started:.1f} s")
+        child = subprocess.run([sys.executable, "-c", CHILD], cwd=args.repo, env={**env, "DJANGO_SETTINGS_MODULE": "foolgame.settings", "BENCH_THINK_SECONDS": str(args.think)}, capture_output=True, text=True)
+        if child.returncode != 0:
+            sys.exit(f"the timed process failed:\n{child.stderr[-3000:]}")
+        result = json.loads(child.stdout.strip().splitlines()[-1])
+    finally:
+        drop()
+    where = "PostgreSQL + Redis" if args.database_url and args.redis_url else ("PostgreSQL" if args.database_url else "the embedded default (SQLite, eager tasks)")
+    print(f"\nfirst save after a start, on {where}, code at {args.repo} ({args.think:g} s between the first task and its draft check):")
+    for name, ms in result["times_ms"].items():
+        print(f"  {name:<20} {ms:8.0f} ms")
+    print(f"  saves: {result['first_status']}, {result['second_status']}; detectors before / at the first answer / after: "
+          f"{result['detectors_before']} / {result['detectors_at_first_response']} / {result['detectors_after']}")
+    if result["background_ms_after_second_save"] is not None:
+        print(f"  background thread busy for another {result['background_ms_after_second_save']:.0f} ms after the second save")
+    if result["first_status"] != 201:
+        print(f"  the first save was refused: {result['first_codes']}")
+    if result.get("verdict"):
+        print(f"  the model's verdict on the first claim: {result['verdict']}")
+
+
+if __name__ == "__main__":
+    main()
