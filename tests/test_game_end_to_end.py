@@ -88,8 +88,8 @@ def test_two_players_play_each_others_claims(eiffel, monkeypatch) -> None:
 
     alice_points = alice.get("/api/me").json()["points"]
     bob_points = bob.get("/api/me").json()["points"]
-    assert alice_points == {"write": 100 * alice_written, "verify": 0, "fool": 31, "like": 10, "check": 0, "total": 100 * alice_written + 41}
-    assert bob_points == {"write": 100 * bob_written, "verify": 89, "fool": 0, "like": 0, "check": 0, "total": 100 * bob_written + 89}
+    assert alice_points == {"write": 100 * alice_written, "verify": 0, "fool": 31, "like": 10, "check": 0, "model": 0, "total": 100 * alice_written + 41}
+    assert bob_points == {"write": 100 * bob_written, "verify": 89, "fool": 0, "like": 0, "check": 0, "model": 0, "total": 100 * bob_written + 89}
     assert set(alice_claims) == set(bob_claims) == {"TRUE", "FALSE"}
     notes = bob.get("/api/me/notifications").json()["notifications"]
     assert {"kind": "fooled", "count": 1, "message": "1 player was fooled by your claims."} in notes
