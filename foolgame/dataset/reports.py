@@ -176,7 +176,7 @@ Row = tuple[str, str, str, str]
 """A claim's id, text, label and page."""
 
 
-def _sample(out_dir: Path, split: str, *, max_claims: int, seed: int) -> tuple[list[Row], int]:
+def claim_sample(out_dir: Path, split: str, *, max_claims: int, seed: int) -> tuple[list[Row], int]:
     """Up to ``max_claims`` claims of a split chosen by a hash of their id (all when fewer),
     in file order, and the split's size; two streaming passes, memory O(max_claims)."""
     def key(claim_id: str) -> bytes:
@@ -214,7 +214,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
     in bounded memory however many claims there are. Dev and test are predicted in
     batches, every claim of them; the cross-validation covers the sample only.
     """
-    train, train_total = _sample(out_dir, "train", max_claims=max_claims, seed=seed)
+    train, train_total = claim_sample(out_dir, "train", max_claims=max_claims, seed=seed)
     out: dict[str, Any] = {
         "model": "logistic regression over TF-IDF word 1-2-grams and character 2-5-grams of the claim alone",
         "max_claims": max_claims,
@@ -248,7 +248,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
         "each page kept in one fold (accuracy_ungrouped lets pages cross folds, for comparison)"
     )
     for split in SPLITS:
-        rows, total = _sample(out_dir, split, max_claims=max_claims, seed=seed)
+        rows, total = claim_sample(out_dir, split, max_claims=max_claims, seed=seed)
         labels = [label for _, _, label, _ in rows]
         pages = [page for *_, page in rows]
         folds = _cv_folds(labels, pages)

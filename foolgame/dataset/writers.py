@@ -84,6 +84,8 @@ VOTE_FIELDS = (
 )
 ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED)
 GAME_ID_PREFIX = "game-"
+PK_CHUNK = 2000
+"""Release ids looked up in one query (an IN list any database takes)."""
 REMAINING_BUCKET_SECONDS = 30
 """A vote's time left is exported rounded down to a multiple of this."""
 
@@ -97,6 +99,22 @@ def smoothed_correctness(correct: int, votes: int) -> float:
 def export_claim_id(pk: int, external_id: str | None) -> str:
     """The release's id for imported claims, ``game-<pk>`` for the game's own."""
     return external_id or f"{GAME_ID_PREFIX}{pk}"
+
+
+def claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
+    """The database id of each written claim id (``game-<pk>``, or a release's own id), for
+    the reports that read the written files and need the rows behind them."""
+    found: dict[str, int] = {}
+    release = []
+    for export_id in export_ids:
+        number = export_id.removeprefix(GAME_ID_PREFIX)
+        if export_id.startswith(GAME_ID_PREFIX) and number.isdigit():
+            found[export_id] = int(number)
+        else:
+            release.append(export_id)
+    for chunk in _chunks(release, PK_CHUNK):
+        found.update(Claim.objects.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    return found
 
 
 def _claim_chunks(passes: Iterable[tuple[Any, bool]], size: int) -> Iterator[tuple[list[dict[str, Any]], tuple[int, int] | None]]:
