@@ -262,7 +262,7 @@ ENCODINGS = {".jsonl": "application/jsonlines", ".csv": "text/csv", ".json": "ap
 CLAIM_TYPES = {
     "total_votes": "sc:Integer", "correct_votes": "sc:Integer", "total_likes": "sc:Integer",
     "smoothed_correctness": "sc:Float", "difficulty": "sc:Integer", "difficulty_deviation": "sc:Integer",
-    "mean_clues_revealed": "sc:Float", "created": "sc:Date",
+    "mean_clues_revealed": "sc:Float", "created": "sc:Date", "model_fooled": "sc:Boolean", "tries": "sc:Integer",
 }
 CLAIM_DESCRIPTIONS = {
     "id": "the FM2 release id for imported claims, game-<n> for the game's own",

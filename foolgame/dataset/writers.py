@@ -36,6 +36,7 @@ from scoring import filters
 
 if TYPE_CHECKING:
     from foolgame.dataset.exporter import ExportOptions, Progress, WriteSummary
+    from foolgame.dataset.model_loop import ClaimModels
     from foolgame.dataset.validation import ClaimChecks
 
 T = TypeVar("T")
@@ -58,6 +59,11 @@ CLAIM_FIELDS = (
     "author",
     "created",
     "mean_clues_revealed",
+    "model_verdicts",
+    "model_version",
+    "model_fooled",
+    "tries",
+    "hard_for",
     "validation_labels",
     "gold_label",
 )
@@ -282,6 +288,7 @@ def write_claims(
     summary: WriteSummary,
     progress: Progress,
     claim_checks: ClaimChecks,
+    claim_models: ClaimModels,
 ) -> None:
     """The claims' files, one per split (``train``, ``dev``, ``test``)."""
     fields = (
@@ -311,6 +318,7 @@ def write_claims(
         least_fool = _least_fool_points(ids, id_range)
         flags = claim_flags(((row["id"], row["status"]) for row in chunk), id_range=id_range)
         checks = claim_checks.read(ids, id_range)
+        models = claim_models.read(ids)
         for row in chunk:
             split = plan.page_split[row["page_id"]]
             if row["author_id"] in exclusive_ids and split != "test":
@@ -325,8 +333,10 @@ def write_claims(
                 "write": 0 if row["external_id"] else int(settings.FM2["WRITE_POINTS"]),
                 "like": int(settings.FM2["LIKE_POINTS"]) * likes[claim_id],
                 "fool": least_fool[claim_id],
+                "model": claim_models.points_shown(models, claim_id),
             }
             shown["total"] = sum(shown.values())
+            smoothed = round(smoothed_correctness(correct_votes, total_votes), 4)
             files.write(
                 split,
                 {
@@ -340,13 +350,14 @@ def write_claims(
                     "total_votes": total_votes,
                     "correct_votes": correct_votes,
                     "total_likes": row["release_total_likes"] + likes[claim_id],
-                    "smoothed_correctness": round(smoothed_correctness(correct_votes, total_votes), 4),
+                    "smoothed_correctness": smoothed,
                     "difficulty": round(row["rating"]) if row["rating"] is not None else None,
                     "difficulty_deviation": round(row["rating_deviation"]) if row["rating"] is not None else None,
                     "flags": flags[claim_id],
                     "author": authors(row["author_id"], shown),
                     "created": _day(row["created"]),
                     "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
+                    **claim_models.fields(models, claim_id, label=row["label"], votes=total_votes, smoothed_correctness=smoothed),
                     "validation_labels": claim_checks.named(checks[claim_id][0]),
                     "gold_label": checks[claim_id][1],
                 },
