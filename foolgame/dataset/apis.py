@@ -103,7 +103,7 @@ class QualityGateSerializer(serializers.Serializer):
 class ExportStatusSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Export.Status.values)
-    stage = serializers.CharField(help_text="plan, claims, votes, stats, artifacts, card or done")
+    stage = serializers.CharField(help_text="plan, claims, votes, stats, model, artifacts, certify, card or done")
     progress = serializers.FloatField(help_text="0 to 1")
     options = serializers.DictField(help_text="the request's seed, splits, formats, include_removed, resplit_release, exclusive_test_authors")
     requested_by = serializers.CharField(allow_null=True, help_text="the researcher who asked for it")

@@ -26,7 +26,7 @@ from foolgame.claims.models import Claim
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
-from foolgame.dataset.writers import CLAIM_FIELDS, GAME_ID_PREFIX
+from foolgame.dataset.writers import CLAIM_FIELDS, claim_pks
 from scoring.textscan import (
     PERSONAL_DATA,
     load_word_list,
@@ -75,21 +75,6 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
-
-
-def _claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
-    """The database id of each written claim id (``game-<pk>``, or a release's own id)."""
-    found: dict[str, int] = {}
-    release = []
-    for export_id in export_ids:
-        number = export_id.removeprefix(GAME_ID_PREFIX)
-        if export_id.startswith(GAME_ID_PREFIX) and number.isdigit():
-            found[export_id] = int(number)
-        else:
-            release.append(export_id)
-    for chunk in _chunks(release, CHUNK):
-        found.update(Claim.objects.filter(external_id__in=chunk).values_list("external_id", "pk"))
-    return found
 
 
 # --- The gates ---------------------------------------------------------------------------
@@ -234,7 +219,7 @@ def release_quality(*, out_dir: Path, options: ExportOptions, stats: Mapping[str
             claims_by_split[split].append(record["id"])
             pages[record["wikipedia_page"]].add(split)
             scans.add(record)
-    pks = _claim_pks([i for split in SPLITS for i in claims_by_split[split]])
+    pks = claim_pks([i for split in SPLITS for i in claims_by_split[split]])
     gates = [
         _checked_share(stats["validation"], sum(len(ids) for ids in claims_by_split.values())),
         _kappa(stats["validation"]),
@@ -277,7 +262,7 @@ ENCODINGS = {".jsonl": "application/jsonlines", ".csv": "text/csv", ".json": "ap
 CLAIM_TYPES = {
     "total_votes": "sc:Integer", "correct_votes": "sc:Integer", "total_likes": "sc:Integer",
     "smoothed_correctness": "sc:Float", "difficulty": "sc:Integer", "difficulty_deviation": "sc:Integer",
-    "mean_clues_revealed": "sc:Float", "created": "sc:Date",
+    "mean_clues_revealed": "sc:Float", "created": "sc:Date", "model_fooled": "sc:Boolean", "tries": "sc:Integer",
 }
 CLAIM_DESCRIPTIONS = {
     "id": "the FM2 release id for imported claims, game-<n> for the game's own",

@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
 
 from foolgame.claims.models import Claim
+from foolgame.dataset.model_loop import ClaimModels
 from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
 from foolgame.dataset.validation import RUN_CHECKS, ClaimChecks
@@ -26,6 +27,7 @@ from foolgame.dataset.writers import CLAIM_FIELDS, VOTE_FIELDS, RecordFiles, exp
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
+from foolgame.verifier.models import VerifierVersion
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as the export moves on."""
@@ -79,6 +81,8 @@ class WriteSummary:
     """Voided rounds written (marked ``outcome: voided``, no vote)."""
     plan: SplitPlan | None = None
     files: list[str] = field(default_factory=list)
+    active_version: VerifierVersion | None = None
+    """The verifier version active when the claims were written (``hard_for``'s), or None."""
 
 
 def linkage_caps(k: int = LINKAGE_K) -> dict[str, int]:
@@ -165,7 +169,9 @@ def write_records(
         claim_files = RecordFiles(stack, out_dir, SPLITS, CLAIM_FIELDS, options.formats)
         authors = Fragments(pseudonyms, role="author", caps=caps, max_records=RUN_CLAIMS)
         checkers = Fragments(pseudonyms, role="checker", caps=caps, max_records=RUN_CHECKS)
-        write_claims(claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress, ClaimChecks(checkers))
+        claim_models = ClaimModels()
+        summary.active_version = claim_models.active
+        write_claims(claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress, ClaimChecks(checkers), claim_models)
         vote_files = RecordFiles(stack, out_dir, ["votes"], VOTE_FIELDS, options.formats)
         voters = Fragments(pseudonyms, role="voter", caps=caps, max_records=RUN_ROUNDS)
         write_votes(vote_files, options, plan, exclusive_ids, voters, summary, progress)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
+from foolgame.dataset.model_loop import Progress, model_markdown, model_statistics
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
@@ -56,7 +57,22 @@ def read_claims(out_dir: Path, split: str) -> Iterator[dict[str, Any]]:
         return
     with (out_dir / f"{split}.csv").open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
-            yield {**row, "gold_evidence": json.loads(row["gold_evidence"]), "validation_labels": json.loads(row["validation_labels"])}
+            yield _from_csv(row)
+
+
+CSV_JSON_FIELDS = ("gold_evidence", "retrieved_evidence", "model_verdicts", "validation_labels")
+CSV_NULLABLE_FIELDS: dict[str, Callable[[str], Any]] = {"model_version": str, "model_fooled": lambda cell: cell == "true", "tries": int, "hard_for": str}
+
+
+def _from_csv(row: dict[str, str]) -> dict[str, Any]:
+    """A CSV row with the fields the reports read as in the JSON Lines file (the other
+    numbers and flags stay text); an empty cell is null."""
+    record: dict[str, Any] = dict(row)
+    for key in CSV_JSON_FIELDS:
+        record[key] = json.loads(row[key])
+    for key, parse in CSV_NULLABLE_FIELDS.items():
+        record[key] = parse(row[key]) if row[key] else None
+    return record
 
 
 def _table1(records: Iterator[dict[str, Any]]) -> dict[str, Any]:
@@ -73,6 +89,17 @@ def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
     rows["total"] = _table1(chain.from_iterable(read_claims(out_dir, split) for split in SPLITS))
     validation = validation_statistics((split, record) for split in SPLITS for record in read_claims(out_dir, split))
     return {"tokenizer": TOKENIZER, "table1": rows, "validation": validation, **extra}
+
+
+def model_in_the_loop(out_dir: Path, *, active: Any, seed: int, max_claims: int, progress: Progress) -> dict[str, Any]:
+    """``stats.json``'s ``model_in_the_loop`` from the files written (``model_loop``); the
+    claim-only baseline learns from the same sample of train as the artifacts' one."""
+
+    def train_sample() -> list[tuple[str, str]]:
+        rows, _ = claim_sample(out_dir, "train", max_claims=max_claims, seed=seed)
+        return [(text, label) for _, text, label, _ in rows]
+
+    return model_statistics(lambda split: read_claims(out_dir, split), active=active, train_sample=train_sample, progress=progress)
 
 
 def statistics_markdown(stats: Mapping[str, Any]) -> str:
@@ -112,6 +139,8 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
         lines += [f"- {line}" for line in split_summary_lines(stats["split_summary"], fixes=SPLIT_FIXES)]
     if "validation" in stats:
         lines += ["", *validation_markdown(stats["validation"])]
+    if "model_in_the_loop" in stats:
+        lines += ["", *model_markdown(stats["model_in_the_loop"])]
     return "\n".join(lines) + "\n"
 
 
@@ -176,7 +205,7 @@ Row = tuple[str, str, str, str]
 """A claim's id, text, label and page."""
 
 
-def _sample(out_dir: Path, split: str, *, max_claims: int, seed: int) -> tuple[list[Row], int]:
+def claim_sample(out_dir: Path, split: str, *, max_claims: int, seed: int) -> tuple[list[Row], int]:
     """Up to ``max_claims`` claims of a split chosen by a hash of their id (all when fewer),
     in file order, and the split's size; two streaming passes, memory O(max_claims)."""
     def key(claim_id: str) -> bytes:
@@ -214,7 +243,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
     in bounded memory however many claims there are. Dev and test are predicted in
     batches, every claim of them; the cross-validation covers the sample only.
     """
-    train, train_total = _sample(out_dir, "train", max_claims=max_claims, seed=seed)
+    train, train_total = claim_sample(out_dir, "train", max_claims=max_claims, seed=seed)
     out: dict[str, Any] = {
         "model": "logistic regression over TF-IDF word 1-2-grams and character 2-5-grams of the claim alone",
         "max_claims": max_claims,
@@ -248,7 +277,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
         "each page kept in one fold (accuracy_ungrouped lets pages cross folds, for comparison)"
     )
     for split in SPLITS:
-        rows, total = _sample(out_dir, split, max_claims=max_claims, seed=seed)
+        rows, total = claim_sample(out_dir, split, max_claims=max_claims, seed=seed)
         labels = [label for _, _, label, _ in rows]
         pages = [page for *_, page in rows]
         folds = _cv_folds(labels, pages)
@@ -349,12 +378,17 @@ def artifacts_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-LOADING_CODE = """import os
+LOADING_CODE = """import json
+import os
 
 from datasets import Features, Value, load_dataset
 
 evidence = [{"text": Value("string"), "section_header": Value("string")}]
 checks = [{"label": Value("string"), "checker": Value("string")}]
+# model_verdicts has a key per verifier version that judged an exported claim (stats.json lists them).
+with open("stats.json", encoding="utf-8") as handle:
+    names = json.load(handle)["model_in_the_loop"]["verdict_versions"]
+verdicts = {name: {"label": Value("string"), "supports": Value("float64")} for name in names}
 claim_features = Features({
     "id": Value("string"), "text": Value("string"), "label": Value("string"),
     "gold_evidence": evidence, "retrieved_evidence": evidence,
@@ -364,6 +398,8 @@ claim_features = Features({
     "difficulty": Value("int64"), "difficulty_deviation": Value("int64"),
     "flags": [Value("string")], "author": Value("string"),
     "created": Value("string"), "mean_clues_revealed": Value("float64"),
+    "model_verdicts": verdicts, "model_version": Value("string"), "model_fooled": Value("bool"),
+    "tries": Value("int64"), "hard_for": Value("string"),
     "validation_labels": checks, "gold_label": Value("string"),
 })
 vote_features = Features({
@@ -457,6 +493,11 @@ otherwise be typed differently from split to split:
 | `author` | the pseudonym of a run of at most 2 of one author's claims (see Privacy) |
 | `created` | the UTC day the claim was written (for release claims: imported), `YYYY-MM-DD` |
 | `mean_clues_revealed` | clues bought on this claim per game vote on it; null without game votes |
+| `model_verdicts` | each verifier version's verdict on the claim with its gold evidence, `{{"v3": {{label, supports}}}}`: `label` `SUPPORTS` or `REFUTES`, `supports` its probability of SUPPORTS; `{{}}` when no version judged it (see The model in the loop) |
+| `model_version` | the version the claim was written against (`v3`): its author saw that version's verdict on each draft and was paid when it was wrong; null for a claim written while no version was active, and for release claims |
+| `model_fooled` | that version's verdict at the save was not the claim's label; null without a version, or when its verdict was never given |
+| `tries` | drafts that version judged while the claim was written, the saved one included; null without a version |
+| `hard_for` | `people` (`smoothed_correctness` under 0.5: most voters missed it), `model` (the active version's verdict in `model_verdicts` is not the label), `both` or `neither`; null for a claim without votes or without that verdict, and for every claim when no version was active |
 | `validation_labels` | independent checkers' labels, in the order they were answered, `[{{label, checker}}]`: `label` is `SUPPORTS`, `REFUTES` or `NOT ENOUGH INFO`, judged against the gold evidence without seeing the author's label or anyone else's; `checker` the pseudonym of a run of at most {RUN_CHECKS} of one checker's labels (see Privacy). Only labels that count are here: reports that a claim is flawed are not labels, and a checker too often wrong on claims whose label was settled counts for nothing. `[]` for a claim nobody checked |
 | `gold_label` | the label holding at least 3/5 of the weight of the author's label and the checkers' labels: MultiNLI's "3 of 5" when every weight is 1; the author weighs 1, a checker by their record on claims whose label was settled (the weights are not exported: they would tie a checker's runs together); `-` while the claim has fewer labels than validation needs (see Validation) or no such majority |
 
@@ -487,7 +528,11 @@ dealt with).
 ### Analysis: `stats.*`, `artifacts.*`, `easy_hard.jsonl`
 
 `stats.json`/`stats.md`: the tables above (`validation` in `stats.json`: per group its
-`counts`, `shares`, `kappa`, `kappa_method` and `raters_per_claim`). `artifacts.json`/`artifacts.md`: per split the
+`counts`, `shares`, `kappa`, `kappa_method` and `raters_per_claim`; `model_in_the_loop`: the
+active version's figures on test, the collection rounds and the hardness counts). Claims
+written against a version were rewritten until it was fooled or their author gave up, so a
+version's accuracy on the claims written against it is biased low (as in ANLI): compare
+versions on claims written against none of them, or against an earlier one. `artifacts.json`/`artifacts.md`: per split the
 10 bigrams with the highest local mutual information with each label, the top words per
 label by PMI with add-100 smoothing, claim length by label, and a claim-only classifier's
 accuracy; `easy_hard.jsonl` tags each evaluated claim easy (the claim-only classifier got
@@ -503,7 +548,8 @@ purpose.
 
 **Linkage to public data.** The game publishes leaderboards: every player's points of each
 kind (write: 100 a claim; verify: the voter's points; fool: the authors' share; like: 10 a
-like; check: points for checks of claims whose label was settled, answered right), and a skill table with each regular voter's rating and number of votes. With one
+like; check: points for checks of claims whose label was settled, answered right; model: points
+for a claim the model in the loop got wrong, once people confirmed its label), and a skill table with each regular voter's rating and number of votes. With one
 pseudonym per person and exact points in the votes, summing an export by
 pseudonym reproduces those sums: on a simulated game of 240 players that join named every
 one of the 238 players on the leaderboards. So this export is coarsened:
@@ -516,8 +562,8 @@ one of the 238 players on the leaderboards. So this export is coarsened:
   at most 10, a checker's labels (in the files' order) into runs of at most {RUN_CHECKS}, each
   with its own pseudonym, and a person's author, voting and checking runs are not tied to
   each other. A run also ends before the fewest points it shows (claims, likes, the
-  authors' least share of the votes on them, the voters' least points, the check points
-  the labels earned) would pass the 5th best player's on any leaderboard, so at least 5
+  authors' least share of the votes on them, the model points paid for the claims, the
+  voters' least points, the check points the labels earned) would pass the 5th best player's on any leaderboard, so at least 5
   players could own it.
 - **A live room's rounds have no voter** (`voter` null). A room shows its members who found
   each question, with their points, and who voted; with the pair's claim ids that would pin

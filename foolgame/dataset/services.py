@@ -37,8 +37,8 @@ RESEARCHERS_GROUP = "researchers"
 RESEARCHER_PERMISSION = ("dataset", "export_dataset")
 # Share of the job's progress bar each stage takes (the claims dominate).
 STAGE_SPAN = {
-    "plan": (0.0, 0.02), "claims": (0.02, 0.6), "votes": (0.6, 0.75), "stats": (0.75, 0.8), "artifacts": (0.8, 0.95),
-    "certify": (0.95, 0.98), "card": (0.98, 1.0),
+    "plan": (0.0, 0.02), "claims": (0.02, 0.6), "votes": (0.6, 0.72), "stats": (0.72, 0.75), "model": (0.75, 0.85),
+    "artifacts": (0.85, 0.95), "certify": (0.95, 0.98), "card": (0.98, 1.0),
 }
 
 
@@ -96,9 +96,13 @@ def dataset_export(
             ),
         },
     )
+    report("stats", 1, 1)
+    # The model in the loop judges the test split: its own stage, in batches.
+    stats["model_in_the_loop"] = reports.model_in_the_loop(
+        out_dir, active=summary.active_version, seed=options.seed, max_claims=options.baseline_max_claims, progress=report
+    )
     reports.write_json(out_dir / "stats.json", stats)
     (out_dir / "stats.md").write_text(reports.statistics_markdown(stats), encoding="utf-8")
-    report("stats", 1, 1)
     report("artifacts", 0, 1)
     with (out_dir / "easy_hard.jsonl").open("w", encoding="utf-8") as handle:
 

@@ -36,6 +36,7 @@ from scoring import filters
 
 if TYPE_CHECKING:
     from foolgame.dataset.exporter import ExportOptions, Progress, WriteSummary
+    from foolgame.dataset.model_loop import ClaimModels
     from foolgame.dataset.validation import ClaimChecks
 
 T = TypeVar("T")
@@ -58,6 +59,11 @@ CLAIM_FIELDS = (
     "author",
     "created",
     "mean_clues_revealed",
+    "model_verdicts",
+    "model_version",
+    "model_fooled",
+    "tries",
+    "hard_for",
     "validation_labels",
     "gold_label",
 )
@@ -84,6 +90,8 @@ VOTE_FIELDS = (
 )
 ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED)
 GAME_ID_PREFIX = "game-"
+PK_CHUNK = 2000
+"""Release ids looked up in one query (an IN list any database takes)."""
 REMAINING_BUCKET_SECONDS = 30
 """A vote's time left is exported rounded down to a multiple of this."""
 
@@ -97,6 +105,22 @@ def smoothed_correctness(correct: int, votes: int) -> float:
 def export_claim_id(pk: int, external_id: str | None) -> str:
     """The release's id for imported claims, ``game-<pk>`` for the game's own."""
     return external_id or f"{GAME_ID_PREFIX}{pk}"
+
+
+def claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
+    """The database id of each written claim id (``game-<pk>``, or a release's own id), for
+    the reports that read the written files and need the rows behind them."""
+    found: dict[str, int] = {}
+    release = []
+    for export_id in export_ids:
+        number = export_id.removeprefix(GAME_ID_PREFIX)
+        if export_id.startswith(GAME_ID_PREFIX) and number.isdigit():
+            found[export_id] = int(number)
+        else:
+            release.append(export_id)
+    for chunk in _chunks(release, PK_CHUNK):
+        found.update(Claim.objects.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    return found
 
 
 def _claim_chunks(passes: Iterable[tuple[Any, bool]], size: int) -> Iterator[tuple[list[dict[str, Any]], tuple[int, int] | None]]:
@@ -264,6 +288,7 @@ def write_claims(
     summary: WriteSummary,
     progress: Progress,
     claim_checks: ClaimChecks,
+    claim_models: ClaimModels,
 ) -> None:
     """The claims' files, one per split (``train``, ``dev``, ``test``)."""
     fields = (
@@ -293,6 +318,7 @@ def write_claims(
         least_fool = _least_fool_points(ids, id_range)
         flags = claim_flags(((row["id"], row["status"]) for row in chunk), id_range=id_range)
         checks = claim_checks.read(ids, id_range)
+        models = claim_models.read(ids)
         for row in chunk:
             split = plan.page_split[row["page_id"]]
             if row["author_id"] in exclusive_ids and split != "test":
@@ -307,8 +333,10 @@ def write_claims(
                 "write": 0 if row["external_id"] else int(settings.FM2["WRITE_POINTS"]),
                 "like": int(settings.FM2["LIKE_POINTS"]) * likes[claim_id],
                 "fool": least_fool[claim_id],
+                "model": claim_models.points_shown(models, claim_id),
             }
             shown["total"] = sum(shown.values())
+            smoothed = round(smoothed_correctness(correct_votes, total_votes), 4)
             files.write(
                 split,
                 {
@@ -322,13 +350,14 @@ def write_claims(
                     "total_votes": total_votes,
                     "correct_votes": correct_votes,
                     "total_likes": row["release_total_likes"] + likes[claim_id],
-                    "smoothed_correctness": round(smoothed_correctness(correct_votes, total_votes), 4),
+                    "smoothed_correctness": smoothed,
                     "difficulty": round(row["rating"]) if row["rating"] is not None else None,
                     "difficulty_deviation": round(row["rating_deviation"]) if row["rating"] is not None else None,
                     "flags": flags[claim_id],
                     "author": authors(row["author_id"], shown),
                     "created": _day(row["created"]),
                     "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
+                    **claim_models.fields(models, claim_id, label=row["label"], votes=total_votes, smoothed_correctness=smoothed),
                     "validation_labels": claim_checks.named(checks[claim_id][0]),
                     "gold_label": checks[claim_id][1],
                 },

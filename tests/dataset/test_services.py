@@ -310,4 +310,4 @@ def test_the_cards_loading_code_types_every_field() -> None:
 
     claim_part, vote_part = LOADING_CODE.split("claim_features =")[1].split("vote_features =")
     for fields, part in ((CLAIM_FIELDS, claim_part), (VOTE_FIELDS, vote_part)):
-        assert set(re.findall(r'"(\w+)": (?:Value|evidence|checks|\[)', part.split("})")[0])) == set(fields)
+        assert set(re.findall(r'"(\w+)": (?:Value|evidence|checks|verdicts|\[)', part.split("})")[0])) == set(fields)

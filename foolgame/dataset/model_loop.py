@@ -1,0 +1,379 @@
+"""The model in the loop in an export: each claim's verdicts and the release's model figures.
+
+Per claim (:class:`ClaimModels`, called by the claims' writer chunk by chunk, like
+``validation.ClaimChecks``): every verifier version's verdict on the claim with its gold
+evidence (``model_verdicts``), the version it was written against (``model_version``), whether
+that version's verdict at the save was wrong (``model_fooled``), the drafts it judged
+(``tries``), and whom the claim is hard for (``hard_for``: people by its votes, the model by
+the active version's verdict; ``foolgame.verifier.services.hard_for``). Three queries a chunk,
+none when no version exists.
+
+The figures (:func:`model_statistics`) read the written files back, like the other reports:
+the active version on the test split with gold evidence (FM2 Table 6) and with the claims'
+own retrieved evidence (Table 7) beside the claim-only baseline, all on the same test claims,
+leaving out those on pages the version was trained on; ANLI's round table over the exported
+claims; and how many claims are hard for whom.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from django.conf import settings
+
+from foolgame.dataset.splits import SPLITS
+from foolgame.dataset.writers import PK_CHUNK, claim_pks
+from foolgame.pages.models import Page
+from foolgame.verifier import selectors as verifier_selectors
+from foolgame.verifier.models import VerifierVersion, WrittenAgainst
+
+logger = logging.getLogger(__name__)
+
+JUDGE_BATCH = 64
+"""Test claims the verifier judges in one call (with gold evidence, then retrieved)."""
+RETRIEVED_SENTENCES = 2
+"""End to end, the verifier reads the first this many sentences of ``retrieved_evidence``."""
+HARDNESS = ("people", "model", "both", "neither", "unknown")
+NO_MODEL = "no model version was active"
+
+Read = Callable[[str], Iterable[Mapping[str, Any]]]
+"""``read(split)``: the claim records of a split as written."""
+Progress = Callable[[str, int, int], None]
+
+
+def version_name(number: int) -> str:
+    """How the export names a version (``model_version``, the keys of ``model_verdicts``)."""
+    return f"v{number}"
+
+
+def _version_order(name: str) -> int:
+    return int(name[1:])
+
+
+# --- Per claim -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkModels:
+    """A chunk's model rows: per claim its verdicts by version name, what it was written
+    against (``verifier.selectors.written_by_claim``), and whether its author was paid
+    model points for it."""
+
+    verdicts: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    written: dict[int, dict[str, Any]] = field(default_factory=dict)
+    paid: frozenset[int] = frozenset()
+
+
+class ClaimModels:
+    """The model fields of the claims as they are written: :meth:`read` takes a chunk's rows
+    (three queries, none when no version exists), :meth:`fields` gives a claim's fields and
+    :meth:`points_shown` the model points its record shows of its author.
+
+    The active version is the one active when the export started (:attr:`active`): the
+    claims' ``hard_for`` and the test figures are both about it, whatever an operator
+    activates meanwhile.
+    """
+
+    def __init__(self) -> None:
+        versions = verifier_selectors.versions()
+        self.any_version = versions.exists()
+        self.active: VerifierVersion | None = versions.filter(status=VerifierVersion.Status.ACTIVE).first()
+        self._active_name = version_name(self.active.number) if self.active is not None else ""
+        self._hard_for: Callable[..., str | None] | None = None
+        if self.active is not None:
+            from foolgame.verifier.services import hard_for  # the verifier's rule, only with a model to judge by
+
+            self._hard_for = hard_for
+
+    def read(self, ids: list[int]) -> ChunkModels:
+        if not self.any_version:
+            return ChunkModels()
+        return ChunkModels(
+            verdicts=verifier_selectors.verdicts_by_claim(claim_ids=ids),
+            written=verifier_selectors.written_by_claim(claim_ids=ids),
+            paid=frozenset(WrittenAgainst.objects.filter(claim_id__in=ids, paid=True).values_list("claim_id", flat=True)),
+        )
+
+    def points_shown(self, chunk: ChunkModels, claim_id: int) -> int:
+        """The model points the claim earned its author (the public ``model`` leaderboard
+        shows them): ``model_fooled`` with a label people confirmed tells a reader they were
+        paid, so the author's run counts them (``privacy.Fragments``). Counted when paid,
+        which is at least what the file reveals."""
+        return int(settings.FM2_VERIFIER["MODEL_POINTS"]) if claim_id in chunk.paid else 0
+
+    def fields(self, chunk: ChunkModels, claim_id: int, *, label: str, votes: int, smoothed_correctness: float) -> dict[str, Any]:
+        """``smoothed_correctness`` as written, so that ``hard_for`` can be checked from the file."""
+        mine = chunk.verdicts.get(claim_id, {})
+        against = chunk.written.get(claim_id)
+        hard = None
+        if self._hard_for is not None:
+            active = mine.get(self._active_name)
+            hard = self._hard_for(
+                people_wrong_share=1 - smoothed_correctness if votes else None,
+                model_wrong=active["label"] != label if active is not None else None,
+            )
+        return {
+            "model_verdicts": mine,
+            "model_version": version_name(against["version"]) if against else None,
+            "model_fooled": against["fooled"] if against else None,
+            "tries": against["tries"] if against else None,
+            "hard_for": hard,
+        }
+
+
+# --- The figures ---------------------------------------------------------------------------
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _figures(predicted: Sequence[str], gold: Sequence[str]) -> dict[str, Any]:
+    """``verifier.services.figures`` (n, accuracy with its 95% Wilson interval, macro-F1), rounded."""
+    from foolgame.verifier.services import figures
+
+    found = figures(predicted, gold)
+    return {
+        "n": found["n"],
+        "accuracy": _rounded(found["accuracy"]),
+        "ci95": [round(bound, 4) for bound in found["ci95"]] if found["ci95"] is not None else None,
+        "macro_f1": _rounded(found["macro_f1"]),
+    }
+
+
+def _page_titles(page_ids: Sequence[int]) -> set[str]:
+    """The titles of these pages (the files name a claim's page by its title, which is unique)."""
+    titles: set[str] = set()
+    ids = sorted(set(page_ids))
+    for start in range(0, len(ids), PK_CHUNK):
+        titles.update(Page.objects.filter(pk__in=ids[start : start + PK_CHUNK]).values_list("title", flat=True))
+    return titles
+
+
+def _scan(read: Read) -> tuple[dict[str, Any], list[str], list[str]]:
+    """One pass over every split: the hardness counts, the versions with a verdict in the
+    files, and the ids of the claims written against a version."""
+    counts = {split: Counter[str]() for split in SPLITS}
+    versions: set[str] = set()
+    written: list[str] = []
+    for split in SPLITS:
+        for record in read(split):
+            counts[split][record["hard_for"] or "unknown"] += 1
+            versions.update(record["model_verdicts"])
+            if record["model_version"] is not None:
+                written.append(record["id"])
+    total = sum(counts.values(), Counter[str]())
+    hardness = {
+        "total": {kind: total[kind] for kind in HARDNESS},
+        "splits": {split: {kind: counts[split][kind] for kind in HARDNESS} for split in SPLITS},
+    }
+    return hardness, sorted(versions, key=_version_order), written
+
+
+def _rounds(written_ids: list[str], active: VerifierVersion | None) -> list[dict[str, Any]]:
+    """ANLI's round table (``verifier.selectors.collection_rounds``) over the exported claims.
+
+    Only the claims written against a version can count in it, so only their ids are passed
+    (the files' ``model_version``), which keeps the id list short. The version's own figures
+    on the game's frozen slice are left out: they are not about these files."""
+    if not written_ids and active is None:
+        return []  # no version to show (the table lists versions with claims, and the active one)
+    pks = list(claim_pks(written_ids).values())
+    rows = []
+    for row in verifier_selectors.collection_rounds(claim_ids=pks):
+        rows.append(
+            {
+                "version": version_name(row["version"]),
+                "name": row["name"],
+                "status": row["status"],
+                "claims": row["claims"],
+                "model_error_rate": _rounded(row["model_error_rate"]),
+                "verified_claims": row["verified_claims"],
+                "verified_model_error_rate": _rounded(row["verified_model_error_rate"]),
+                "tries_per_claim": row["tries_per_claim"],
+            }
+        )
+    return rows
+
+
+def _claim_only(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]]) -> tuple[dict[str, Any] | None, str]:
+    """The claim-only baseline on the evaluated test claims, or None and why."""
+    from foolgame.verifier.services import Example, claim_only_predictions
+
+    if not train:
+        return None, "train is empty"
+    if len({label for _, label in train}) < 2:
+        return None, "train has one label only"
+    if not test:
+        return None, "no test claim to evaluate"
+    predicted = claim_only_predictions(
+        [Example(0, 0, text, [], label) for text, label in train], [Example(0, 0, text, [], label) for text, label in test]
+    )
+    if predicted is None:
+        return None, "the baseline could not be trained"
+    return _figures(predicted, [label for _, label in test]), ""
+
+
+def _test_figures(
+    read: Read, active: VerifierVersion, *, train_sample: Callable[[], list[tuple[str, str]]], progress: Progress
+) -> dict[str, Any]:
+    """The active version and the claim-only baseline on the test claims not on its training pages."""
+    from foolgame.verifier import runtime
+
+    trained = _page_titles(active.trained_page_ids)
+
+    def evaluated() -> Iterator[Mapping[str, Any]]:
+        return (record for record in read("test") if record["wikipedia_page"] not in trained)
+
+    claims = sum(1 for _ in read("test"))
+    test = [(record["text"], record["label"]) for record in evaluated()]
+    out: dict[str, Any] = {"claims": claims, "left_out_trained_pages": claims - len(test), "evaluated": len(test)}
+    train = train_sample()
+    out["claim_only"], reason = _claim_only(train, test)
+    out["claim_only_train_claims"] = len(train)
+    if reason:
+        out["claim_only_reason"] = reason
+    out["gold_evidence"] = out["retrieved_evidence"] = None
+    progress("model", 0, len(test))
+    try:
+        verifier = runtime.loaded(active, wait=True)
+        if verifier is None:
+            raise RuntimeError("it did not load")
+    except Exception as error:  # the files are still worth having: the figures say why they are missing
+        logger.exception("export: verifier version %s could not be loaded", active.number)
+        out["error"] = f"the verifier could not be loaded: {type(error).__name__}: {error}"
+        return out
+    gold_labels: list[str] = []
+    with_gold: list[str] = []
+    with_retrieved: list[str] = []
+    for batch in _batches(evaluated(), JUDGE_BATCH):
+        gold = verifier.verdicts([(r["text"], [e["text"] for e in r["gold_evidence"]]) for r in batch])
+        retrieved = verifier.verdicts([(r["text"], [e["text"] for e in r["retrieved_evidence"][:RETRIEVED_SENTENCES]]) for r in batch])
+        gold_labels += [r["label"] for r in batch]
+        with_gold += [v.label for v in gold]
+        with_retrieved += [v.label for v in retrieved]
+        progress("model", len(gold_labels), len(test))
+    out["gold_evidence"] = _figures(with_gold, gold_labels)
+    out["retrieved_evidence"] = _figures(with_retrieved, gold_labels)
+    return out
+
+
+def model_statistics(
+    read: Read,
+    *,
+    active: VerifierVersion | None,
+    train_sample: Callable[[], list[tuple[str, str]]],
+    progress: Progress,
+) -> dict[str, Any]:
+    """``stats.json``'s ``model_in_the_loop``: the figures of the version active when the
+    export started, from the files as written. ``train_sample()`` gives the train claims
+    (text, label) the claim-only baseline learns from."""
+    hardness, verdict_versions, written = _scan(read)
+    section: dict[str, Any] = {
+        "active_version": None,
+        "verdict_versions": verdict_versions,
+        "retrieved_sentences": RETRIEVED_SENTENCES,
+        "test": None,
+    }
+    if active is None:
+        section["reason"] = NO_MODEL
+        progress("model", 0, 0)
+    else:
+        section["active_version"] = {
+            "version": version_name(active.number),
+            "name": active.name,
+            "kind": active.kind,
+            "trained_pages": len(set(active.trained_page_ids)),
+        }
+        section["test"] = _test_figures(read, active, train_sample=train_sample, progress=progress)
+    section["rounds"] = _rounds(written, active)
+    section["hardness"] = hardness
+    return section
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _figure_row(title: str, figures: Mapping[str, Any] | None, why: str = "") -> str:
+    if figures is None or figures["accuracy"] is None:
+        return f"| {title} | {figures['n'] if figures else 0:,} | n/a{f' ({why})' if why else ''} | | |"
+    low, high = figures["ci95"]
+    return f"| {title} | {figures['n']:,} | {_pct(figures['accuracy'])} | {_pct(low)} to {_pct(high)} | {figures['macro_f1']:.3f} |"
+
+
+def model_markdown(section: Mapping[str, Any]) -> list[str]:
+    """The model-in-the-loop section of ``stats.md`` (and so of the card), as lines."""
+    lines = ["## The model in the loop", ""]
+    active = section["active_version"]
+    if active is None:
+        lines += [
+            "No model version was active when this export was made: there are no test figures, and every",
+            "claim's `hard_for` is null.",
+        ]
+    else:
+        test, name = section["test"], active["version"]
+        lines += [
+            f"Version {name} ({active['kind']}, `{active['name']}`) was active when this export was made. Its",
+            f"figures on the test split leave out the claims on the {active['trained_pages']:,} pages it was trained on:",
+            f"{test['left_out_trained_pages']:,} of the {test['claims']:,} test claims were left out, {test['evaluated']:,} evaluated.",
+            "Every row is on those same claims: accuracy with its 95% Wilson interval and macro-F1 over",
+            f"SUPPORTS and REFUTES. End to end, {name} reads the first {section['retrieved_sentences']} sentences of",
+            "`retrieved_evidence`: for a release claim the release's retrieved evidence; for a game claim the",
+            "clues voters saw, the retriever's best sentences of the page other than the gold ones, then the",
+            "gold ones (so gold only on a page with fewer other sentences). The claim-only baseline (TF-IDF",
+            "and logistic regression over the claim alone) learns from the train split.",
+            "",
+            "| model | claims | accuracy | 95% CI | macro-F1 |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            _figure_row("claim only", test["claim_only"], test.get("claim_only_reason", "")),
+            _figure_row(f"{name} with gold evidence (FM2 Table 6)", test["gold_evidence"], test.get("error", "")),
+            _figure_row(f"{name} with retrieved evidence (FM2 Table 7)", test["retrieved_evidence"], test.get("error", "")),
+        ]
+    lines += [
+        "",
+        "Collection rounds (ANLI): per version, the exported claims written against it, the share its",
+        "verdict at the save got wrong, the share it got wrong whose label people confirmed, and the",
+        "drafts it judged per claim.",
+        "",
+    ]
+    if section["rounds"]:
+        lines += [
+            "| version | status | claims | model error rate | verified model error rate | tries per claim |",
+            "| --- | --- | ---: | ---: | ---: | ---: |",
+        ]
+        for row in section["rounds"]:
+            tries = "n/a" if row["tries_per_claim"] is None else f"{row['tries_per_claim']:.2f}"
+            lines.append(
+                f"| {row['version']} | {row['status']} | {row['claims']:,} | {_pct(row['model_error_rate'])} "
+                f"| {_pct(row['verified_model_error_rate'])} | {tries} |"
+            )
+    else:
+        lines.append("No exported claim was written against a version.")
+    lines += [
+        "",
+        "Hard for whom (`hard_for`): people when the smoothed share of correct votes is under one half,",
+        "the model when the active version's verdict with gold evidence is wrong; unknown without votes",
+        "or without that verdict.",
+        "",
+        "| split | " + " | ".join(HARDNESS) + " |",
+        "| --- |" + " ---: |" * len(HARDNESS),
+    ]
+    hardness = section["hardness"]
+    for name, counts in (*hardness["splits"].items(), ("total", hardness["total"])):
+        lines.append(f"| {name} | " + " | ".join(f"{counts[kind]:,}" for kind in HARDNESS) + " |")
+    return lines
