@@ -6,16 +6,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from foolgame.core import events, hooks
-from foolgame.verifier import selectors, services
+
+# The services (and through them the retrieval stack) load on first use, not with the app:
+# a command that never needs a verdict (an export) does not import faiss and torch's kin.
 
 
 class Verdicts(hooks.ModelVerdicts):
     """Authoring's verdicts come from the active version."""
 
     def on_draft(self, *, task: Any, text: str, gold: Sequence[Any]) -> dict[str, Any] | None:
+        from foolgame.verifier import services
+
         return services.verdict_on_draft(task=task, text=text, gold=gold)
 
     def on_save(self, *, claim: Any, task: Any, gold: Sequence[Any]) -> dict[str, Any] | None:
+        from foolgame.verifier import services
+
         return services.verdict_on_save(claim=claim, task=task, gold=gold)
 
 
@@ -35,4 +41,6 @@ def claims_voted(*, claim_ids: Sequence[int]) -> None:
 
 
 def skill_board_rows() -> list[dict[str, Any]]:
+    from foolgame.verifier import selectors
+
     return selectors.skill_board_rows()

@@ -94,6 +94,35 @@ def forget_loaded_versions():
     runtime.forget()
 
 
+@pytest.fixture(autouse=True)
+def first_two_retrieved(monkeypatch):
+    """These tests control what the verifier reads end to end: each claim's first two
+    retrieved sentences (for a game claim, its first two clues). What the retriever picks from
+    a page's pool is tested on its own below."""
+    import foolgame.dataset.model_loop as model_loop
+
+    monkeypatch.setattr(model_loop, "_retrieved", lambda records: [[e["text"] for e in r["retrieved_evidence"][:2]] for r in records])
+
+
+def test_end_to_end_evidence_is_the_retrievers_best_in_the_pages_pool_gold_or_not(monkeypatch) -> None:
+    from foolgame.dataset import model_loop
+    from tests.retrieval.test_game import _WordEncoder
+
+    monkeypatch.undo()  # the real _retrieved
+    monkeypatch.setattr("foolgame.evidence.services.encoder_get", _WordEncoder)
+    gold = {"text": "The iron tower stands in Paris.", "section_header": ""}
+    other = {"text": "A stone bridge crosses the river in London.", "section_header": ""}
+    opera = {"text": "The opera house is in Vienna.", "section_header": ""}
+    records = [
+        {"text": "The Paris tower is iron", "wikipedia_page": "P", "gold_evidence": [gold], "retrieved_evidence": [other, opera]},  # its list puts gold nowhere
+        {"text": "Vienna has an opera", "wikipedia_page": "P", "gold_evidence": [opera], "retrieved_evidence": [gold, other]},
+        {"text": "Vienna has an opera", "wikipedia_page": "Q", "gold_evidence": [], "retrieved_evidence": [other]},  # another page: another pool
+    ]
+    found = model_loop._retrieved(records)
+    assert found[0][0] == gold["text"] and found[1][0] == opera["text"]
+    assert found[2] == [other["text"]]
+
+
 @pytest.fixture
 def loop(db) -> Loop:
     """Train: four pages of claims that say "alpha" when true and "beta" when false. Test (a
