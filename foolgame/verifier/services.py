@@ -247,7 +247,7 @@ def verifier_train_now(*, force: bool = False, progress: Progress | None = None)
 
 
 def _train(progress: Progress) -> VerifierVersion | None:
-    from retrieval.verifier import HeadVerifier, NliFolderVerifier, train_head_verifier
+    from retrieval.verifier import NliFolderVerifier, train_head_verifier
 
     config = _config()
     progress("reading claims", 0, 1)
