@@ -595,6 +595,9 @@ FM2_VERIFIER = {
     "PROMOTE_TOLERANCE": env.float("FM2_VERIFIER_PROMOTE_TOLERANCE", default=0.0),
     # Points for the author of a claim the model got wrong, once people confirm its label.
     "MODEL_POINTS": env.int("FM2_VERIFIER_MODEL_POINTS", default=50),
+    # Model points one author is paid in 24 hours at most (a claim over it is paid later):
+    # four fresh accounts checking a claim as its author says can confirm its label.
+    "MODEL_POINTS_PER_DAY": env.int("FM2_VERIFIER_MODEL_POINTS_PER_DAY", default=500),
     # Machine answers written per sweep run at most (rounds and checks each).
     "ANSWER_CHUNK": 500,
     # Load the model in the request that first needs it (tests) instead of on a background

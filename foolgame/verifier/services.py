@@ -20,11 +20,13 @@ import hashlib
 import logging
 import time
 import uuid
+from datetime import timedelta
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, models, transaction
@@ -490,11 +492,20 @@ def model_points_award(*, claim_ids: Sequence[int] | None = None) -> int:
     if claim_ids is not None:
         rows = rows.filter(claim_id__in=claim_ids)
     points = _config()["MODEL_POINTS"]
+    per_day = _config()["MODEL_POINTS_PER_DAY"]
+    since = timezone.now() - timedelta(days=1)
     paid = 0
     for claim_id in rows.values_list("claim_id", flat=True):
         with transaction.atomic():
             row = WrittenAgainst.objects.select_for_update().select_related("claim").filter(claim_id=claim_id, paid=False).first()
             if row is None:
+                continue
+            # A cap a day per author: four fresh accounts that check a claim as its author says
+            # can confirm a label, so farming model points is bounded; a claim over the cap
+            # stays unpaid and is paid on a later day, never lost.
+            get_user_model().objects.select_for_update().filter(pk=row.claim.author_id).first()
+            today = LedgerEntry.objects.filter(player_id=row.claim.author_id, kind=LedgerEntry.Kind.MODEL, created__gte=since).aggregate(n=models.Sum("amount"))["n"] or 0
+            if today + points > per_day:
                 continue
             row.paid = True
             row.save(update_fields=["paid"])

@@ -154,3 +154,24 @@ def test_a_claim_people_dispute_or_the_model_got_right_pays_nothing(model) -> No
     WrittenAgainst.objects.filter(claim=claim).update(label=claim.label)  # the model got it right after all
     assert services.model_points_award() == 0
     assert not LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL).exists()
+
+
+def test_model_points_are_capped_a_day_and_a_claim_over_the_cap_is_paid_later(model, settings) -> None:
+    """Four fresh accounts can check a claim as its author says: the points such a ring could
+    farm are bounded a day, and what is over the cap waits rather than vanishes."""
+    from datetime import timedelta
+
+    settings.FM2_VERIFIER = {**settings.FM2_VERIFIER, "MODEL_POINTS_PER_DAY": 50}
+    first = _fooling_claim(model)
+    author = first.author
+    page = first.page
+    second = Claim.objects.create(page=page, text=first.text + " Really.", label=first.label, author=author)
+    WrittenAgainst.objects.create(claim=second, version=model, label="REFUTES" if first.label == "SUPPORTS" else "SUPPORTS", supports=0.5)
+    for claim in (first, second):
+        ClaimValidation.objects.create(claim=claim, labels=4, gold_label=claim.label)
+    assert services.model_points_award() == 1
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL).count() == 1
+    assert services.model_points_award() == 0  # still within the day
+    LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL).update(created=LedgerEntry.objects.get(kind="model").created - timedelta(days=1, minutes=1))
+    assert services.model_points_award() == 1
+    assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL, player=author).count() == 2
