@@ -311,6 +311,35 @@ def _quantize(fused_path: Path, int8_path: Path) -> None:
     os.replace(tmp, int8_path)
 
 
+def export_module_onnx(
+    module: Any,
+    sample: Any,
+    names: Sequence[str],
+    output: str,
+    output_axes: dict[int, str],
+    path: Path,
+) -> None:
+    """``module(*sample[names])`` exported to ONNX at ``path`` (opset 17, batch and token axes
+    dynamic), written under a temporary name and renamed, so two processes exporting at once
+    never read a half-written file. The encoder's and the NLI verifier's one export step."""
+    import torch
+
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module,
+            tuple(sample[name] for name in names),
+            str(tmp),
+            input_names=list(names),
+            output_names=[output],
+            dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in names}, output: output_axes},
+            opset_version=17,
+            dynamo=False,
+        )
+    os.replace(tmp, path)
+
+
 def _export_raw(model_dir: Path, raw_path: Path) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -337,20 +366,7 @@ def _export_raw(model_dir: Path, raw_path: Path) -> None:
     names = ["input_ids", "attention_mask", "token_type_ids"]
     if "token_type_ids" not in sample:
         sample["token_type_ids"] = torch.zeros_like(sample["input_ids"])
-    tmp = raw_path.with_suffix(f".{os.getpid()}.tmp")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            _HiddenStates(model),
-            tuple(sample[name] for name in names),
-            str(tmp),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]},
-            opset_version=17,
-            dynamo=False,
-        )
-    os.replace(tmp, raw_path)
+    export_module_onnx(_HiddenStates(model), sample, names, "last_hidden_state", {0: "batch", 1: "tokens"}, raw_path)
 
 
 def _fuse(model_dir: Path, raw_path: Path, fused_path: Path) -> None:

@@ -57,7 +57,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.encoder import TextEncoder, _weights_fingerprint, default_onnx_cache_dir, onnxruntime_quiet
+from retrieval.encoder import TextEncoder, _weights_fingerprint, default_onnx_cache_dir, export_module_onnx, onnxruntime_quiet
 
 SUPPORTS, REFUTES = "SUPPORTS", "REFUTES"
 NEUTRAL = "NEUTRAL"
@@ -663,8 +663,6 @@ def export_nli_onnx(model_path: str | Path, cache_dir: str | Path) -> Path:
 
 def _export_nli(model_dir: Path, target: Path) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import warnings
-
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -683,20 +681,7 @@ def _export_nli(model_dir: Path, target: Path) -> None:
         def forward(self, *inputs: Any) -> Any:
             return self.inner(**dict(zip(names, inputs))).logits
 
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            _Logits(model),
-            tuple(sample[name] for name in names),
-            str(tmp),
-            input_names=names,
-            output_names=["logits"],
-            dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in names}, "logits": {0: "batch"}},
-            opset_version=17,
-            dynamo=False,
-        )
-    os.replace(tmp, target)
+    export_module_onnx(_Logits(model), sample, names, "logits", {0: "batch"}, target)
 
 
 class _NliRunner:
