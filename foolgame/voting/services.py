@@ -191,6 +191,24 @@ def round_expire(*, round_id: int, reschedule: bool = False) -> bool:
         return closed
 
 
+def round_time_out(*, round_id: int) -> bool:
+    """End a playing round now as timed out, before its deadline: the clock of the group it
+    is played in ran out early (a room's host ended the question). No points and no rating, as
+    any timeout; the round's sockets are told. A round already over keeps how it ended.
+    Returns True when this call ended it.
+
+    Locking: the round's row lock, as every service that changes a round."""
+    with transaction.atomic():
+        round_ = Round.objects.select_for_update().filter(pk=round_id).first()
+        if round_ is None or round_.state != Round.State.PLAYING:
+            return False
+        now = clock.now()
+        round_.state, round_.ended_at = Round.State.TIMED_OUT, min(now, round_.deadline) if round_.deadline else now
+        round_.save(update_fields=["state", "ended_at"])
+        round_changed_on_commit(round_)
+        return True
+
+
 def _abandon_if_stale(round_: Round, now: datetime) -> bool:
     """A dealt round never started within the window is withdrawn: its claims were never
     shown, so they go back to the pool for this player."""
@@ -368,6 +386,14 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
             vote.save(update_fields=["settled"])
             settled += 1
     return settled
+
+
+def votes_unpay(*, round_ids: list[int], reason: str) -> int:
+    """The votes on these rounds that are not settled yet (a room's votes wait for their
+    question's answer) pay nothing and are not rated (``Vote.unpaid`` = ``reason``, points 0):
+    a room's host skipped the question. A settled vote keeps what it paid: the ledger is
+    append-only. Returns how many it changed."""
+    return Vote.objects.filter(round_id__in=round_ids, settled=False, unpaid="").update(unpaid=reason, points=0, rated=True)
 
 
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> Result:
