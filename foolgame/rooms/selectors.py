@@ -163,3 +163,8 @@ def round_answer_withheld(*, round_: Round) -> bool:
 def round_room_question(*, round_id: int) -> int | None:
     """The id of the room question this round was dealt for, or None for a solo round."""
     return RoomRound.objects.filter(round_id=round_id).values_list("question_id", flat=True).first()
+
+
+def room_host_id(*, code: str) -> int | None:
+    """The id of the room's host, or None when no room has this code."""
+    return Room.objects.filter(code=code.upper()).values_list("host_id", flat=True).first()

@@ -249,6 +249,7 @@
     $("#room-info").textContent = state.questions + (state.questions === 1 ? " question" : " questions") + " of " + state.seconds + " s · host: " + state.host;
     showScoreboard(state.scoreboard);
     leaveButton.textContent = isHost ? "End the room" : "Leave the room";
+    $("#projector-link").hidden = !isHost || state.state === "ended";
     if (state.state === "ended") return showEnded({ reason: state.end_reason, scoreboard: state.scoreboard, winners: state.winners, next: state.next });
     const q = state.question;
     if (!q) {
