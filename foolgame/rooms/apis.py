@@ -5,12 +5,14 @@ room WebSocket"), or with the round REST twins on the round each question names.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import login
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.rooms import services
@@ -289,3 +291,47 @@ class RoomPlayAgainApi(ApiView):
         state = services.room_state(code=room.code, player=request.user)
         links = {"url": reverse("rooms:room", args=[room.code]), "socket": f"/ws/rooms/{room.code}/"}
         return Response({**state, **links}, status=status.HTTP_201_CREATED)
+
+
+class GuestJoinSerializer(serializers.Serializer):
+    nickname = serializers.CharField(max_length=150, trim_whitespace=True, help_text="the name the room shows; checked as a user name is, at most 30 characters")
+
+
+class RoomGuestJoinApi(ApiView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        request=GuestJoinSerializer,
+        responses={
+            201: RoomSerializer,
+            **errors(
+                post=True,
+                login=False,
+                e400=[
+                    "invalid: the body is not a JSON object, or nickname is missing",
+                    "invalid_username: the nickname is empty, over 30 characters, or holds characters other than letters, digits and @ . + - _",
+                ],
+                e404=NOT_FOUND,
+                e409=[
+                    "already_logged_in: you have an account here already: join with POST /api/rooms/<code>/join",
+                    "username_taken: an account has this name (or it is reserved)",
+                    "username_confusable: the nickname looks like another account's name",
+                    "room_over: the room has ended",
+                    f"room_full: the room holds its {settings.FM2_ROOMS['MAX_MEMBERS']} players",
+                ],
+                e429=f"guest_throttled: {settings.FM2_GUESTS['GUESTS_PER_IP']} guests joined from this address in the last hour; see Retry-After",
+            ),
+        },
+        summary="Join a room as a guest, with a nickname alone",
+        description="For someone without an account (a class in front of a projector): makes a guest account named "
+        "after the nickname, logs it in (the answer sets the session cookie) and joins the room. A guest plays live rooms "
+        "and nothing else (403 `guest_not_allowed` elsewhere), stays off the public leaderboards, and keeps its account "
+        "by setting a password (`POST /api/me/claim`). Guests made per client address are throttled.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        if request.user.is_authenticated:
+            raise ServiceError("already_logged_in", "You are logged in: join with POST /api/rooms/<code>/join.", status_code=409)
+        data = validated_body(GuestJoinSerializer, request)
+        guest, state = services.room_join_as_guest(code=code, nickname=data["nickname"], ip=request.META.get("REMOTE_ADDR"))
+        login(request._request, guest, backend="django.contrib.auth.backends.ModelBackend")
+        return Response(services.room_state(code=state["code"], player=guest), status=status.HTTP_201_CREATED)

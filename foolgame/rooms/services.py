@@ -40,6 +40,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
+from foolgame.players.services import guest_create
 from foolgame.rooms import events
 from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
@@ -172,6 +173,23 @@ def room_join(*, code: str, player: AbstractBaseUser) -> RoomState:
             member.save(update_fields=["left_at", "seen_at"])
         events.members_changed_on_commit(room)
     return room_state(code=room.code, player=player)
+
+
+def room_join_as_guest(*, code: str, nickname: str, ip: str | None) -> tuple[AbstractBaseUser, RoomState]:
+    """Someone without an account joins with a nickname: a guest account is made for them
+    (``players.services.guest_create``: the nickname checked as a user name, throttled per
+    client address) and joins the room, in one transaction, so a join refused (no such room,
+    ended, full) leaves no account. The room is looked at first: a flood of guest joins to a
+    room that cannot take them makes no accounts."""
+    room = _get_room(code)
+    if room.state == Room.State.ENDED:
+        raise ServiceError("room_over", "This room has ended.", status_code=409)
+    if RoomMember.objects.filter(room=room, left_at__isnull=True).count() >= _options()["MAX_MEMBERS"]:
+        raise ServiceError("room_full", f"A room holds at most {_options()['MAX_MEMBERS']} players.", status_code=409)
+    with transaction.atomic():
+        guest = guest_create(nickname=nickname, ip=ip)
+        state = room_join(code=room.code, player=guest)
+    return guest, state
 
 
 def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
