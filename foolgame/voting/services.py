@@ -25,6 +25,7 @@ from django.db import IntegrityError, models, transaction
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.players.models import LedgerEntry
+from foolgame.players.roles import is_guest
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
 from foolgame.voting.events import round_changed_on_commit
@@ -448,8 +449,19 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
     raise _expired_error()
 
 
+def _refuse_guest(player: AbstractBaseUser, what: str) -> None:
+    """A guest account (a nickname, for live rooms) neither likes (a like pays an author) nor
+    reports (reports feed moderation): throttled free accounts would otherwise farm points or
+    flood the queue. The HTTP paths are closed to guests already (``GuestLimitsMiddleware``);
+    this holds for the round socket too."""
+    if is_guest(player):
+        raise ServiceError("guest_not_allowed", f"Guest accounts do not {what}; set a password to keep your account first.", status_code=403)
+
+
 def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) -> dict[str, Any]:
-    """After the vote, say which claim was more interesting; a like pays its author 10 points."""
+    """After the vote, say which claim was more interesting; a like pays its author 10 points.
+    Not a guest's (``_refuse_guest``)."""
+    _refuse_guest(player, "like claims")
     if claim is not None:
         _check_index(claim, field="claim")
     with transaction.atomic():
@@ -513,6 +525,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
     moderation queue; only those of trusted reporters count towards hiding a claim.
 
     Locking: the player's row (the rate limit is counted under it), then the round's."""
+    _refuse_guest(player, "report claims")
     _check_index(claim, field="claim")
     if reason not in Report.Reason.values:
         raise ServiceError("invalid_reason", f"reason must be one of: {', '.join(Report.Reason.values)}.")

@@ -179,3 +179,40 @@ def test_the_room_page_asks_someone_not_logged_in_for_a_nickname(room) -> None:
     assert client.get("/accounts/claim/").status_code == 200
     claimed = client.post("/accounts/claim/", {"password": PASSWORD})
     assert claimed.status_code == 200 and b"Your account is yours" in claimed.content and not Guest.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_guest_neither_likes_nor_reports_over_the_round_socket(fake_clock) -> None:
+    """The HTTP paths are closed to guests; the round socket's like and report are refused by
+    the round services themselves (a like pays an author: a farm of free accounts)."""
+    from channels.db import database_sync_to_async
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+
+    from foolgame.routing import websocket_urlpatterns
+    from foolgame.voting import services as rounds
+
+    def setup():
+        claim_pool()
+        room = services.room_create(host=UserFactory(username="hana"), questions=1)
+        guest, _ = services.room_join_as_guest(code=room.code, nickname="Kim", ip="10.0.0.4")
+        services.room_next_question(code=room.code, player=room.host)
+        round_ = Round.objects.get(player=guest)
+        rounds.vote_cast(round_id=round_.pk, player=guest, false_claim=0)
+        return guest, round_
+
+    guest, round_ = await database_sync_to_async(setup)()
+    ws = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/rounds/{round_.pk}/")
+    ws.scope["user"] = guest
+    try:
+        assert (await ws.connect())[0]
+        for frame in ({"type": "like", "claim": 0}, {"type": "report", "claim": 0, "reason": "spam", "note": ""}):
+            await ws.send_json_to(frame)
+            while (message := await ws.receive_json_from(timeout=3))["type"] != "error":
+                pass
+            assert message["code"] == "guest_not_allowed", message
+    finally:
+        await ws.disconnect()
+    from foolgame.voting.models import Like, Report
+
+    assert not await database_sync_to_async(lambda: Like.objects.exists() or Report.objects.exists())()
