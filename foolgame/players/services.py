@@ -186,8 +186,10 @@ def guest_create(*, nickname: str, ip: str | None) -> AbstractBaseUser:
     options = _guest_options()
     nickname = _checked_new_username(nickname, max_length=options["NICKNAME_MAX_LENGTH"], what="nickname")
     address = ip or "unknown"
-    made, retry_after = throttle_count("guest-ip", (address,), options["GUEST_IP_WINDOW_SECONDS"])
-    if made >= options["GUESTS_PER_IP"]:
+    # Counted before the account is made (an atomic increment), so a burst of joins at once
+    # cannot all pass a count read before any of them wrote; a join refused later counts too.
+    made, retry_after = throttle_bump("guest-ip", (address,), options["GUEST_IP_WINDOW_SECONDS"])
+    if made > options["GUESTS_PER_IP"]:
         raise _throttled("Too many guests joined from here lately; try again later, or log in.", retry_after, "guest_throttled")
     User = get_user_model()
     user = User(username=nickname)
@@ -198,7 +200,6 @@ def guest_create(*, nickname: str, ip: str | None) -> AbstractBaseUser:
             Guest.objects.create(user=user, created=timezone.now())
     except (IntegrityError, ValidationError):
         raise ServiceError(*_name_conflict(nickname), status_code=409) from None
-    throttle_bump("guest-ip", (address,), options["GUEST_IP_WINDOW_SECONDS"])
     return user
 
 
