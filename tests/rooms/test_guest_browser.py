@@ -40,6 +40,7 @@ def test_a_guest_joins_with_a_nickname_plays_and_keeps_the_account(asgi_live_ser
     shot(kim, "phone-6-guest-in")
 
     host.get_by_role("button", name="Start the first question").click()
+    expect(kim.locator(".claim-card .vote").first).to_be_enabled()  # the question is dealt
     false_index = RoomQuestion.objects.get().false_claim_index
     vote = kim.locator(".claim-card").nth(false_index).get_by_role("button", name="Mark as false")
     vote.focus()
