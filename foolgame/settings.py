@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Guest accounts (a nickname, for live rooms) reach the rooms and nothing else.
+    "foolgame.players.middleware.GuestLimitsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -725,6 +727,31 @@ FM2_SIGNUP = {
     "SIGNUP_IP_WINDOW_SECONDS": 60 * 60,
     # Prefix of the counters' cache keys (tests give each test its own).
     "THROTTLE_KEY_PREFIX": "fm2:throttle",
+}
+
+# --- Guests (foolgame.players): a nickname alone joins a live room ----------------------------
+FM2_GUESTS = {
+    # A nickname is checked as a user name is, and shorter (it shows on a projector).
+    "NICKNAME_MAX_LENGTH": 30,
+    # Guest accounts made per client address and window: a class behind one address needs
+    # about its size (429 guest_throttled past it).
+    "GUESTS_PER_IP": env.int("FM2_GUESTS_PER_IP", default=60),
+    "GUEST_IP_WINDOW_SECONDS": 60 * 60,
+    # The only paths a guest may reach (GuestLimitsMiddleware; regular expressions on the
+    # path): the rooms, their rounds' REST twins but like and report, their own account, and
+    # logging in or out. Everything else (writing claims, checks, moderation, exports, solo
+    # rounds, hosting a room) answers 403 guest_not_allowed. A new path is closed to guests
+    # until it is named here.
+    "PATHS": [
+        r"^/rooms/(?:[A-Za-z0-9]+/)?$",
+        r"^/api/rooms/[A-Za-z0-9]+(?:/(?:join|leave|guest))?$",
+        r"^/api/rounds/\d+(?:/(?:start|reveal|vote|forfeit))?$",
+        r"^/api/me$",
+        r"^/api/me/claim$",
+        r"^/api/auth/(?:csrf|login|logout|signup)$",
+        r"^/accounts/(?:login|logout|signup|claim)/$",
+        r"^/static/",
+    ],
 }
 
 # --- Production hardening -------------------------------------------------------------------

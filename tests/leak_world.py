@@ -33,6 +33,7 @@ from foolgame.checks import services as checks
 from foolgame.checks.models import Check
 from foolgame.rooms import services as rooms
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
+from foolgame.rooms.rounds import room_round_settled
 from foolgame.core import clock
 from foolgame.voting import services as rounds
 from foolgame.voting.models import Round
@@ -191,7 +192,7 @@ def others_vote(world: World) -> None:
     for voter, right in ((world.host, False), (world.wrong, False), (world.right, True)):
         choice = question.false_claim_index if right else 1 - question.false_claim_index
         rounds.vote_cast(round_id=plays[voter.pk], player=voter, false_claim=choice)
-        rooms.room_question_finish(question_id=question.pk)
+        room_round_settled(round_id=plays[voter.pk])  # as the transports do: the question may end, the count moves
     assert RoomQuestion.objects.get(pk=question.pk).state == RoomQuestion.State.PLAYING
 
 

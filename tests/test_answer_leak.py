@@ -278,6 +278,8 @@ def answers_due(world: World, forfeited: set[int]) -> set[int]:
             due.add(round_.pk)  # a solo report during play is no faster way to the answer than waiting
         elif round_.state == Round.State.TIMED_OUT and round_.deadline is not None and now >= round_.deadline:
             due.add(round_.pk)
+        elif round_.state == Round.State.TIMED_OUT and name in ROOM_ROUNDS.values():
+            due.add(round_.pk)  # the host ended the question early: its clock ran out then, for everyone
     return due
 
 
@@ -612,7 +614,7 @@ async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) ->
 
     # The room socket: the question starts while it listens, the others vote, someone joins;
     # then each way a question ends for the player, in a world of its own.
-    for ending in ("vote", "timeout", "host_leaves", "leave"):
+    for ending in ("vote", "timeout", "host_leaves", "leave", "host_ends", "host_skips"):
         world = await _world(fake_clock, question_started=False)
         worlds += 1
         forfeited = {world.round("forfeited").pk}
@@ -623,11 +625,16 @@ async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) ->
             ws.context = world.round("room_round").pk
             await ws.until("question")
             await db(others_vote)(world)
+            await ws.until("votes")  # how many have voted: a count, never who
             await db(rooms.room_join)(code=world.room.code, player=world.newcomer)
             await ws.until("members")
             await ws.send({"type": "state"})
             await ws.until("room")
             await ws.send({"type": "start"})
+            await ws.until("error")
+            await ws.send({"type": "end_question"})  # not the host: refused
+            await ws.until("error")
+            await ws.send({"type": "skip_question"})
             await ws.until("error")
             if "tick" not in walked["room"][1]:
                 await ws.until("tick")
@@ -647,6 +654,10 @@ async def test_no_socket_frame_carries_an_answer_before_it_is_due(fake_clock) ->
                 ws.released.add(world.round("room_round").pk)
                 await db(rooms.room_leave)(code=world.room.code, player=world.host)
                 await ws.until("ended")
+            elif ending in ("host_ends", "host_skips"):
+                # The host ends (or skips) the question: its clock runs out now, for everyone.
+                await db(rooms.room_question_end)(code=world.room.code, player=world.host, skip=ending == "host_skips")
+                await ws.until("answer")
             else:
                 await ws.send({"type": "leave"})
                 ws.forfeited.add(world.round("room_round").pk)

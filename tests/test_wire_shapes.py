@@ -176,6 +176,7 @@ ROOM_FRAMES = {
     "timeout": round_payloads.ClockFrame,
     "answer": room_payloads.RoomAnswer,
     "members": room_payloads.MembersFrame,
+    "votes": room_payloads.VotesFrame,
     "ended": room_payloads.EndedFrame,
     "error": round_payloads.ErrorFrame,
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import login, logout
+from django.contrib.auth import login, logout, update_session_auth_hash
 from django.middleware.csrf import get_token
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.utils.decorators import method_decorator
@@ -13,9 +13,9 @@ from rest_framework.response import Response
 
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.players.roles import is_moderator, is_researcher
+from foolgame.players.roles import is_guest, is_moderator, is_researcher
 from foolgame.players.selectors import player_points, player_skill
-from foolgame.players.services import player_authenticate, player_create
+from foolgame.players.services import guest_claim, player_authenticate, player_create
 
 
 class CredentialsSerializer(serializers.Serializer):
@@ -45,6 +45,7 @@ class PlayerSerializer(serializers.Serializer):
     username = serializers.CharField()
     is_moderator = serializers.BooleanField(help_text="may work the moderation queue (the moderators group, or a superuser)")
     is_researcher = serializers.BooleanField(help_text="may export the dataset (the researchers group, staff, or a superuser)")
+    is_guest = serializers.BooleanField(help_text="a guest account (a nickname, for live rooms only) until claimed with a password")
     points = PointsSerializer()
     skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
 
@@ -55,6 +56,7 @@ def player_payload(user) -> dict:
         "username": user.get_username(),
         "is_moderator": is_moderator(user),
         "is_researcher": is_researcher(user),
+        "is_guest": is_guest(user),
         "points": player_points(player=user),
         "skill": player_skill(player_id=user.pk),
     }
@@ -162,3 +164,34 @@ class MeApi(ApiView):
     )
     def get(self, request: Request) -> Response:
         return Response(player_payload(request.user))
+
+
+class ClaimSerializer(serializers.Serializer):
+    password = serializers.CharField(max_length=256, trim_whitespace=False, style={"input_type": "password"})
+
+
+class GuestClaimApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=ClaimSerializer,
+        responses={
+            200: PlayerSerializer,
+            **errors(
+                post=True,
+                e400="weak_password: the password fails Django's password validators (the message says which)",
+                e403="not_a_guest: this account has a password already",
+            ),
+        },
+        summary="Keep a guest account: set its password",
+        description="A guest (who joined a live room with a nickname) sets a password: the account becomes an ordinary "
+        "one, keeping its name, rooms, votes and points, and may then do everything a player does (and shows on the "
+        "leaderboards). The session stays logged in.",
+    )
+    def post(self, request: Request) -> Response:
+        data = ClaimSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = guest_claim(user=request.user, password=data.validated_data["password"])
+        update_session_auth_hash(request._request, user)
+        user._fm2_is_guest = False
+        return Response(player_payload(user))

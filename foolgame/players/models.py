@@ -133,3 +133,17 @@ class PlayerName(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}: {self.skeleton}"
+
+
+class Guest(models.Model):
+    """An account made with a nickname alone, to join a live room from its link (a class in
+    front of a projector): ``guest_create``. It plays rooms and nothing else (no claims, checks,
+    moderation or exports: ``GuestLimitsMiddleware`` refuses every other path), and stays off
+    the public leaderboards and the skill board. Its player may claim it with a password
+    (``guest_claim``): this row goes, and the account, with its history, is an ordinary one."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="guest")
+    created = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"guest {self.user_id}"

@@ -16,6 +16,20 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from foolgame.core.errors import ServiceError
+from foolgame.players.models import Guest
+
+
+def is_guest(user: Any) -> bool:
+    """A guest account (``players.Guest``: made with a nickname to join a live room, not
+    claimed with a password yet), which plays rooms and nothing else. One query, remembered
+    on the user object for the request."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    cached = getattr(user, "_fm2_is_guest", None)
+    if cached is None:
+        cached = Guest.objects.filter(user_id=user.pk).exists()
+        user._fm2_is_guest = cached
+    return cached
 
 
 def is_moderator(user: Any) -> bool:

@@ -10,10 +10,11 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from foolgame.core.errors import ServiceError
 from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
-from foolgame.players.models import PlayerName
+from foolgame.players.models import Guest, PlayerName
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
@@ -91,21 +92,31 @@ def player_authenticate(*, request, username: str, password: str, ip: str | None
     return user
 
 
-def player_create(*, username: str, password: str, ip: str | None = None) -> AbstractBaseUser:
-    User = get_user_model()
-    username = User.normalize_username((username or "").strip())
-    if not username or len(username) > 150:
-        raise ServiceError("invalid_username", "Choose a user name of 1 to 150 characters.")
+def _checked_new_username(username: str, *, max_length: int = 150, what: str = "user name") -> str:
+    """The name, normalised, if a new account may take it: 1 to ``max_length`` characters of
+    Django's username alphabet, no invisible characters, not reserved, not taken and not a
+    look-alike of a name taken (its TR39 skeleton). ServiceError otherwise."""
+    username = get_user_model().normalize_username((username or "").strip())
+    if not username or len(username) > max_length:
+        raise ServiceError("invalid_username", f"Choose a {what} of 1 to {max_length} characters.")
+    if " " in username:  # the common case, said plainly (a class types "Kim Lee")
+        raise ServiceError("invalid_username", f"A {what} may not hold spaces: use letters, digits and @ . + - _ (no spaces).")
     if has_invisible_characters(username):
-        raise ServiceError("invalid_username", "A user name may not hold invisible or control characters.")
+        raise ServiceError("invalid_username", f"A {what} may not hold invisible or control characters.")
     try:
         UnicodeUsernameValidator()(username)
     except ValidationError:
-        raise ServiceError("invalid_username", "A user name may hold letters, digits and @ . + - _ only.") from None
+        raise ServiceError("invalid_username", f"A {what} may hold letters, digits and @ . + - _ only (no spaces).") from None
     if is_reserved_username(username) or _username_in_use(username):
         raise ServiceError(*TAKEN, status_code=409)
     if _confusable_holder(username) is not None:
         raise ServiceError(*_name_conflict(username), status_code=409)
+    return username
+
+
+def player_create(*, username: str, password: str, ip: str | None = None) -> AbstractBaseUser:
+    User = get_user_model()
+    username = _checked_new_username(username)
     user = User(username=username)
     try:
         password_validation.validate_password(password or "", user)
@@ -155,4 +166,56 @@ def player_role_set(*, username: str, group: Group, member: bool) -> AbstractBas
         user.groups.add(group)
     else:
         user.groups.remove(group)
+    return user
+
+
+# --- Guests: an account made with a nickname alone, for live rooms ---------------------------
+
+
+def _guest_options() -> dict:
+    return settings.FM2_GUESTS
+
+
+def guest_create(*, nickname: str, ip: str | None) -> AbstractBaseUser:
+    """A guest account (``Guest``) named ``nickname``, checked as a user name is (length,
+    alphabet, invisible characters, reserved, taken, look-alikes), without a password: its
+    session is its only key until its player claims it (``guest_claim``). At most
+    ``GUESTS_PER_IP`` are made per client address and window (429 ``guest_throttled``; a class
+    behind one address shares them). The caller's transaction holds the account, so a join
+    refused after it leaves none."""
+    options = _guest_options()
+    nickname = _checked_new_username(nickname, max_length=options["NICKNAME_MAX_LENGTH"], what="nickname")
+    address = ip or "unknown"
+    # Counted before the account is made (an atomic increment), so a burst of joins at once
+    # cannot all pass a count read before any of them wrote; a join refused later counts too.
+    made, retry_after = throttle_bump("guest-ip", (address,), options["GUEST_IP_WINDOW_SECONDS"])
+    if made > options["GUESTS_PER_IP"]:
+        raise _throttled("Too many guests joined from here lately; try again later, or log in.", retry_after, "guest_throttled")
+    User = get_user_model()
+    user = User(username=nickname)
+    user.set_unusable_password()
+    try:
+        with transaction.atomic():
+            user.save()  # and its PlayerName row, as any account
+            Guest.objects.create(user=user, created=timezone.now())
+    except (IntegrityError, ValidationError):
+        raise ServiceError(*_name_conflict(nickname), status_code=409) from None
+    return user
+
+
+def guest_claim(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
+    """The guest's player keeps the account: with a password (Django's validators) it becomes
+    an ordinary one, its name, rooms, votes and points kept, and from then on it may do
+    everything a player does and shows on the leaderboards. Anyone else: 403 ``not_a_guest``."""
+    with transaction.atomic():
+        guest = Guest.objects.select_for_update().filter(user_id=user.pk).first()
+        if guest is None:
+            raise ServiceError("not_a_guest", "This account is not a guest account; it has a password already.", status_code=403)
+        try:
+            password_validation.validate_password(password or "", user)
+        except ValidationError as error:
+            raise ServiceError("weak_password", " ".join(error.messages)) from None
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        guest.delete()
     return user

@@ -9,4 +9,5 @@ urlpatterns = [
     path("login/", views.PlayerLoginView.as_view(), name="login"),
     path("logout/", views.PlayerLogoutView.as_view(), name="logout"),
     path("me/", views.me, name="me"),
+    path("claim/", views.claim, name="claim"),
 ]

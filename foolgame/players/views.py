@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import login
+from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, LogoutView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from foolgame.core.errors import ServiceError
 from foolgame.players.forms import SignupForm, ThrottledAuthenticationForm
+from foolgame.players.roles import is_guest
+from foolgame.players.services import guest_claim
 from foolgame.players.models import LedgerEntry
 from foolgame.players.selectors import player_points
 
@@ -39,3 +42,18 @@ class PlayerLoginView(LoginView):
 
 class PlayerLogoutView(LogoutView):
     pass
+
+
+@login_required
+def claim(request: HttpRequest) -> HttpResponse:
+    """A guest keeps their account by setting a password (``guest_claim``)."""
+    context = {"is_guest": is_guest(request.user), "error": "", "done": False}
+    if request.method == "POST" and context["is_guest"]:
+        try:
+            user = guest_claim(user=request.user, password=str(request.POST.get("password", "")))
+        except ServiceError as error:
+            context["error"] = error.message
+            return render(request, "players/claim.html", context, status=error.status_code)
+        update_session_auth_hash(request, user)
+        context.update(done=True, is_guest=False)
+    return render(request, "players/claim.html", context)

@@ -5,12 +5,14 @@ room WebSocket"), or with the round REST twins on the round each question names.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import login
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.rooms import services
@@ -44,6 +46,13 @@ class FoundSerializer(serializers.Serializer):
     points = serializers.IntegerField()
 
 
+class WinnerSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    username = serializers.CharField(allow_null=True, help_text="who found the false claim first (the earliest right vote); null: nobody")
+    points = serializers.IntegerField(allow_null=True, help_text="what that vote earned")
+    skipped = serializers.BooleanField(help_text="the host skipped the question: it counts on no scoreboard")
+
+
 class AnswerSerializer(serializers.Serializer):
     question_id = serializers.IntegerField(required=False)
     number = serializers.IntegerField(required=False)
@@ -52,6 +61,9 @@ class AnswerSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(), required=False)
     gold = serializers.ListField(child=EvidenceSerializer(many=True), required=False, help_text="per claim, its gold evidence")
     found = FoundSerializer(many=True, required=False, help_text="who found the false claim, most points first")
+    first = FoundSerializer(required=False, allow_null=True, help_text="who found it first (the earliest right vote); null: nobody")
+    skipped = serializers.BooleanField(required=False, help_text="the host skipped the question: its votes pay nothing and count on no scoreboard")
+    ended_early = serializers.BooleanField(required=False, help_text="the host ended the question before its clock ran out")
     scoreboard = ScoreSerializer(many=True, required=False)
     over = serializers.BooleanField(required=False, help_text="no question follows")
 
@@ -64,6 +76,7 @@ class QuestionSerializer(serializers.Serializer):
     deadline = serializers.DateTimeField()
     remaining = serializers.FloatField(allow_null=True)
     votes = serializers.IntegerField(help_text="how many members have voted on this question so far (never who)")
+    players = serializers.IntegerField(help_text="how many members play this question (were dealt it)")
     round = RoundStateSerializer(allow_null=True, help_text="your own round (null: you watch this question); no result until the question is over")
     answer = AnswerSerializer(required=False, help_text="once the question is over")
 
@@ -85,6 +98,8 @@ class RoomSerializer(serializers.Serializer):
         many=True, allow_null=True, help_text="members (and those who left) only, else null: the finished questions' totals, nothing of the question playing"
     )
     question = QuestionSerializer(allow_null=True, help_text="members only: the current question")
+    winners = WinnerSerializer(many=True, allow_null=True, help_text="members only, once the room has ended: each question and who found it first")
+    next = serializers.CharField(allow_null=True, help_text="members only: the code of the room the host opened to play again (you are in it already)")
 
 
 class RoomCreatedSerializer(RoomSerializer):
@@ -201,3 +216,122 @@ class RoomLeaveApi(ApiView):
         return Response(services.room_leave(code=code, player=request.user))
 
 
+
+
+HOST_ONLY_QUESTION = {
+    "request": None,
+    "responses": {
+        200: inline_serializer("QuestionEnded", {"number": serializers.IntegerField(), "skipped": serializers.BooleanField()}),
+        **errors(
+            post=True,
+            reads_body=False,
+            e403="not_host: only the host ends or skips a question",
+            e404=NOT_FOUND,
+            e409=["room_over: the room has ended", "no_question_playing: no question is playing now"],
+        ),
+    },
+}
+
+
+class RoomEndQuestionApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        **HOST_ONLY_QUESTION,
+        summary="Host: end the question now",
+        description="Ends the question playing as if its clock ran out now: members who have not voted time out (no "
+        "points), votes cast count as usual, and every socket gets the `answer` at once (a member who gave up on it "
+        "too: its deadline is now). After the last question the room ends. The socket's `end_question` frame does the same.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        return Response(services.room_question_end(code=code, player=request.user))
+
+
+class RoomSkipQuestionApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        **HOST_ONLY_QUESTION,
+        summary="Host: skip the question",
+        description="Ends the question playing now, as `end-question` does, and drops it: no vote on it pays anything "
+        "(`unpaid: question_skipped`, not rated, nothing for the authors) and it counts on no scoreboard; it is still one "
+        "of the room's questions. Every socket gets the `answer` with `skipped: true`. The socket's `skip_question` frame "
+        "does the same.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        return Response(services.room_question_end(code=code, player=request.user, skip=True))
+
+
+class RoomPlayAgainApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: RoomCreatedSerializer,
+            **errors(
+                post=True,
+                reads_body=False,
+                e403="not_host: only the host plays the room again",
+                e404=NOT_FOUND,
+                e409=[
+                    "room_not_over: the room has not ended yet",
+                    f"too_many_open_rooms: you host {settings.FM2_ROOMS['MAX_OPEN_ROOMS_PER_HOST']} rooms not ended already",
+                ],
+                e429=f"room_rate_limited: you made {settings.FM2_ROOMS['ROOMS_PER_HOUR']} rooms in the last hour; details.retry_after",
+            ),
+        },
+        summary="Host: play again with the same members",
+        description="Once the room has ended, opens a new room with its settings and moves its members (those who had "
+        "not left) into it: they are members of the new room at once, and the old room's `next` names it (their page "
+        "goes there). The host's caps on rooms apply. Asked again, it answers the same new room.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        room = services.room_play_again(code=code, player=request.user)
+        state = services.room_state(code=room.code, player=request.user)
+        links = {"url": reverse("rooms:room", args=[room.code]), "socket": f"/ws/rooms/{room.code}/"}
+        return Response({**state, **links}, status=status.HTTP_201_CREATED)
+
+
+class GuestJoinSerializer(serializers.Serializer):
+    nickname = serializers.CharField(max_length=150, trim_whitespace=True, help_text="the name the room shows; checked as a user name is, at most 30 characters")
+
+
+class RoomGuestJoinApi(ApiView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        request=GuestJoinSerializer,
+        responses={
+            201: RoomSerializer,
+            **errors(
+                post=True,
+                login=False,
+                e400=[
+                    "invalid: the body is not a JSON object, or nickname is missing",
+                    "invalid_username: the nickname is empty, over 30 characters, or holds characters other than letters, digits and @ . + - _",
+                ],
+                e404=NOT_FOUND,
+                e409=[
+                    "already_logged_in: you have an account here already: join with POST /api/rooms/<code>/join",
+                    "username_taken: an account has this name (or it is reserved)",
+                    "username_confusable: the nickname looks like another account's name",
+                    "room_over: the room has ended",
+                    f"room_full: the room holds its {settings.FM2_ROOMS['MAX_MEMBERS']} players",
+                ],
+                e429=f"guest_throttled: {settings.FM2_GUESTS['GUESTS_PER_IP']} guests joined from this address in the last hour; see Retry-After",
+            ),
+        },
+        summary="Join a room as a guest, with a nickname alone",
+        description="For someone without an account (a class in front of a projector): makes a guest account named "
+        "after the nickname, logs it in (the answer sets the session cookie) and joins the room. A guest plays live rooms "
+        "and nothing else (403 `guest_not_allowed` elsewhere), stays off the public leaderboards, and keeps its account "
+        "by setting a password (`POST /api/me/claim`). Guests made per client address are throttled.",
+    )
+    def post(self, request: Request, code: str) -> Response:
+        if request.user.is_authenticated:
+            raise ServiceError("already_logged_in", "You are logged in: join with POST /api/rooms/<code>/join.", status_code=409)
+        data = validated_body(GuestJoinSerializer, request)
+        guest, state = services.room_join_as_guest(code=code, nickname=data["nickname"], ip=request.META.get("REMOTE_ADDR"))
+        login(request._request, guest, backend="django.contrib.auth.backends.ModelBackend")
+        return Response(services.room_state(code=state["code"], player=guest), status=status.HTTP_201_CREATED)

@@ -37,7 +37,7 @@ from foolgame.core.sockets import (
     database_sync_to_async,
 )
 from foolgame.rooms.models import RoomMember
-from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame
+from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame, VotesFrame
 from foolgame.voting.models import Round
 
 logger = logging.getLogger(__name__)
@@ -81,6 +81,10 @@ class RoomConsumer(GameSocketConsumer):
     members_board: list[Score] | None = None  # the latest board of a members message not sent yet
     members_task: asyncio.Task | None = None
     members_sent_at: float = float("-inf")  # the loop's time of the last members frame
+    votes_pending: VotesFrame | None = None  # the latest votes count not sent yet
+    votes_task: asyncio.Task | None = None
+    votes_sent_at: float = float("-inf")
+    votes_sent: int = 0  # the count of the last votes frame, for the current question
     answer_later: tuple[datetime, dict[str, Any]] | None = None  # a question given up: its answer, due at its deadline
 
     async def connect(self) -> None:
@@ -108,8 +112,9 @@ class RoomConsumer(GameSocketConsumer):
         return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
 
     async def disconnect(self, code: int) -> None:
-        if self.members_task is not None:
-            self.members_task.cancel()
+        for task in (self.members_task, self.votes_task):
+            if task is not None:
+                task.cancel()
         if self.admitted:
             self._forget()
         if self.member_id is not None and self.member_id not in _presence and self.leased:
@@ -175,7 +180,8 @@ class RoomConsumer(GameSocketConsumer):
             result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
             asyncio.run_coroutine_threadsafe(self._voted(result), loop)
             try:
-                services.room_question_finish(question_id=question_id)
+                if not services.room_question_finish(question_id=question_id):
+                    services.room_votes_counted(question_id=question_id)
             except Exception:  # the vote stands; the deadline, the task or the sweep ends the question
                 logger.exception("room socket: question %s not finished after a vote", question_id)
 
@@ -185,13 +191,29 @@ class RoomConsumer(GameSocketConsumer):
         self.status = Round.State.VOTED
         await self.send_frame("voted", VotedFrame(remaining=result["remaining"]))
 
+    async def on_end_question(self, frame: dict[str, Any]) -> None:
+        """The host ends the question now; the answer is the ``answer`` frame every socket gets."""
+        await database_sync_to_async(services.room_question_end)(code=self.code, player=self.scope["user"])
+
+    async def on_skip_question(self, frame: dict[str, Any]) -> None:
+        """The host skips the question: it ends now and its votes count for nothing (``answer``, ``skipped``)."""
+        await database_sync_to_async(services.room_question_end)(code=self.code, player=self.scope["user"], skip=True)
+
     async def on_leave(self, frame: dict[str, Any]) -> None:
         await database_sync_to_async(services.room_leave)(code=self.code, player=self.scope["user"])
         await self.send_frame("ok", payloads.OkFrame({"for": "leave"}))
         self._forget()  # left already: nothing to mark on the way out
         await self.close(code=1000)
 
-    HANDLERS = {"state": on_state, "start": on_start, "reveal": on_reveal, "vote": on_vote, "leave": on_leave}
+    HANDLERS = {
+        "state": on_state,
+        "start": on_start,
+        "reveal": on_reveal,
+        "vote": on_vote,
+        "leave": on_leave,
+        "end_question": on_end_question,
+        "skip_question": on_skip_question,
+    }
 
     # --- the room's group -------------------------------------------------------------
 
@@ -214,6 +236,7 @@ class RoomConsumer(GameSocketConsumer):
         self.status = Round.State.PLAYING if self.round_id else None
         self.deadline = self.question_deadline if self.round_id else None
         self.timeout_sent = self.finishing = False
+        self.votes_pending, self.votes_sent = None, 0
         remaining = max((self.question_deadline - clock.now()).total_seconds(), 0.0)
         watching = self.round_id is None
         await self.send_frame(
@@ -232,6 +255,7 @@ class RoomConsumer(GameSocketConsumer):
                     "claims": None if watching else event["claims"],
                     "clues_left": None if watching else event["clues_left"],
                     "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
+                    "players": event.get("players", len(event["rounds"])),
                 }
             ),
         )
@@ -241,7 +265,7 @@ class RoomConsumer(GameSocketConsumer):
             return
         answer = {k: v for k, v in event.items() if k not in ("type", "withheld", "deadline")}
         if self.played != event["number"]:  # a watcher was not dealt this pair: its answer stays unseen
-            answer = {k: answer[k] for k in ("question_id", "number", "questions", "found", "scoreboard", "over")}
+            answer = {k: answer[k] for k in services.WATCHER_ANSWER_KEYS if k in answer}
         if self._gave_up(event):  # nothing of a question given up before its deadline
             full = answer
             answer = await database_sync_to_async(services.room_answer_for)(question_id=event["question_id"], player_id=self.scope["user"].pk, answer=full)
@@ -253,6 +277,7 @@ class RoomConsumer(GameSocketConsumer):
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
         self._members_superseded()
+        self.votes_pending = None
         await self.send_frame("answer", answer)
 
     async def room_members(self, event: dict[str, Any]) -> None:
@@ -285,6 +310,33 @@ class RoomConsumer(GameSocketConsumer):
         finally:
             self.members_task = None
 
+    async def room_votes(self, event: dict[str, Any]) -> None:
+        """How many have voted on the question playing, at most one frame per
+        MEMBERS_FRAME_SECONDS (a burst of votes comes as one frame with the latest count;
+        counts sent by two processes may cross: the larger one stands)."""
+        if not self._live() or event["question_id"] != self.question_id or self.question_deadline is None:
+            return
+        pending = self.votes_pending
+        if pending is None or pending["question_id"] != event["question_id"] or pending["votes"] <= event["votes"]:
+            self.votes_pending = VotesFrame(question_id=event["question_id"], votes=event["votes"], players=event["players"])
+        if self.votes_task is None:
+            self.votes_task = asyncio.create_task(self._send_votes())
+
+    async def _send_votes(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self.votes_pending is not None:
+                wait = self.votes_sent_at + float(settings.FM2_ROOMS["MEMBERS_FRAME_SECONDS"]) - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
+                frame, self.votes_pending = self.votes_pending, None
+                if frame is not None and frame["question_id"] == self.question_id and frame["votes"] > self.votes_sent:
+                    self.votes_sent_at, self.votes_sent = loop.time(), frame["votes"]
+                    await self.send_frame("votes", frame)
+        finally:
+            self.votes_task = None
+
     def _members_superseded(self) -> None:
         """An answer or the end carries a board read after any members message before it."""
         self.members_board = None
@@ -293,12 +345,14 @@ class RoomConsumer(GameSocketConsumer):
         if not self._live():
             return
         self._members_superseded()
-        board = event["scoreboard"]
+        board, winners = event["scoreboard"], event.get("winners", [])
         if self._gave_up(event):
-            board = await database_sync_to_async(services.room_board_for)(room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board)
+            board, winners = await database_sync_to_async(services.room_end_for)(
+                room_id=self.room_id, player_id=self.scope["user"].pk, scoreboard=board, winners=winners
+            )
             if not self._live():
                 return
-        await self.send_frame("ended", EndedFrame(reason=event["reason"], scoreboard=board))
+        await self.send_frame("ended", EndedFrame(reason=event["reason"], scoreboard=board, winners=winners))
         self._forget()
         await self.close(code=CLOSE_ROOM_ENDED)
 

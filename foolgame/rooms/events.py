@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from foolgame.rooms.payloads import RoomAnswer, Score
+from foolgame.rooms.payloads import RoomAnswer, Score, Winner
 from foolgame.rooms.models import Room, RoomQuestion
 from foolgame.rooms.selectors import room_scoreboard, withheld_players
 from foolgame.core.events import group_send_on_commit, task_on_commit, task_runs_eagerly
@@ -43,6 +43,7 @@ def question_started_on_commit(room: Room, question: RoomQuestion, rounds: dict[
         "claims": [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in question.claims],
         "clues_left": [max(lengths)] * 2,  # as a playing round shows them: both the longer list's length
         "rounds": {str(player_id): round_id for player_id, round_id in rounds.items()},
+        "players": len(rounds),
     }
     group_send_on_commit(room_group(room.code), message)
 
@@ -54,10 +55,15 @@ def question_ended_on_commit(room: Room, answer: RoomAnswer, *, withheld: set[in
     group_send_on_commit(room_group(room.code), message)
 
 
-def room_ended_on_commit(room: Room, *, scoreboard: list[Score] | None = None, withheld: set[int]) -> None:
+def room_ended_on_commit(room: Room, *, scoreboard: list[Score] | None = None, winners: list[Winner], withheld: set[int]) -> None:
     scoreboard = room_scoreboard(room=room) if scoreboard is None else scoreboard
-    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": scoreboard, "withheld": _withheld(withheld)}
+    message = {"type": "room.ended", "reason": room.end_reason, "scoreboard": scoreboard, "winners": winners, "withheld": _withheld(withheld)}
     group_send_on_commit(room_group(room.code), message)
+
+
+def votes_counted_on_commit(code: str, *, question_id: int, votes: int, players: int) -> None:
+    """How many have voted on the question playing: a count for every socket, never who."""
+    group_send_on_commit(room_group(code), {"type": "room.votes", "question_id": question_id, "votes": votes, "players": players})
 
 
 def finish_task_on_commit(question: RoomQuestion) -> None:

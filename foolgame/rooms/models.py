@@ -38,6 +38,10 @@ class Room(models.Model):
     created = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=10, choices=EndReason.choices, blank=True)
+    next_room = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="previous",
+        help_text="the room the host opened to play again with this room's members (``room_play_again``)",
+    )
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -81,6 +85,11 @@ class RoomQuestion(models.Model):
     started_at = models.DateTimeField()
     deadline = models.DateTimeField(db_index=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # The host ended it before its clock ran out (``ended_early``: its ``deadline`` moved to
+    # that instant, the rounds still open timed out), or skipped it (``skipped``, early too:
+    # the votes cast on it pay nothing and it counts on no scoreboard).
+    ended_early = models.BooleanField(default=False)
+    skipped = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["room", "number"]

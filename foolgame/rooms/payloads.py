@@ -26,6 +26,15 @@ class Found(TypedDict):
     points: int
 
 
+class Winner(TypedDict):
+    """A finished question and who found its false claim first (``username`` None: nobody)."""
+
+    number: int
+    username: str | None
+    points: int | None
+    skipped: bool
+
+
 class RoomAnswer(TypedDict):
     """A finished question's answer (the ``answer`` frame, a question's ``answer``). A member
     who watched the question gets ``found`` only (over REST); one who gave their round up
@@ -38,6 +47,9 @@ class RoomAnswer(TypedDict):
     labels: NotRequired[list[str]]
     gold: NotRequired[list[list[Evidence]]]
     found: NotRequired[list[Found]]
+    first: NotRequired[Found | None]
+    skipped: NotRequired[bool]
+    ended_early: NotRequired[bool]
     scoreboard: NotRequired[list[Score]]
     over: NotRequired[bool]
 
@@ -53,6 +65,7 @@ class QuestionView(TypedDict):
     remaining: float | None
     round: RoundState | None
     votes: int
+    players: int
     answer: NotRequired[RoomAnswer]
 
 
@@ -73,6 +86,8 @@ class RoomState(TypedDict):
     members: int
     scoreboard: list[Score] | None
     question: QuestionView | None
+    winners: list[Winner] | None
+    next: str | None
 
 
 class RoomCreated(RoomState):
@@ -95,6 +110,7 @@ class QuestionFrame(TypedDict):
     claims: list[ShownClaim] | None
     clues_left: list[int] | None
     clue_cost: int
+    players: int
 
 
 class VotedFrame(TypedDict):
@@ -105,7 +121,16 @@ class MembersFrame(TypedDict):
     scoreboard: list[Score]
 
 
+class VotesFrame(TypedDict):
+    """How many members have voted on the question playing: a count, never who."""
+
+    question_id: int
+    votes: int
+    players: int
+
+
 class EndedFrame(TypedDict):
     reason: str
     scoreboard: list[Score]
+    winners: list[Winner]
 

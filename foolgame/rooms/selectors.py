@@ -21,7 +21,7 @@ from datetime import datetime
 
 from django.db.models import Count, Max, Q, Sum
 
-from foolgame.rooms.payloads import Found, Score
+from foolgame.rooms.payloads import Found, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core import clock
 from foolgame.voting.models import Round
@@ -59,26 +59,37 @@ def room_scoreboard(*, room: Room, hide: Iterable[int] = ()) -> list[Score]:
     (the solo award: the points on the clock when the vote was right), then by right answers;
     equal scores share a rank. Members who left stay on it, marked. A question still playing
     counts for nobody until it is over; nor do the questions in ``hide`` (those whose answer
-    the viewer may not see yet: ``withheld_questions``)."""
+    the viewer may not see yet: ``withheld_questions``), nor a question the host skipped."""
     return room_results(room=room, hide=hide)[0]
 
 
 def room_results(*, room: Room, question: RoomQuestion | None = None, hide: Iterable[int] = ()) -> tuple[list[Score], list[Found]]:
+    """The scoreboard and who found ``question``'s false claim (``room_results_first``)."""
+    rows, found, _ = room_results_first(room=room, question=question, hide=hide)
+    return rows, found
+
+
+def room_results_first(*, room: Room, question: RoomQuestion | None = None, hide: Iterable[int] = ()) -> tuple[list[Score], list[Found], Found | None]:
     """The scoreboard (``room_scoreboard``) and, for ``question`` (a finished one), the members
-    who found its false claim, most points first: two queries, the members and their votes'
-    totals over the room's finished questions but those in ``hide`` (with the points of a
-    right vote on the question)."""
+    who found its false claim, most points first, and the one who found it first (the
+    earliest right vote; ``None`` when nobody did): two queries, the members and their votes'
+    totals over the room's finished questions but those in ``hide`` and the skipped ones (with
+    the points and time of a right vote on ``question``, skipped or not)."""
+    counted = Q(question__skipped=False)
     sums: dict[str, Any] = {
-        "points": Sum("round__vote__points"),
-        "correct": Count("pk", filter=Q(round__vote__correct=True)),
-        "voted": Count("round__vote"),
+        "points": Sum("round__vote__points", filter=counted),
+        "correct": Count("pk", filter=counted & Q(round__vote__correct=True)),
+        "voted": Count("round__vote", filter=counted),
     }
     if question is not None:
-        sums["found"] = Max("round__vote__points", filter=Q(question_id=question.pk, round__vote__correct=True))
+        right = Q(question_id=question.pk, round__vote__correct=True)
+        sums["found"] = Max("round__vote__points", filter=right)
+        sums["found_at"] = Max("round__vote__created", filter=right)  # one vote a round: that vote's time
     plays = RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).exclude(question_id__in=list(hide))
     totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)}
     rows: list[Score] = []
     found: list[Found] = []
+    first: tuple[Any, Found] | None = None
     for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
         total = totals.get(player_id, {})
         rows.append(
@@ -94,12 +105,30 @@ def room_results(*, room: Room, question: RoomQuestion | None = None, hide: Iter
         )
         if total.get("found") is not None:
             found.append({"username": username, "points": total["found"]})
+            if first is None or (total["found_at"], username) < (first[0], first[1]["username"]):
+                first = (total["found_at"], found[-1])
     rows.sort(key=lambda r: (-r["points"], -r["correct"], r["username"]))
     for i, row in enumerate(rows):
         same = i > 0 and (rows[i - 1]["points"], rows[i - 1]["correct"]) == (row["points"], row["correct"])
         row["rank"] = rows[i - 1]["rank"] if same else i + 1
     found.sort(key=lambda f: (-f["points"], f["username"]))
-    return rows, found
+    return rows, found, (dict(first[1]) if first else None)  # type: ignore[return-value]
+
+
+def room_winners(*, room: Room | int, hide: Iterable[int] = ()) -> list[Winner]:
+    """Each finished question of the room (but those in ``hide``) and who found its false
+    claim first (the earliest right vote; ``username`` None when nobody did), in order: two
+    queries."""
+    questions = RoomQuestion.objects.filter(room=room, state=RoomQuestion.State.DONE).exclude(pk__in=list(hide))
+    winners: dict[int, Winner] = {
+        number: {"number": number, "username": None, "points": None, "skipped": skipped}
+        for number, skipped in questions.order_by("number").values_list("number", "skipped")
+    }
+    right = RoomRound.objects.filter(question__in=questions, round__vote__correct=True).order_by("question__number", "round__vote__created", "player__username")
+    for number, username, points in right.values_list("question__number", "player__username", "round__vote__points"):
+        if winners[number]["username"] is None:
+            winners[number].update(username=username, points=points)
+    return list(winners.values())
 
 
 def question_votes(*, question: RoomQuestion) -> int:
@@ -134,3 +163,8 @@ def round_answer_withheld(*, round_: Round) -> bool:
 def round_room_question(*, round_id: int) -> int | None:
     """The id of the room question this round was dealt for, or None for a solo round."""
     return RoomRound.objects.filter(round_id=round_id).values_list("question_id", flat=True).first()
+
+
+def room_host_id(*, code: str) -> int | None:
+    """The id of the room's host, or None when no room has this code."""
+    return Room.objects.filter(code=code.upper()).values_list("host_id", flat=True).first()

@@ -40,11 +40,12 @@ from django.db.models import Exists, F, OuterRef, Q
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
+from foolgame.players.services import guest_create
 from foolgame.rooms import events
-from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score
+from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core.throttle import throttle_bump
-from foolgame.rooms.selectors import question_votes, room_results, room_scoreboard, withheld_players, withheld_questions
+from foolgame.rooms.selectors import question_votes, room_results_first, room_scoreboard, room_winners, withheld_players, withheld_questions
 from foolgame.core import clock
 from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import dealing, payloads
@@ -174,6 +175,23 @@ def room_join(*, code: str, player: AbstractBaseUser) -> RoomState:
     return room_state(code=room.code, player=player)
 
 
+def room_join_as_guest(*, code: str, nickname: str, ip: str | None) -> tuple[AbstractBaseUser, RoomState]:
+    """Someone without an account joins with a nickname: a guest account is made for them
+    (``players.services.guest_create``: the nickname checked as a user name, throttled per
+    client address) and joins the room, in one transaction, so a join refused (no such room,
+    ended, full) leaves no account. The room is looked at first: a flood of guest joins to a
+    room that cannot take them makes no accounts."""
+    room = _get_room(code)
+    if room.state == Room.State.ENDED:
+        raise ServiceError("room_over", "This room has ended.", status_code=409)
+    if RoomMember.objects.filter(room=room, left_at__isnull=True).count() >= _options()["MAX_MEMBERS"]:
+        raise ServiceError("room_full", f"A room holds at most {_options()['MAX_MEMBERS']} players.", status_code=409)
+    with transaction.atomic():
+        guest = guest_create(nickname=nickname, ip=ip)
+        state = room_join(code=room.code, player=guest)
+    return guest, state
+
+
 def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
     """Leave the room. The host leaving ends it (an open question ends at once; votes already
     cast keep their points). Anyone else gives up their round of the open question, which
@@ -255,6 +273,77 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
         left, right = pair if random.random() < 0.5 else pair[::-1]
         question = _deal(room, players, left.id, right.id, 0 if left.label == Claim.Label.REFUTES else 1, now)
     return {"number": question.number, "deadline": question.deadline.isoformat()}
+
+
+def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False) -> dict[str, Any]:
+    """The host ends the question playing now (``skip``: and drops it), as if its clock had
+    run out at this instant: the rounds not voted on time out (no points, not rated), the
+    answer goes out to every socket at once, with its deadline moved to now also to a member
+    who gave up on it. A skipped question's votes pay nothing (``Vote.unpaid``
+    ``question_skipped``: it waited for its answer, so nothing was paid yet) and count on no
+    scoreboard; it still is one of the room's questions. After the last one the room ends.
+
+    Locking: the room's row, then the question's, then each round's (``_finish_question``)."""
+    now = clock.now()
+    with transaction.atomic():
+        room = _get_room(code, lock=True)
+        if room.host_id != player.pk:
+            raise ServiceError("not_host", "Only the host ends or skips a question.", status_code=403)
+        if room.state == Room.State.ENDED:
+            raise ServiceError("room_over", "This room has ended.", status_code=409)
+        question = _open_question(room)
+        if question is None or not _finish_question(room, question.pk, now, early="skip" if skip else "end"):
+            raise ServiceError("no_question_playing", "No question is playing now.", status_code=409)
+        room_member_seen(room_id=room.pk, player_id=player.pk)  # the host is here: they act
+    return {"number": question.number, "skipped": skip}
+
+
+def room_votes_counted(*, question_id: int) -> bool:
+    """After a vote (or another end of a round) on a question still playing: every socket of
+    the room gets how many of its members have voted (the ``votes`` frame: a count, never
+    who). Sent only when the count moved since the last one this cache saw, so reads that ask
+    (``round_settled`` is sent by a round's reads too) cost one count and no broadcast.
+    Returns True when it sent one."""
+    row = RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING).values_list("room__code", flat=True).first()
+    if row is None:
+        return False
+    question = RoomQuestion(pk=question_id)
+    votes, players = question_votes(question=question), RoomRound.objects.filter(question_id=question_id).count()
+    key = f"rooms:votes:{row}:{question_id}"  # with the room's random code: ids restart with a new database, the cache may not
+    try:
+        if cache.get(key) == votes:
+            return False
+        cache.set(key, votes, timeout=int(_round_seconds()) + 60)
+    except Exception:  # noqa: BLE001 - the cache is an optimisation: without it, send anyway
+        logger.warning("rooms: the votes count of question %s was sent without the cache", question_id)
+    events.votes_counted_on_commit(row, question_id=question_id, votes=votes, players=players)
+    return True
+
+
+def room_play_again(*, code: str, player: AbstractBaseUser) -> Room:
+    """The host of an ended room opens a new one with the same settings and moves the room's
+    members (those who had not left) into it: they are members at once, present for
+    ``PRESENT_SECONDS`` (their page, which finds the new room in the old one's ``next``, then
+    opens its socket), and may leave as from any room. The host's caps on rooms hold as for
+    any new room. Asked again, it answers the same new room.
+
+    Locking: the old room's row, then (``room_create``) the host's."""
+    now = clock.now()
+    with transaction.atomic():
+        room = _get_room(code, lock=True)
+        if room.host_id != player.pk:
+            raise ServiceError("not_host", "Only the host plays the room again.", status_code=403)
+        if room.state != Room.State.ENDED:
+            raise ServiceError("room_not_over", "Play again once the room has ended.", status_code=409)
+        if room.next_room_id is not None:
+            return Room.objects.get(pk=room.next_room_id)
+        new = room_create(host=player, category=room.category or None, questions=room.questions, seconds=room.seconds)
+        moved = RoomMember.objects.filter(room=room, left_at__isnull=True).exclude(player_id=player.pk).values_list("player_id", flat=True)
+        RoomMember.objects.bulk_create(RoomMember(room=new, player_id=p, joined_at=now, seen_at=now) for p in moved)
+        room.next_room = new
+        room.save(update_fields=["next_room"])
+        events.members_changed_on_commit(new)
+    return new
 
 
 def _deal_room_pair(pool: Any) -> Any:
@@ -378,28 +467,44 @@ def room_question_finish(*, question_id: int) -> bool:
         return _finish_question(room, question_id, now, over=over)
 
 
-def _finish_question(room: Room, question_id: int, now: datetime, *, force: bool = False, over: tuple[int, bool] | None = None) -> bool:
+def _finish_question(
+    room: Room, question_id: int, now: datetime, *, force: bool = False, over: tuple[int, bool] | None = None, early: str | None = None
+) -> bool:
     """Under the room's lock: end the question when it is over (``force``: now, giving up
     every round still open, for a caller that then ends the room with its own reason;
-    ``over``: what ``_question_over`` found before the lock, else it looks now). Rounds past
-    their deadline are timed out by the round services. On commit every socket gets the
+    ``over``: what ``_question_over`` found before the lock, else it looks now; ``early``:
+    the host ends it now, ``"end"`` or ``"skip"``: its clock runs out at this instant, so the
+    rounds still open time out (as at a deadline: no points, not rated) and its ``deadline``
+    becomes now, which also brings the answer to a member who gave up on it, at once with
+    everyone; a skipped question's votes pay nothing, and it counts on no scoreboard). Rounds
+    past their deadline are timed out by the round services. On commit every socket gets the
     answer, who found it and the scoreboard; after the last question, the room's end."""
     question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question_id)
     if question.state != RoomQuestion.State.PLAYING:
         return False
-    if not force:
+    if not force and early is None:
         over = over or _question_over(question.pk, now)
         if over is None:
             return False
     still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
+    round_ids = list(question.plays.values_list("round_id", flat=True))
     if force:
         _forfeit(still_open, rated=False)  # the host ended it, not the members: no rating
+    elif early is not None:
+        for round_id, _ in list(still_open):
+            if not rounds.round_time_out(round_id=round_id):
+                rounds.round_expire(round_id=round_id)
+        if now < question.deadline:
+            question.deadline, question.ended_early = now, True
+        if early == "skip":
+            question.skipped = True
+            rounds.votes_unpay(round_ids=round_ids, reason="question_skipped")
     elif over is not None and over[1]:  # none says playing after the room's last vote: no query
         for round_id, _ in still_open:
             rounds.round_expire(round_id=round_id)
     question.state, question.ended_at = RoomQuestion.State.DONE, min(now, question.deadline)
-    question.save(update_fields=["state", "ended_at"])
-    rounds.votes_settle(round_ids=list(question.plays.values_list("round_id", flat=True)))
+    question.save(update_fields=["state", "ended_at", "deadline", "ended_early", "skipped"])
+    rounds.votes_settle(round_ids=round_ids)
     last = question.number >= room.questions
     answer = question_answer(question, room=room, over=last or force)
     withheld = withheld_players(room=room, now=now)  # who gave up: their sockets read their own view
@@ -421,16 +526,25 @@ def _forfeit(plays: Iterable[tuple[int, int]], *, rated: bool = True) -> None:
             pass
 
 
+GAVE_UP_ANSWER_KEYS = ("question_id", "number", "questions", "skipped", "ended_early", "scoreboard", "over")
+"""What the ``answer`` of a question they gave up shows a member before its deadline."""
+WATCHER_ANSWER_KEYS = ("question_id", "number", "questions", "found", "first", "skipped", "ended_early", "scoreboard", "over")
+"""What the ``answer`` of a question they only watched (were not dealt) shows a member."""
+
+
 def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, hide: Iterable[int] = ()) -> RoomAnswer:
     """What everyone sees once a question is over: the answer, who found it, the scoreboard
     (without the questions in ``hide``: ``withheld_questions``)."""
-    scoreboard, found = room_results(room=room, question=question, hide=hide)
+    scoreboard, found, first = room_results_first(room=room, question=question, hide=hide)
     return {
         "question_id": question.pk,
         "number": question.number,
         "questions": room.questions,
         **payloads.answer_payload(question),
         "found": found,
+        "first": first,
+        "skipped": question.skipped,
+        "ended_early": question.ended_early,
         "scoreboard": scoreboard,
         "over": over,
     }
@@ -441,7 +555,9 @@ def _end_room(room: Room, reason: str, now: datetime, *, scoreboard: list[Score]
     ``withheld``: the members who gave up a question whose deadline is ahead, read with it."""
     room.state, room.ended_at, room.end_reason = Room.State.ENDED, now, reason
     room.save(update_fields=["state", "ended_at", "end_reason"])
-    events.room_ended_on_commit(room, scoreboard=scoreboard, withheld=withheld_players(room=room, now=now) if withheld is None else withheld)
+    events.room_ended_on_commit(
+        room, scoreboard=scoreboard, winners=room_winners(room=room), withheld=withheld_players(room=room, now=now) if withheld is None else withheld
+    )
 
 
 def room_answer_for(*, question_id: int, player_id: int, answer: RoomAnswer) -> RoomAnswer:
@@ -457,8 +573,18 @@ def room_answer_for(*, question_id: int, player_id: int, answer: RoomAnswer) -> 
         return answer
     shown: RoomAnswer = {**answer, "scoreboard": room_scoreboard(room=question.room, hide=hidden)}
     if question_id in hidden:
-        shown = cast(RoomAnswer, {k: v for k, v in shown.items() if k in ("question_id", "number", "questions", "scoreboard", "over")})
+        shown = cast(RoomAnswer, {k: v for k, v in shown.items() if k in GAVE_UP_ANSWER_KEYS})
     return shown
+
+
+def room_end_for(*, room_id: int, player_id: int, scoreboard: list[Score], winners: list[Winner]) -> tuple[list[Score], list[Winner]]:
+    """An ``ended`` message's scoreboard and question winners as this member may see them
+    now: without the questions they gave up before their deadline (``withheld_questions``)."""
+    hidden = withheld_questions(room=room_id, player_id=player_id)
+    room = Room.objects.filter(pk=room_id).first() if hidden else None
+    if room is None:
+        return scoreboard, winners
+    return room_scoreboard(room=room, hide=hidden), room_winners(room=room, hide=hidden)
 
 
 def room_board_for(*, room_id: int, player_id: int, scoreboard: list[Score]) -> list[Score]:
@@ -503,11 +629,17 @@ def room_state(*, code: str, player: AbstractBaseUser) -> RoomState:
         "members": RoomMember.objects.filter(room=room, left_at__isnull=True).count(),
         "scoreboard": None,
         "question": None,
+        "winners": None,
+        "next": None,
     }
     if member is None:
         return state
     hidden = withheld_questions(room=room, player_id=player.pk)  # given up before their deadline
     state["scoreboard"] = room_scoreboard(room=room, hide=hidden)
+    if room.state == Room.State.ENDED:
+        state["winners"] = room_winners(room=room, hide=hidden)
+        if room.next_room_id is not None and member.left_at is None:
+            state["next"] = Room.objects.filter(pk=room.next_room_id).values_list("code", flat=True).first()
     if room.current == 0:
         return state
     question = (
@@ -541,10 +673,11 @@ def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: s
             own.pop("result", None)  # nobody sees the answer before the question is over
         view["round"] = own
     view["votes"] = question_votes(question=question)
+    view["players"] = question.plays.count()
     if question.state == RoomQuestion.State.DONE and question.pk not in hide:
         answer = question_answer(question, room=room, hide=hide)
         if play is None:  # a watcher was not dealt this pair: its answer stays unseen
-            answer = {"found": answer["found"]}
+            answer = cast(RoomAnswer, {k: answer[k] for k in ("found", "first", "skipped", "ended_early")})  # type: ignore[literal-required]
         view["answer"] = answer
     return view
 

@@ -54,10 +54,11 @@ class ResultSerializer(serializers.Serializer):
     labels = serializers.ListField(child=serializers.CharField(), required=False, help_text=ROOM_WITHHELD)
     gold = serializers.ListField(child=EvidenceSerializer(many=True), required=False, help_text=ROOM_WITHHELD)
     unpaid = serializers.ChoiceField(
-        choices=["moderator_saw_claim"],
+        choices=["moderator_saw_claim", "question_skipped"],
         required=False,
         help_text="only on a vote that pays nothing and is not rated: moderator_saw_claim, the voter had seen one of the "
-        "claims with its answer as a moderator before voting (points 0, no points for the authors either)",
+        "claims with its answer as a moderator before voting; question_skipped, the host of the live room skipped the "
+        "question (points 0, no points for the authors either)",
     )
     message = serializers.CharField(required=False, help_text="with unpaid: why, in a player's words")
 

@@ -243,7 +243,8 @@ FORFEIT_MESSAGE = "You gave up this round. Its answer is shown when the round wo
 
 UNPAID_MESSAGES = {
     "moderator_saw_claim": "You saw one of these claims with its answer as a moderator before voting, so this vote pays nothing "
-    "to anyone and does not count in the ratings."
+    "to anyone and does not count in the ratings.",
+    "question_skipped": "The host skipped this room question, so no vote on it pays anything or counts in the ratings.",
 }
 
 

@@ -187,11 +187,12 @@ def claim_difficulty(claim: Claim, *, break_even: float | None) -> Difficulty | 
 def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
     """Players ranked by skill: by the conservative rating ``rating - 2 * deviation``, so a
     lucky newcomer does not top it; only players with ``SKILL_MIN_VOTES`` rated votes, and
-    never the system players. Equal floors (to the point) share a rank."""
+    never the system players nor guests. Equal floors (to the point) share a rank."""
     rows = (
         PlayerRating.objects.filter(votes__gte=_settings()["SKILL_MIN_VOTES"])
         .exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
         .exclude(player__integrity_hold__held=True)  # held as improbable (moderation's PlayerHold)
+        .exclude(player__guest__isnull=False)  # guests, until claimed with a password
         .order_by("-floor", "player__username")
         .values_list("player__username", "rating", "deviation", "votes", "floor")[:limit]
     )

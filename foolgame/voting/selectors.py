@@ -53,9 +53,14 @@ def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | N
 
 def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:
     """Players ranked by points of one kind (or in total), summed from the ledger.
-    Equal points share a rank; system players (the release's author) and players held as
-    improbable (moderation's PlayerHold, until a moderator clears them) are left out."""
-    entries = LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"]).exclude(player__integrity_hold__held=True)
+    Equal points share a rank; system players (the release's author), players held as
+    improbable (moderation's PlayerHold, until a moderator clears them) and guests (a
+    nickname for live rooms, until claimed with a password) are left out."""
+    entries = (
+        LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
+        .exclude(player__integrity_hold__held=True)
+        .exclude(player__guest__isnull=False)
+    )
     if kind != "total":
         entries = entries.filter(kind=kind)
     rows = (

@@ -25,6 +25,7 @@ from django.db import IntegrityError, models, transaction
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.players.models import LedgerEntry
+from foolgame.players.roles import is_guest
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
 from foolgame.voting.events import round_changed_on_commit
@@ -189,6 +190,24 @@ def round_expire(*, round_id: int, reschedule: bool = False) -> bool:
         if not closed and reschedule and round_.state == Round.State.PLAYING:
             _schedule_expiry(round_, final=True)
         return closed
+
+
+def round_time_out(*, round_id: int) -> bool:
+    """End a playing round now as timed out, before its deadline: the clock of the group it
+    is played in ran out early (a room's host ended the question). No points and no rating, as
+    any timeout; the round's sockets are told. A round already over keeps how it ended.
+    Returns True when this call ended it.
+
+    Locking: the round's row lock, as every service that changes a round."""
+    with transaction.atomic():
+        round_ = Round.objects.select_for_update().filter(pk=round_id).first()
+        if round_ is None or round_.state != Round.State.PLAYING:
+            return False
+        now = clock.now()
+        round_.state, round_.ended_at = Round.State.TIMED_OUT, min(now, round_.deadline) if round_.deadline else now
+        round_.save(update_fields=["state", "ended_at"])
+        round_changed_on_commit(round_)
+        return True
 
 
 def _abandon_if_stale(round_: Round, now: datetime) -> bool:
@@ -370,6 +389,14 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
     return settled
 
 
+def votes_unpay(*, round_ids: list[int], reason: str) -> int:
+    """The votes on these rounds that are not settled yet (a room's votes wait for their
+    question's answer) pay nothing and are not rated (``Vote.unpaid`` = ``reason``, points 0):
+    a room's host skipped the question. A settled vote keeps what it paid: the ledger is
+    append-only. Returns how many it changed."""
+    return Vote.objects.filter(round_id__in=round_ids, settled=False, unpaid="").update(unpaid=reason, points=0, rated=True)
+
+
 def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> Result:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote and its ledger rows are written in one transaction; the claims' vote counters,
@@ -422,8 +449,19 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
     raise _expired_error()
 
 
+def _refuse_guest(player: AbstractBaseUser, what: str) -> None:
+    """A guest account (a nickname, for live rooms) neither likes (a like pays an author) nor
+    reports (reports feed moderation): throttled free accounts would otherwise farm points or
+    flood the queue. The HTTP paths are closed to guests already (``GuestLimitsMiddleware``);
+    this holds for the round socket too."""
+    if is_guest(player):
+        raise ServiceError("guest_not_allowed", f"Guest accounts do not {what}; set a password to keep your account first.", status_code=403)
+
+
 def round_like(*, round_id: int, player: AbstractBaseUser, claim: int | None) -> dict[str, Any]:
-    """After the vote, say which claim was more interesting; a like pays its author 10 points."""
+    """After the vote, say which claim was more interesting; a like pays its author 10 points.
+    Not a guest's (``_refuse_guest``)."""
+    _refuse_guest(player, "like claims")
     if claim is not None:
         _check_index(claim, field="claim")
     with transaction.atomic():
@@ -487,6 +525,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
     moderation queue; only those of trusted reporters count towards hiding a claim.
 
     Locking: the player's row (the rate limit is counted under it), then the round's."""
+    _refuse_guest(player, "report claims")
     _check_index(claim, field="claim")
     if reason not in Report.Reason.values:
         raise ServiceError("invalid_reason", f"reason must be one of: {', '.join(Report.Reason.values)}.")

@@ -34,14 +34,14 @@ async def connect(code: str, user, *, expect: int | None = None) -> WebsocketCom
 
 
 async def frame(ws: WebsocketCommunicator, *types: str, timeout: float = 3) -> dict:
-    """The next frame of one of ``types``, skipping ticks, member updates and timeouts unless asked for."""
+    """The next frame of one of ``types``, skipping ticks, member updates, votes counts and timeouts unless asked for."""
     while True:
         raw = await ws.receive_from(timeout=timeout)
         message = json.loads(raw)
         if message["type"] in types:
             message["_raw"] = raw
             return message
-        assert message["type"] in ("tick", "members", "timeout"), message
+        assert message["type"] in ("tick", "members", "timeout", "votes"), message
 
 
 async def everyone(party) -> dict[str, WebsocketCommunicator]:
@@ -82,7 +82,7 @@ def answer_bearing(value, path: str = "") -> list[str]:
 
 
 def no_answer_in(message: dict, who: str = "") -> None:
-    assert message["type"] in ("tick", "members", "room", "voted"), (who, message)
+    assert message["type"] in ("tick", "members", "room", "voted", "votes"), (who, message)
     assert answer_bearing({k: v for k, v in message.items() if k != "_raw"}) == [], (who, message)
 
 

@@ -42,6 +42,9 @@
   const statusLine = $("#room-status");
   const errorBox = $("#room-error");
   const startButton = $("#start-button");
+  const endButton = $("#end-question-button");
+  const skipButton = $("#skip-question-button");
+  const againButton = $("#again-button");
   const leaveButton = $("#leave-button");
   const questionBox = $("#question");
   const answerBox = $("#answer");
@@ -54,6 +57,11 @@
   let isHost = false;
   let questions = 0;
   let playing = false; // this player's own round takes clues and a vote now
+  let questionId = null; // the question playing, whose answers-in count we show
+  let answersIn = 0; // the largest count heard for it (counts from two processes may cross)
+  let pollTimer = null; // after the end: waiting for the host to play again
+  const POLL_MS = 4000;
+  const POLL_FOR_MS = 15 * 60 * 1000;
 
   function send(frame) {
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
@@ -73,6 +81,40 @@
   function setPlaying(on) {
     playing = on;
     $$(".reveal, .vote", root).forEach((button) => { button.disabled = !on; });
+  }
+
+  function setHostControls(on) {
+    endButton.hidden = !(isHost && on);
+    skipButton.hidden = !(isHost && on);
+  }
+
+  function setAnswersIn(votes, players) {
+    answersIn = Math.max(answersIn, votes || 0);
+    $("#answers-in").textContent = players ? answersIn + "/" + players : String(answersIn);
+  }
+
+  function ordinal(n) {
+    const tens = n % 100;
+    if (tens >= 11 && tens <= 13) return n + "th";
+    return n + ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  }
+
+  // Where this player stands on a scoreboard: "You are 2nd of 5, with 120 points."
+  function showPlace(rows) {
+    const place = $("#my-place");
+    const mine = (rows || []).find((row) => row.username === me);
+    place.hidden = !mine;
+    if (mine) {
+      place.textContent = "You are " + ordinal(mine.rank) + " of " + rows.length + ", with " + mine.points + (mine.points === 1 ? " point." : " points.");
+    }
+  }
+
+  // The answer is out or the room is over: no stale "your vote is in" note, no faded buttons.
+  function settle() {
+    setPlaying(false);
+    setHostControls(false);
+    $("#question-note").textContent = "";
+    root.classList.add("answered");
   }
 
   function resetCards() {
@@ -125,8 +167,14 @@
 
   function showAnswer(answer) {
     answerBox.hidden = false;
-    setPlaying(false);
+    settle();
     setClock(null, null);
+    const note = $("#answer-note");
+    note.textContent = answer.skipped ? "The host skipped this question: nobody scores on it." : answer.ended_early ? "The host ended this question early." : "";
+    note.hidden = !note.textContent;
+    const first = $("#answer-first");
+    first.textContent = answer.first ? "First to find it: " + answer.first.username + " (+" + answer.first.points + ")" : "";
+    first.hidden = !answer.first;
     const found = answer.found || [];
     if (answer.false_claim === undefined) {
       $("#answer-title").textContent = "Question " + answer.number + " is over";
@@ -157,7 +205,10 @@
         ? "Found it: " + found.map((f) => f.username + " (+" + f.points + ")").join(", ")
         : "Nobody found it.";
     }
-    if (answer.scoreboard) showScoreboard(answer.scoreboard);
+    if (answer.scoreboard) {
+      showScoreboard(answer.scoreboard);
+      showPlace(answer.scoreboard);
+    }
     const more = !answer.over && answer.number < (answer.questions || questions);
     startButton.hidden = !(isHost && more);
     startButton.textContent = "Next question";
@@ -168,8 +219,13 @@
   function showQuestion(q) {
     questionBox.hidden = false;
     answerBox.hidden = true;
+    root.classList.remove("answered");
     resetCards();
     startButton.hidden = true;
+    if (q.id !== questionId) answersIn = 0;
+    questionId = q.id;
+    setAnswersIn(q.votes || 0, q.players);
+    setHostControls(true);
     $("#question-number").textContent = q.number + "/" + (q.questions || questions);
     if (q.watching) {
       showClaims(null);
@@ -190,10 +246,11 @@
   function showRoom(state) {
     isHost = state.is_host;
     questions = state.questions;
-    $("#room-info").textContent = state.questions + " questions of " + state.seconds + " s · host: " + state.host;
+    $("#room-info").textContent = state.questions + (state.questions === 1 ? " question" : " questions") + " of " + state.seconds + " s · host: " + state.host;
     showScoreboard(state.scoreboard);
     leaveButton.textContent = isHost ? "End the room" : "Leave the room";
-    if (state.state === "ended") return showEnded({ reason: state.end_reason, scoreboard: state.scoreboard });
+    $("#projector-link").hidden = !isHost || state.state === "ended";
+    if (state.state === "ended") return showEnded({ reason: state.end_reason, scoreboard: state.scoreboard, winners: state.winners, next: state.next });
     const q = state.question;
     if (!q) {
       questionBox.hidden = true;
@@ -203,6 +260,9 @@
     }
     const own = q.round;
     showQuestion({
+      id: q.id,
+      votes: q.votes,
+      players: q.players,
       number: q.number,
       questions: state.questions,
       watching: !own,
@@ -220,14 +280,86 @@
     if (q.status === "done" && q.answer) showAnswer({ ...q.answer, number: q.number, questions: state.questions, over: false });
   }
 
+  function showPodium(rows) {
+    const podium = $("#podium");
+    podium.replaceChildren();
+    (rows || []).filter((row) => row.rank <= 3 && row.voted > 0).slice(0, 5).forEach((row) => {
+      const item = document.createElement("li");
+      item.className = "place-" + row.rank + (row.username === me ? " me" : "");
+      [["place", ordinal(row.rank)], ["who", row.username], ["score", row.points + " points · " + row.correct + " right"]].forEach(([cls, text]) => {
+        const span = document.createElement("span");
+        span.className = cls;
+        span.textContent = text;
+        item.appendChild(span);
+      });
+      podium.appendChild(item);
+    });
+    if (!podium.children.length) {
+      const item = document.createElement("li");
+      item.textContent = "Nobody scored in this room.";
+      podium.appendChild(item);
+    }
+  }
+
+  function showWinners(winners) {
+    const list = $("#winners");
+    list.replaceChildren();
+    (winners || []).forEach((w) => {
+      const item = document.createElement("li");
+      item.value = w.number;
+      item.textContent = "Question " + w.number + ": " + (w.skipped ? "skipped" : w.username ? w.username + " (+" + w.points + ")" : "nobody found it");
+      list.appendChild(item);
+    });
+    list.previousElementSibling.hidden = !list.children.length;
+  }
+
+  function goTo(next) {
+    window.location.assign("/rooms/" + encodeURIComponent(next) + "/");
+  }
+
+  // After the end, players wait for the host's "Play again": the old room names the new one
+  // (its `next`), which they are members of already.
+  function waitForNext() {
+    if (isHost || pollTimer) return;
+    const until = Date.now() + POLL_FOR_MS;
+    const note = $("#again-note");
+    note.textContent = "If the host plays again, this page takes you to the new room.";
+    note.hidden = false;
+    pollTimer = setInterval(async () => {
+      if (Date.now() > until) {
+        clearInterval(pollTimer);
+        note.hidden = true;
+        return;
+      }
+      try {
+        const state = await api("GET", "/api/rooms/" + code);
+        if (state.next) {
+          clearInterval(pollTimer);
+          goTo(state.next);
+        }
+      } catch (error) { /* a blip: the next poll tries again */ }
+    }, POLL_MS);
+  }
+
   function showEnded(ended) {
     finished = true;
-    setPlaying(false);
+    settle();
     startButton.hidden = true;
     leaveButton.hidden = true;
-    if (ended.scoreboard) showScoreboard(ended.scoreboard);
     const why = { done: "Every question was played.", host_left: "The host ended the room.", host_gone: "The host was away too long.", no_pair: "No fair pair was left." };
     statusLine.textContent = "The room has ended. " + (why[ended.reason] || "");
+    if (ended.next) return goTo(ended.next);
+    if (!ended.scoreboard) return undefined;
+    showScoreboard(ended.scoreboard);
+    showPlace(ended.scoreboard);
+    $("#my-place").hidden = true; // the podium and the scoreboard say it at the end
+    showPodium(ended.scoreboard);
+    showWinners(ended.winners);
+    $("#room-end").hidden = false;
+    againButton.hidden = !isHost;
+    waitForNext();
+    $("#end-title").focus({ preventScroll: false });
+    return undefined;
   }
 
   function handle(frame) {
@@ -251,6 +383,9 @@
         return;
       case "answer": return showAnswer(frame);
       case "members": return showScoreboard(frame.scoreboard);
+      case "votes":
+        if (frame.question_id === questionId) setAnswersIn(frame.votes, frame.players);
+        return undefined;
       case "ended": return showEnded(frame);
       case "ok": return undefined;
       case "error": return showError(errorBox, frame.message);
@@ -286,6 +421,19 @@
     });
   });
   startButton.addEventListener("click", () => { showError(errorBox, ""); send({ type: "start" }); });
+  endButton.addEventListener("click", () => { showError(errorBox, ""); send({ type: "end_question" }); });
+  skipButton.addEventListener("click", () => { showError(errorBox, ""); send({ type: "skip_question" }); });
+  againButton.addEventListener("click", async () => {
+    showError(errorBox, "");
+    againButton.disabled = true;
+    try {
+      const room = await api("POST", "/api/rooms/" + code + "/again");
+      window.location.assign(room.url);
+    } catch (error) {
+      againButton.disabled = false;
+      showError(errorBox, error.message);
+    }
+  });
   leaveButton.addEventListener("click", async () => {
     finished = true;
     try {
@@ -307,6 +455,13 @@
       statusLine.textContent = error.code === "room_not_found" ? "No room has this code." : error.message;
       leaveButton.hidden = true;
       finished = true;
+      if (error.code === "room_over") {
+        // An ended room: its members still see how it ended (and follow it when it plays again).
+        try {
+          const state = await api("GET", "/api/rooms/" + code);
+          if (state.scoreboard) showRoom(state);
+        } catch (ignored) { /* the message above stands */ }
+      }
     }
   })();
 })();

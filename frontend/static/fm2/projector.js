@@ -1,0 +1,185 @@
+// The room's projector view (the host's second screen): the join code and link, who is in,
+// the question with how many have answered, the answer and who found it first, the podium.
+// It only shows what the room's WebSocket says to the host; it sends nothing but `state`.
+// Text from players and claims goes in with textContent, never as HTML.
+(function () {
+  "use strict";
+  const $ = (selector, scope) => (scope || document).querySelector(selector);
+  const $$ = (selector, scope) => Array.from((scope || document).querySelectorAll(selector));
+
+  const root = $("#projector");
+  if (!root) return;
+  const code = root.dataset.code;
+  const status = $("#stage-status");
+  const claims = $$(".stage-claim", root);
+  const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
+
+  let socket = null;
+  let attempts = 0;
+  let finished = false;
+  let questionId = null;
+  let answersIn = 0;
+  let players = 0;
+  let clock = null; // {remaining, at}: the server's remaining time and when it arrived
+
+  function ordinal(n) {
+    const tens = n % 100;
+    if (tens >= 11 && tens <= 13) return n + "th";
+    return n + ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  }
+
+  function formatTime(seconds) {
+    const s = Math.max(0, Math.ceil(seconds));
+    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
+  }
+
+  function showMembers(rows) {
+    const list = $("#members");
+    list.replaceChildren();
+    const here = (rows || []).filter((row) => !row.left);
+    here.forEach((row) => {
+      const item = document.createElement("li");
+      item.textContent = row.username + (row.host ? " (host)" : "");
+      list.appendChild(item);
+    });
+    $("#members-count").textContent = here.length + (here.length === 1 ? " player" : " players");
+  }
+
+  function showAnswers() {
+    $("#stage-answers").textContent = players ? answersIn + "/" + players : String(answersIn);
+  }
+
+  // The question's clock as the server gave it, counted down here between its frames.
+  setInterval(() => {
+    if (!clock) return;
+    const left = clock.remaining - (performance.now() - clock.at) / 1000;
+    $("#stage-remaining").textContent = formatTime(left);
+  }, 250);
+
+  function showQuestion(q) {
+    $("#stage-end").hidden = true;
+    $("#stage-question").hidden = false;
+    $("#stage-answer").hidden = true;
+    if (q.id !== questionId) answersIn = 0;
+    questionId = q.id;
+    answersIn = Math.max(answersIn, q.votes || 0);
+    players = q.players || 0;
+    showAnswers();
+    $("#stage-number").textContent = q.number + "/" + q.questions;
+    clock = q.remaining === null || q.remaining === undefined ? null : { remaining: q.remaining, at: performance.now() };
+    claims.forEach((card, index) => {
+      card.classList.remove("is-false", "is-true");
+      $(".stage-text", card).textContent = q.claims ? q.claims[index].text : "";
+      $(".stage-verdict", card).textContent = "";
+    });
+    status.textContent = "Question " + q.number + ": which claim is false?";
+  }
+
+  function showAnswer(answer) {
+    clock = null;
+    $("#stage-remaining").textContent = "0:00";
+    $("#stage-answer").hidden = false;
+    if (answer.false_claim !== undefined) {
+      claims.forEach((card, index) => {
+        const isFalse = index === answer.false_claim;
+        card.classList.add(isFalse ? "is-false" : "is-true");
+        $(".stage-verdict", card).textContent = isFalse ? "False" : "True";
+      });
+      $("#stage-answer-title").textContent = "The false claim was the " + (answer.false_claim === 0 ? "left" : "right") + " one" + (answer.skipped ? " (skipped: nobody scores)" : "");
+    } else {
+      $("#stage-answer-title").textContent = "Question " + answer.number + " is over";
+    }
+    const found = answer.found || [];
+    $("#stage-first").textContent = answer.first ? "First to find it: " + answer.first.username : "Nobody found it.";
+    $("#stage-found").textContent = found.length > 1 ? "Also found it: " + found.filter((f) => !answer.first || f.username !== answer.first.username).map((f) => f.username).join(", ") : "";
+    if (answer.scoreboard) showMembers(answer.scoreboard);
+    status.textContent = answer.over ? "That was the last question." : "Waiting for the next question.";
+  }
+
+  function showEnd(ended) {
+    finished = true;
+    root.classList.add("ended"); // nobody joins an ended room: the code and QR code go
+    clock = null;
+    $("#stage-question").hidden = true;
+    $("#stage-end").hidden = false;
+    status.textContent = "The room has ended.";
+    const podium = $("#stage-podium");
+    podium.replaceChildren();
+    (ended.scoreboard || []).filter((row) => row.rank <= 3 && row.voted > 0).slice(0, 5).forEach((row) => {
+      const item = document.createElement("li");
+      item.className = "place-" + row.rank;
+      [["place", ordinal(row.rank)], ["who", row.username], ["score", row.points + " points"]].forEach(([cls, text]) => {
+        const span = document.createElement("span");
+        span.className = cls;
+        span.textContent = text;
+        item.appendChild(span);
+      });
+      podium.appendChild(item);
+    });
+    if (!podium.children.length) {
+      const item = document.createElement("li");
+      item.textContent = "Nobody scored in this room.";
+      podium.appendChild(item);
+    }
+    const winners = $("#stage-winners");
+    winners.replaceChildren();
+    (ended.winners || []).forEach((w) => {
+      const item = document.createElement("li");
+      item.value = w.number;
+      item.textContent = "Question " + w.number + ": " + (w.skipped ? "skipped" : w.username || "nobody found it");
+      winners.appendChild(item);
+    });
+    if (ended.scoreboard) showMembers(ended.scoreboard);
+  }
+
+  function showRoom(state) {
+    showMembers(state.scoreboard);
+    if (state.state === "ended") return showEnd({ scoreboard: state.scoreboard, winners: state.winners });
+    const q = state.question;
+    if (!q) {
+      $("#stage-question").hidden = true;
+      status.textContent = "Scan the code or open the link to join. The game starts when the host is ready.";
+      return undefined;
+    }
+    showQuestion({ id: q.id, number: q.number, questions: state.questions, remaining: q.status === "playing" ? q.remaining : null, claims: q.round ? q.round.claims : null, votes: q.votes, players: q.players });
+    if (q.status === "done" && q.answer) showAnswer({ ...q.answer, number: q.number, over: false });
+    return undefined;
+  }
+
+  function handle(frame) {
+    switch (frame.type) {
+      case "room": return showRoom(frame);
+      case "question": return showQuestion({ ...frame, votes: 0 });
+      case "votes":
+        if (frame.question_id === questionId) {
+          answersIn = Math.max(answersIn, frame.votes);
+          players = frame.players;
+          showAnswers();
+        }
+        return undefined;
+      case "answer": return showAnswer(frame);
+      case "members": return showMembers(frame.scoreboard);
+      case "ended": return showEnd(frame);
+      default: return undefined; // the host's own round (ticks, clues) is not the class's
+    }
+  }
+
+  function connect() {
+    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + window.location.host + "/ws/rooms/" + code + "/");
+    socket.addEventListener("open", () => { attempts = 0; $("#reconnecting").hidden = true; });
+    socket.addEventListener("message", (event) => {
+      try { handle(JSON.parse(event.data)); } catch (error) { status.textContent = "The page could not show an update; reload it."; }
+    });
+    socket.addEventListener("close", (event) => {
+      socket = null;
+      if (finished || event.code === 1000 || (event.code >= 4400 && event.code < 4500)) return;
+      $("#reconnecting").hidden = false;
+      const wait = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)] * (event.code === 1013 ? 2 : 1);
+      attempts += 1;
+      setTimeout(connect, wait);
+    });
+  }
+
+  connect();
+})();
