@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('players', '0006_alter_ledgerentry_kind'),
+        ('players', '0007_guests'),
     ]
 
     operations = [
