@@ -128,7 +128,10 @@ class ReportSerializer(serializers.Serializer):
 
 
 class CreateRoundSerializer(serializers.Serializer):
-    category = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    category = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text="a category's slug or name: deal from it")
+    page = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="a page's id: deal both claims from this page (with category, it must be in it too)"
+    )
 
 
 OK = inline_serializer("Ok", {"ok": serializers.BooleanField()})
@@ -143,9 +146,14 @@ class RoundCreateApi(ApiView):
             201: RoundCreatedSerializer,
             **errors(
                 post=True,
-                e400="invalid: the body is not a JSON object, or category is not text of at most 100 characters",
-                e404="no_pair_available: no fair pair of claims (one true, one false, none seen or written by you) is left, "
-                "in this category if one was named",
+                e400="invalid: the body is not a JSON object, category is not text of at most 100 characters, or page is "
+                "not a positive integer",
+                e404=[
+                    "no_pair_available: no fair pair of claims (one true, one false, none seen or written by you) is left, "
+                    "in this category or on this page if one was named",
+                    "unknown_category: no category has this slug or name (the message names it; GET /api/categories lists them)",
+                    "unknown_page: no page has this id",
+                ],
                 e409=[
                     "too_many_open_rounds: finish or abandon one of your open rounds first",
                     "no_pair_available: those claims were just dealt to you by a parallel request; try again",
@@ -156,12 +164,13 @@ class RoundCreateApi(ApiView):
         },
         summary="Deal a round: one true and one false claim",
         description="The server picks a fair pair for this player (same page when it can, else the same category) and "
-        "returns the round's id and its two pages. The claims are sent only when the round starts, over the WebSocket "
+        "returns the round's id and its two pages; with `category` (a slug or name) the pair comes from that category, "
+        "with `page` (an id) both claims come from that page. The claims are sent only when the round starts, over the WebSocket "
         "`/ws/rounds/<id>/` (docs/websocket.md) or with `POST /api/rounds/<id>/start`.",
     )
     def post(self, request: Request) -> Response:
         data = validated_body(CreateRoundSerializer, request)
-        round_ = services.round_create(player=request.user, category=data.get("category") or None)
+        round_ = services.round_create(player=request.user, category=data.get("category") or None, page_id=data.get("page"))
         pages = [{"id": c.page_id, "title": c.page.title} for c in round_.claims]
         return Response({"id": round_.pk, "pages": pages}, status=status.HTTP_201_CREATED)
 

@@ -22,7 +22,7 @@ def claims_playable() -> QuerySet[Claim]:
     return Claim.objects.filter(status=Claim.Status.ACTIVE).exclude(quality__out_of_play=True)
 
 
-def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) -> QuerySet[Claim]:
+def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, page_id: int | None = None) -> QuerySet[Claim]:
     """Claims this player may be dealt; their vote count (release plus the game's own) is
     the stored ``deal_votes`` column.
 
@@ -30,7 +30,8 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) 
     reported or held in an open round), never one they saw with its answer as a moderator
     (``moderation.Sighting``): their vote on it would be no evidence.
     """
-    return claims_for_players(players=[player], category=category)
+    claims = claims_for_players(players=[player], category=category)
+    return claims if page_id is None else claims.filter(page_id=page_id)
 
 
 def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | None = None) -> QuerySet[Claim]:

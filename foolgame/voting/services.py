@@ -24,6 +24,7 @@ from django.db import IntegrityError, models, transaction
 
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
+from foolgame.pages.models import Category, Page
 from foolgame.players.models import LedgerEntry
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
@@ -84,8 +85,23 @@ def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
         )
 
 
-def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
-    """Deal a fair pair: one true and one false claim, same page when possible, else same category.
+def _check_deal_filters(*, category: str | None, page_id: int | None) -> None:
+    """A deal asked from a category or a page that does not exist is refused as such (404
+    ``unknown_category``, ``unknown_page``), not as a pool with no pair left."""
+    if category and not Category.objects.filter(models.Q(slug=category) | models.Q(name__iexact=category)).exists():
+        raise ServiceError(
+            "unknown_category",
+            f"No category is called “{category}”: GET /api/categories lists them.",
+            status_code=404,
+            details={"category": category},
+        )
+    if page_id is not None and not Page.objects.filter(pk=page_id).exists():
+        raise ServiceError("unknown_page", f"No page has the id {page_id}.", status_code=404, details={"page": page_id})
+
+
+def round_create(*, player: AbstractBaseUser, category: str | None = None, page_id: int | None = None) -> Round:
+    """Deal a fair pair: one true and one false claim, same page when possible, else same
+    category; from the category (slug or name) or the page (id) when one is given.
 
     Deals are throttled per hour (``_check_deal_rate``, 429 ``deal_rate_limited``).
 
@@ -94,6 +110,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
     pair's claim rows are key-share locked in id order (``claim_refs_lock``) before any row
     refers to them.
     """
+    _check_deal_filters(category=category, page_id=page_id)
     rounds_expire_for_player(player=player)
     with transaction.atomic():
         get_user_model().objects.select_for_update().get(pk=player.pk)
@@ -102,11 +119,10 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
         _check_deal_rate(player, clock.now())
-        pair = deal_pair(claims_for_player(player=player, category=category), level=deal_level(player))
+        pair = deal_pair(claims_for_player(player=player, category=category, page_id=page_id), level=deal_level(player))
         if pair is None:
-            raise ServiceError(
-                "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
-            )
+            where = " on this page." if page_id is not None else " in this category." if category else "."
+            raise ServiceError("no_pair_available", "No fair pair of claims is left for you" + where, status_code=404)
         # The round and dealt rows reference both claims (a key-share lock each, in screen
         # order); a moderator locks a claim for update before the rounds it voids. Take the
         # key-share locks in id order first, as a vote does, so no two wait in opposite orders.
