@@ -46,6 +46,12 @@ class EvidenceSerializer(serializers.Serializer):
 ROOM_WITHHELD = "left out for a live room's round while its question plays"
 
 
+class RatingChangeSerializer(serializers.Serializer):
+    before = serializers.IntegerField(help_text="the player's skill rating (1500 scale) before this round's rating update")
+    after = serializers.IntegerField(help_text="and after it")
+    change = serializers.IntegerField(help_text="after - before")
+
+
 class ResultSerializer(serializers.Serializer):
     correct = serializers.BooleanField(required=False, help_text=f"after a vote; {ROOM_WITHHELD}")
     points = serializers.IntegerField(required=False, help_text=f"points awarded to the voter; {ROOM_WITHHELD}")
@@ -60,6 +66,23 @@ class ResultSerializer(serializers.Serializer):
         "claims with its answer as a moderator before voting (points 0, no points for the authors either)",
     )
     message = serializers.CharField(required=False, help_text="with unpaid: why, in a player's words")
+    picked = serializers.IntegerField(required=False, help_text="after a vote: the claim the player marked as false (0 left, 1 right)")
+    rating = RatingChangeSerializer(
+        required=False,
+        allow_null=True,
+        help_text="how this round moved the player's skill rating; null until its rating update ran (see rating_pending), and "
+        "for a round that rates nobody (a timeout, a report, an unpaid vote, a round given up before its start)",
+    )
+    rating_pending = serializers.BooleanField(
+        required=False,
+        help_text="the rating update is on its way (a task after the vote's commit, batched): read the round again "
+        "(GET /api/rounds/<id>) in a second for rating",
+    )
+    streak = serializers.IntegerField(
+        required=False,
+        help_text="the player's current streak: right votes in a row over their latest solo rounds (a wrong vote, a "
+        "timeout or a started round given up ends it)",
+    )
 
 
 class RoundStateSerializer(serializers.Serializer):

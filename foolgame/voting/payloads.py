@@ -11,6 +11,7 @@ from django.conf import settings
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
 from foolgame.voting.models import ClueReveal, Round, Vote
+from foolgame.voting.selectors import player_streak
 from scoring.rounds import remaining_seconds, round_deadline, voter_points
 
 
@@ -50,10 +51,18 @@ class Answer(TypedDict):
     gold: list[list[Evidence]]
 
 
+class RatingChange(TypedDict):
+    """The player's skill rating (1500 scale) just before and after a round's rating update."""
+
+    before: int
+    after: int
+    change: int
+
+
 class Result(TypedDict):
     """A vote's result (the ``result`` frame, the vote's REST answer, a state's ``result``):
-    the answer and how the vote did; a timed-out or given-up round's has the answer only,
-    and a live room's round while its question plays only ``remaining``."""
+    the answer and how the vote did; a timed-out or given-up round's has the answer and the
+    player's standing only, and a live room's round while its question plays only ``remaining``."""
 
     correct: NotRequired[bool]
     points: NotRequired[int]
@@ -63,6 +72,10 @@ class Result(TypedDict):
     gold: NotRequired[list[list[Evidence]]]
     unpaid: NotRequired[str]
     message: NotRequired[str]
+    picked: NotRequired[int]
+    rating: NotRequired[RatingChange | None]
+    rating_pending: NotRequired[bool]
+    streak: NotRequired[int]
 
 
 class RoundState(TypedDict):
@@ -220,7 +233,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         if hidden:
             state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
         else:
-            state["result"] = answer_payload(round_)
+            state["result"] = outcome_result(round_)
     elif round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and hooks.round_groups.get().answer_withheld(round_):
         state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state == Round.State.VOTED:
@@ -229,7 +242,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         state["answer_at"] = round_.deadline.isoformat()
         state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
-        state["result"] = answer_payload(round_)
+        state["result"] = outcome_result(round_)
     elif round_.state == Round.State.VOIDED:
         state["message"] = VOIDED_MESSAGE
     return cast(RoundState, state)
@@ -292,7 +305,37 @@ def vote_ack(vote: Vote) -> Result:
 
 
 def result_payload(round_: Round, vote: Vote) -> Result:
-    result: Result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **answer_payload(round_)}
+    result: Result = {
+        "correct": vote.correct,
+        "points": vote.points,
+        "remaining": round(vote.remaining, 2),
+        **answer_payload(round_),
+        "picked": vote.false_claim_index,
+        **standing_payload(round_, rating_pending=not vote.rated and not vote.unpaid),
+    }
     if vote.unpaid:
         result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
     return result
+
+
+def outcome_result(round_: Round) -> Result:
+    """The result of a round over without a vote (timed out, given up, reported): the answer,
+    and the player's standing after it (a started round given up is rated as a wrong vote)."""
+    return {**answer_payload(round_), **standing_payload(round_, rating_pending=round_.forfeit_rated is False)}
+
+
+class Standing(TypedDict):
+    rating: RatingChange | None
+    rating_pending: bool
+    streak: int
+
+
+def standing_payload(round_: Round, *, rating_pending: bool) -> Standing:
+    """How the round moved the player's skill rating (``rating``: null until its rating update
+    ran, ``rating_pending`` while it is on its way, after the commit, by a batched task; null
+    for good for a round that rates nobody) and their current streak of right answers."""
+    rating: RatingChange | None = None
+    if round_.rating_before is not None and round_.rating_after is not None:
+        before, after = round(round_.rating_before), round(round_.rating_after)
+        rating = {"before": before, "after": after, "change": after - before}
+    return {"rating": rating, "rating_pending": rating_pending and rating is None, "streak": player_streak(player_id=round_.player_id)}

@@ -84,3 +84,28 @@ def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:
         .filter(Q(left_claim__page_id=page_id) | Q(right_claim__page_id=page_id))
         .exists()
     )
+
+
+STREAK_CHUNK = 100
+
+
+def player_streak(*, player_id: int) -> int:
+    """The player's current streak: how many of their latest solo rounds in a row they voted
+    right. A wrong vote, a timeout or a started round given up ends it; rounds ended by a
+    report or a moderator, and rounds given up before their start, are left out. A room's
+    rounds are the room's game and are left out too (and a room's answer may not be out)."""
+    finished = (
+        Round.objects.filter(hooks.round_groups.get().solo(), player_id=player_id)
+        .filter(Q(state__in=(Round.State.VOTED, Round.State.TIMED_OUT)) | Q(state=Round.State.FORFEITED, started_at__isnull=False))
+        .order_by("-ended_at", "-id")
+        .values_list("vote__correct", flat=True)
+    )
+    streak = 0
+    while True:
+        chunk = list(finished[streak : streak + STREAK_CHUNK])
+        for correct in chunk:
+            if not correct:
+                return streak
+            streak += 1
+        if len(chunk) < STREAK_CHUNK:
+            return streak
