@@ -41,6 +41,7 @@ urlpatterns = [
     path("rooms/<str:code>/start", rooms.RoomStartApi.as_view(), name="room-start"),
     path("rooms/<str:code>/leave", rooms.RoomLeaveApi.as_view(), name="room-leave"),
     path("leaderboard", voting.LeaderboardApi.as_view(), name="leaderboard"),
+    path("me/rounds", voting.RoundHistoryApi.as_view(), name="me-rounds"),
     path("me/notifications", voting.NotificationsApi.as_view(), name="notifications"),
     path("me/notifications/read", voting.NotificationsReadApi.as_view(), name="notifications-read"),
     path("write-tasks", authoring.WriteTaskCreateApi.as_view(), name="write-tasks"),

@@ -118,6 +118,26 @@ class RoundStateSerializer(serializers.Serializer):
     )
 
 
+class PastRoundSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["voted", "timeout", "reported", "forfeited"])
+    pages = PageRefSerializer(many=True)
+    claims = ShownClaimSerializer(many=True)
+    outcome = serializers.ChoiceField(
+        choices=["right", "wrong", "timeout", "forfeited", "reported"], help_text="right or wrong vote, timed out, given up, ended by a report"
+    )
+    picked = serializers.IntegerField(allow_null=True, help_text="the claim the player marked as false (0 left, 1 right); null without a vote")
+    false_claim = serializers.IntegerField(help_text="the false claim: 0 left, 1 right")
+    points = serializers.IntegerField(help_text="points the vote earned the player")
+    ended_at = serializers.DateTimeField(allow_null=True)
+    room = serializers.BooleanField(help_text="played in a live room")
+
+
+class RoundHistorySerializer(serializers.Serializer):
+    rounds = PastRoundSerializer(many=True)
+    next_offset = serializers.IntegerField(allow_null=True, help_text="the offset of the next rounds; null at the end")
+
+
 class RoundCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     pages = PageRefSerializer(many=True)
@@ -210,6 +230,48 @@ class RoundCreateApi(ApiView):
         if request.query_params.get("open") not in ("1", "true"):
             raise ServiceError("open_required", "Only open rounds are listed: ask for /api/rounds?open=1.")
         return Response(services.rounds_open_for_player(player=request.user))
+
+
+def _whole_number(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    try:
+        value = default if raw in (None, "") else int(raw)
+    except ValueError:
+        raise ServiceError(f"invalid_{name}", f"{name} must be a whole number.") from None
+    if not low <= value <= high:
+        raise ServiceError(f"invalid_{name}", f"{name} must be between {low} and {high}.")
+    return value
+
+
+class RoundHistoryApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("offset", int, description="skip this many of your finished rounds (default 0)"),
+            OpenApiParameter("limit", int, description=f"at most this many (default 20, at most {services.HISTORY_MAX_LIMIT})"),
+        ],
+        responses={
+            200: RoundHistorySerializer,
+            **errors(
+                e400=[
+                    "invalid_offset: offset is not a whole number from 0 up",
+                    f"invalid_limit: limit is not a whole number from 1 to {services.HISTORY_MAX_LIMIT}",
+                ]
+            ),
+        },
+        summary="Your past rounds and how you did, newest first",
+        description="The player's own finished rounds whose answer is out for them, newest first: both claims, the claim "
+        "they picked, which one was false, the outcome (right, wrong, timeout, forfeited, reported) and the points. A round "
+        "whose answer is not out yet is left out (a round given up before its deadline, a solo round reported before "
+        "its deadline, a live room's round while its question plays), as are open and voided rounds; so a page may hold "
+        "fewer than `limit`. `next_offset` pages on.",
+    )
+    def get(self, request: Request) -> Response:
+        offset = _whole_number(request, "offset", 0, 0, 10**9)
+        limit = _whole_number(request, "limit", 20, 1, services.HISTORY_MAX_LIMIT)
+        rounds, next_offset = services.rounds_history(player=request.user, offset=offset, limit=limit)
+        return Response({"rounds": rounds, "next_offset": next_offset})
 
 
 class RoundDetailApi(ApiView):

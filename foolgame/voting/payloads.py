@@ -97,6 +97,22 @@ class RoundState(TypedDict):
     answer_at: NotRequired[str | None]
 
 
+class PastRound(TypedDict):
+    """A round of the player's history (``GET /api/me/rounds``): only rounds whose answer is
+    out for them, so it may say which claim was false and how they did."""
+
+    id: int
+    status: str
+    pages: list[PageRef]
+    claims: list[ShownClaim]
+    outcome: Literal["right", "wrong", "timeout", "forfeited", "reported"]
+    picked: int | None
+    false_claim: int
+    points: int
+    ended_at: str | None
+    room: bool
+
+
 class ClueResult(TypedDict):
     """A clue bought (the ``clue`` frame, the reveal's REST answer)."""
 
@@ -339,3 +355,38 @@ def standing_payload(round_: Round, *, rating_pending: bool) -> Standing:
         before, after = round(round_.rating_before), round(round_.rating_after)
         rating = {"before": before, "after": after, "change": after - before}
     return {"rating": rating, "rating_pending": rating_pending and rating is None, "streak": player_streak(player_id=round_.player_id)}
+
+
+def answer_out(round_: Round, now: datetime) -> bool:
+    """Does ``round_state`` show this round's answer (its ``result``) now? The same rules, as
+    a yes or no: after a vote (a room's once its question is over), a timeout, a report (a
+    solo one from its deadline), a forfeit from its ``answer_at``; never for a voided round
+    or an open one. The history (``past_round``) lists only such rounds."""
+    if round_.state == Round.State.FORFEITED:
+        return not answer_not_due(round_, now)
+    if round_.state not in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
+        return False
+    if hooks.round_groups.get().answer_withheld(round_):
+        return False
+    return round_.state != Round.State.REPORTED or not answer_not_due(round_, now)
+
+
+OUTCOMES = {Round.State.TIMED_OUT: "timeout", Round.State.FORFEITED: "forfeited", Round.State.REPORTED: "reported"}
+
+
+def past_round(round_: Round) -> PastRound:
+    """One row of the history; for a round whose answer is out (``answer_out``) only."""
+    vote = getattr(round_, "vote", None) if round_.state == Round.State.VOTED else None
+    claims: list[ShownClaim] = [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims]
+    return {
+        "id": round_.pk,
+        "status": round_.state,
+        "pages": [c["page"] for c in claims],
+        "claims": claims,
+        "outcome": ("right" if vote.correct else "wrong") if vote is not None else OUTCOMES[round_.state],  # type: ignore[typeddict-item]
+        "picked": vote.false_claim_index if vote is not None else None,
+        "false_claim": round_.false_index,
+        "points": vote.points if vote is not None else 0,
+        "ended_at": round_.ended_at.isoformat() if round_.ended_at else None,
+        "room": hooks.round_groups.get().in_group(round_),
+    }

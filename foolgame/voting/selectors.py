@@ -11,7 +11,7 @@ from django.db.models import F, Q, QuerySet, Sum, Window
 from django.db.models.functions import Rank
 
 from foolgame.claims.models import Claim
-from foolgame.core import hooks
+from foolgame.core import clock, hooks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Round
 
@@ -66,6 +66,23 @@ def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:
         .order_by("rank", "player__username")[:limit]
     )
     return [{"rank": r["rank"], "username": r["player__username"], "points": r["points"]} for r in rows]
+
+
+def player_past_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:
+    """The player's finished rounds that may have their answer out now, newest first: voted,
+    timed out, reported, and given up from their ``answer_at`` on (never an open or a voided
+    round). A superset: the caller keeps the ones ``payloads.answer_out`` says (a room's
+    round waits for its question; a solo report for its deadline)."""
+    return (
+        Round.objects.filter(player=player)
+        .filter(
+            Q(state__in=(Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED))
+            | Q(state=Round.State.FORFEITED, answer_at__lte=clock.now())
+        )
+        .select_related("left_claim__page", "right_claim__page", "vote", *hooks.round_groups.get().related)
+        .defer("left_claim__release_retrieved", "right_claim__release_retrieved")
+        .order_by("-ended_at", "-id")
+    )
 
 
 def player_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:

@@ -34,18 +34,21 @@ from foolgame.voting.dealing import deal_level, deal_pair
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.payloads import (
     ClueResult,
+    PastRound,
     Result,
     RoundState,
+    answer_out,
     clue_payload,
     deadline_after,
     game_settings,
+    past_round,
     result_payload,
     round_points,
     round_remaining,
     round_state,
     vote_ack,
 )
-from foolgame.voting.selectors import claims_for_player
+from foolgame.voting.selectors import claims_for_player, player_past_rounds
 from scoring.rounds import Outcome, round_awards
 
 MAX_OPEN_ROUNDS = 3
@@ -582,6 +585,23 @@ def rounds_void_for_claim(*, claim_id: int, action: str = "") -> list[int]:
         round_changed_on_commit(round_)
         voided.append(round_.pk)
     return voided
+
+
+# --- the player's history ------------------------------------------------------------------
+
+HISTORY_MAX_LIMIT = 50
+
+
+def rounds_history(*, player: AbstractBaseUser, offset: int = 0, limit: int = 20) -> tuple[list[PastRound], int | None]:
+    """The player's past rounds whose answer is out for them, newest first (``past_round``),
+    ``limit`` of them from ``offset`` in the list of their finished rounds, and the offset of
+    the next ones (None at the end). A round whose answer waits (a room's question still
+    playing, a solo report before its deadline) is left out, so a page may hold fewer."""
+    limit = max(1, min(limit, HISTORY_MAX_LIMIT))
+    rows = list(player_past_rounds(player=player)[offset : offset + limit + 1])
+    now = clock.now()
+    shown = [past_round(round_) for round_ in rows[:limit] if answer_out(round_, now)]
+    return shown, offset + limit if len(rows) > limit else None
 
 
 # --- open rounds: resume or forfeit -------------------------------------------------------
