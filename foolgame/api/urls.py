@@ -21,6 +21,7 @@ urlpatterns = [
     path("auth/logout", players.LogoutApi.as_view(), name="auth-logout"),
     path("auth/csrf", players.CsrfApi.as_view(), name="auth-csrf"),
     path("me", players.MeApi.as_view(), name="me"),
+    path("me/tutorial", players.TutorialApi.as_view(), name="me-tutorial"),
     path("categories", pages.CategoryListApi.as_view(), name="categories"),
     path("pages", pages.PageListApi.as_view(), name="pages"),
     path("pages/<int:page_id>", pages.PageDetailApi.as_view(), name="page-detail"),
