@@ -91,7 +91,7 @@ def test_the_clock_panel_shows_what_each_clue_cost(asgi_live_server: str, page: 
     log_in(page, asgi_live_server, "clue-counter")
     start_round(page, voter)
     panel = page.locator("#round-status")
-    expect(panel.locator("#clue-cost")).to_have_text("none yet")
+    expect(panel.locator("#clue-cost")).to_have_text("none")
     left = page.locator(".claim-card").nth(0)
     before = full_points_seconds(page)
     for bought in (1, 2):

@@ -92,7 +92,7 @@
   // How many clues were bought and the time they cost, from the clues on screen.
   function showClueCost() {
     const bought = $$(".clues li", root).length;
-    $("#clue-cost").textContent = bought ? bought + " · −" + bought * CLUE_COST + " s" : "none yet";
+    $("#clue-cost").textContent = bought ? bought + " · −" + bought * CLUE_COST + " s" : "none";
   }
 
   let flashTimer = null;
@@ -125,9 +125,10 @@
     $("#remaining").textContent = "--";
     $("#points").textContent = "--";
     $("#points-note").textContent = "";
-    $("#clue-cost").textContent = "none yet";
+    $("#clue-cost").textContent = "none";
     $(".clue-flash", root).hidden = true;
     $("#result-stats").hidden = true;
+    $$("#result-stats dd").forEach((box) => { box.textContent = ""; });
     $("#evidence-links").replaceChildren();
     $("#clock-announce").textContent = "";
     $("#reconnecting").hidden = true;
