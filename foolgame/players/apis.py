@@ -168,7 +168,7 @@ class MeApi(ApiView):
 
 
 class TutorialSerializer(serializers.Serializer):
-    state = serializers.ChoiceField(choices=list(TUTORIAL_STATES), help_text="done: finished; skipped; new: show it again")
+    tutorial = serializers.ChoiceField(choices=list(TUTORIAL_STATES), help_text="done: finished; skipped; new: show it again")
 
 
 class TutorialApi(ApiView):
@@ -178,7 +178,7 @@ class TutorialApi(ApiView):
         request=TutorialSerializer,
         responses={
             200: inline_serializer("TutorialState", {"tutorial": serializers.ChoiceField(choices=list(TUTORIAL_STATES))}),
-            **errors(post=True, e400="invalid: state is not new, done or skipped"),
+            **errors(post=True, e400="invalid: tutorial is not new, done or skipped"),
         },
         summary="Finish, skip or restart your first-run tutorial",
         description="Stores on the server, for the account, whether the player finished (`done`) or skipped the short "
@@ -187,4 +187,4 @@ class TutorialApi(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = validated_body(TutorialSerializer, request)
-        return Response({"tutorial": player_tutorial_set(player=request.user, state=data["state"])})
+        return Response({"tutorial": player_tutorial_set(player=request.user, state=data["tutorial"])})

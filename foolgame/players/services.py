@@ -167,7 +167,7 @@ def player_tutorial_set(*, player: AbstractBaseUser, state: str) -> str:
     """Record that the player finished (``done``) or skipped the tutorial, or ask for it again
     (``new``). Returns the state now stored."""
     if state not in TUTORIAL_STATES:
-        raise ServiceError("invalid_state", f"state must be one of: {', '.join(TUTORIAL_STATES)}.")
+        raise ServiceError("invalid_tutorial", f"tutorial must be one of: {', '.join(TUTORIAL_STATES)}.")
     if state == "new":
         TutorialProgress.objects.filter(player_id=player.pk).delete()
     else:

@@ -29,7 +29,7 @@ def test_a_new_player_has_the_tutorial_to_do(client) -> None:
 @pytest.mark.parametrize("state", ["done", "skipped"])
 def test_finishing_or_skipping_it_is_kept_for_the_account(state: str) -> None:
     ada = UserFactory(username="ada")
-    response = logged_in(ada).post("/api/me/tutorial", {"state": state}, content_type="application/json")
+    response = logged_in(ada).post("/api/me/tutorial", {"tutorial": state}, content_type="application/json")
     assert response.status_code == 200 and response.json() == {"tutorial": state}
     # Another session (another device) of the same account sees it.
     assert logged_in(ada).get("/api/me").json()["tutorial"] == state
@@ -40,12 +40,12 @@ def test_finishing_or_skipping_it_is_kept_for_the_account(state: str) -> None:
 def test_new_shows_it_again() -> None:
     ada = UserFactory(username="ada")
     client = logged_in(ada)
-    client.post("/api/me/tutorial", {"state": "skipped"}, content_type="application/json")
-    assert client.post("/api/me/tutorial", {"state": "new"}, content_type="application/json").json() == {"tutorial": "new"}
+    client.post("/api/me/tutorial", {"tutorial": "skipped"}, content_type="application/json")
+    assert client.post("/api/me/tutorial", {"tutorial": "new"}, content_type="application/json").json() == {"tutorial": "new"}
     assert not TutorialProgress.objects.exists()
 
 
-@pytest.mark.parametrize("body", [{}, {"state": "finished"}, {"state": None}, []])
+@pytest.mark.parametrize("body", [{}, {"tutorial": "finished"}, {"tutorial": None}, []])
 def test_a_bad_state_is_a_400_and_changes_nothing(body) -> None:
     response = logged_in(UserFactory()).post("/api/me/tutorial", body, content_type="application/json")
     assert response.status_code == 400 and response.json()["error"]["code"]
@@ -53,7 +53,7 @@ def test_a_bad_state_is_a_400_and_changes_nothing(body) -> None:
 
 
 def test_it_needs_a_login(client) -> None:
-    assert client.post("/api/me/tutorial", {"state": "done"}, content_type="application/json").status_code == 403
+    assert client.post("/api/me/tutorial", {"tutorial": "done"}, content_type="application/json").status_code == 403
 
 
 @pytest.mark.parametrize("path", ["/", "/accounts/me/", "/play/"])
@@ -61,7 +61,7 @@ def test_the_pages_show_it_until_it_is_done(path: str) -> None:
     ada = UserFactory(username="ada")
     client = logged_in(ada)
     assert 'id="tutorial"' in client.get(path).content.decode()
-    client.post("/api/me/tutorial", {"state": "done"}, content_type="application/json")
+    client.post("/api/me/tutorial", {"tutorial": "done"}, content_type="application/json")
     assert 'id="tutorial"' not in client.get(path).content.decode()
 
 

@@ -12,7 +12,7 @@
       again.disabled = true;
       try { window.localStorage.removeItem(KEY); } catch (error) { /* nothing kept here */ }
       try {
-        await window.fm2.api("POST", "/api/me/tutorial", { state: "new" });
+        await window.fm2.api("POST", "/api/me/tutorial", { tutorial: "new" });
         window.location.reload();
       } catch (error) {
         again.disabled = false;
@@ -41,7 +41,7 @@
   async function record(state) {
     try { window.localStorage.setItem(KEY, state); } catch (error) { /* private mode: the account keeps it */ }
     if (anonymous) return;
-    try { await window.fm2.api("POST", "/api/me/tutorial", { state }); } catch (error) { /* shown again next time: harmless */ }
+    try { await window.fm2.api("POST", "/api/me/tutorial", { tutorial: state }); } catch (error) { /* shown again next time: harmless */ }
   }
 
   function show(index) {
