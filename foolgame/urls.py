@@ -1,7 +1,21 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
+
+
+class FaviconView(RedirectView):
+    """``/favicon.ico``, which browsers ask for on pages that name no icon (the API's docs, the
+    admin): the site's SVG icon (the game's own pages link it from their head)."""
+
+    permanent = True
+
+    def get_redirect_url(self, *args: object, **kwargs: object) -> str:
+        return static("fm2/favicon.svg")
+
 
 urlpatterns = [
+    path("favicon.ico", FaviconView.as_view(), name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", include("foolgame.api.urls")),
     path("accounts/", include("foolgame.players.urls")),

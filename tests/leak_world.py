@@ -42,9 +42,10 @@ from tests.factories import PASSWORD, CategoryFactory, UserFactory
 LABELS = ("SUPPORTS", "REFUTES")
 ROUNDS = ("dealt", "started", "forfeited", "room_round")
 """The player's four rounds, by the world's attribute names."""
-PAIRS = 7
-"""Pages with one true and one false claim: three solo rounds, the two rooms' questions, and
-two left for a new deal (``POST /api/rounds``) to succeed."""
+PAIRS = 8
+"""Pages with one true and one false claim: three solo rounds, the two rooms' questions, the
+player's fact check, and two left for a new deal (``POST /api/rounds``, from the category or
+from ``extra_page``) to succeed."""
 ROOM_ROUNDS = {"room": "room_round", "hosted room": "hosted_round"}
 """The world's rooms (by their label in the walk) and the player's round in each."""
 
@@ -167,6 +168,12 @@ def build_world(*, question_started: bool = True) -> World:
         world.rounds["hosted_round"] = Round.objects.get(room_play__question__room=world.hosted, player=player)
     for name, round_ in world.rounds.items():
         world.rounds[name] = Round.objects.select_related("left_claim__page", "right_claim__page").get(pk=round_.pk)
+    # A page whose pair no round of the world dealt (the rooms' questions included) nor the
+    # player's fact check holds, so that a deal from it (``POST /api/rounds {page}``) reaches a
+    # pair and the reads after it.
+    used = {c.page_id for round_ in world.rounds.values() for c in round_.claims}
+    used |= set(Check.objects.filter(player=player).values_list("claim__page_id", flat=True))
+    world.extra_page = next(p for p in pages if p.pk not in used)
     world.markers = _markers(category)
     return world
 

@@ -73,6 +73,7 @@ SCHEMA_PAIRS = [
     (round_payloads.RoundState, round_apis.RoundStateSerializer),
     (round_payloads.Result, round_apis.ResultSerializer),
     (round_payloads.ClueResult, round_apis.ClueResultSerializer),
+    (round_payloads.PastRound, round_apis.PastRoundSerializer),
     (room_payloads.RoomState, room_apis.RoomSerializer),
     (room_payloads.RoomCreated, room_apis.RoomCreatedSerializer),
     (room_payloads.RoomAnswer, room_apis.AnswerSerializer),

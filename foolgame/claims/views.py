@@ -50,5 +50,8 @@ def page(request: HttpRequest, page_id: int) -> HttpResponse:
             "claim_counts": claim_counts,
             # "Write a claim about this page" only where a write task can be given.
             "writable": len(sentences) >= WRITABLE_MIN_SENTENCES,
+            # "Play a round from this page" where the page holds a true and a false claim
+            # (whether a pair is left for this player is the deal's to say).
+            "playable": 0 < claim_counts["true"] < claim_counts["total"],
         },
     )

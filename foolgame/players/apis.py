@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from foolgame.core.schema import errors
-from foolgame.core.views import ApiView
+from foolgame.core.views import ApiView, validated_body
 from foolgame.players.roles import is_guest, is_moderator, is_researcher
-from foolgame.players.selectors import player_points, player_skill
-from foolgame.players.services import guest_claim, player_authenticate, player_create
+from foolgame.players.selectors import player_points, player_skill, player_tutorial
+from foolgame.players.services import TUTORIAL_STATES, guest_claim, player_authenticate, player_create, player_tutorial_set
 
 
 class CredentialsSerializer(serializers.Serializer):
@@ -48,6 +48,10 @@ class PlayerSerializer(serializers.Serializer):
     is_guest = serializers.BooleanField(help_text="a guest account (a nickname, for live rooms only) until claimed with a password")
     points = PointsSerializer()
     skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
+    tutorial = serializers.ChoiceField(
+        choices=list(TUTORIAL_STATES),
+        help_text="the first-run tutorial: new (the pages show it), done or skipped; set with POST /api/me/tutorial",
+    )
 
 
 def player_payload(user) -> dict:
@@ -59,6 +63,7 @@ def player_payload(user) -> dict:
         "is_guest": is_guest(user),
         "points": player_points(player=user),
         "skill": player_skill(player_id=user.pk),
+        "tutorial": player_tutorial(player_id=user.pk),
     }
 
 
@@ -195,3 +200,25 @@ class GuestClaimApi(ApiView):
         update_session_auth_hash(request._request, user)
         user._fm2_is_guest = False
         return Response(player_payload(user))
+
+class TutorialSerializer(serializers.Serializer):
+    tutorial = serializers.ChoiceField(choices=list(TUTORIAL_STATES), help_text="done: finished; skipped; new: show it again")
+
+
+class TutorialApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=TutorialSerializer,
+        responses={
+            200: inline_serializer("TutorialState", {"tutorial": serializers.ChoiceField(choices=list(TUTORIAL_STATES))}),
+            **errors(post=True, e400="invalid: tutorial is not new, done or skipped"),
+        },
+        summary="Finish, skip or restart your first-run tutorial",
+        description="Stores on the server, for the account, whether the player finished (`done`) or skipped the short "
+        "tutorial the game's pages show to newcomers (spotting the false claim, writing a claim); `new` shows it again. "
+        "`GET /api/me` says where it stands (`tutorial`).",
+    )
+    def post(self, request: Request) -> Response:
+        data = validated_body(TutorialSerializer, request)
+        return Response({"tutorial": player_tutorial_set(player=request.user, state=data["tutorial"])})

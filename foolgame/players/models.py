@@ -147,3 +147,19 @@ class Guest(models.Model):
 
     def __str__(self) -> str:
         return f"guest {self.user_id}"
+
+class TutorialProgress(models.Model):
+    """How far a player went with the first-run tutorial (spotting the false claim, writing a
+    claim): finished or skipped. No row: not yet, and the game's pages show it. Kept on the
+    server so it follows the account from device to device."""
+
+    class State(models.TextChoices):
+        DONE = "done", "Finished"
+        SKIPPED = "skipped", "Skipped"
+
+    player = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="tutorial")
+    state = models.CharField(max_length=10, choices=State.choices)
+    updated = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.player_id}: tutorial {self.state}"

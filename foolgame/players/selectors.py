@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Sum
 
-from foolgame.players.models import LedgerEntry, PlayerRating
+from foolgame.players.models import LedgerEntry, PlayerRating, TutorialProgress
 
 KINDS = [kind.value for kind in LedgerEntry.Kind]
 
@@ -25,3 +25,11 @@ def player_skill(*, player_id: int) -> dict[str, Any] | None:
     if row is None:
         return None
     return {"skill": round(row["floor"]), "rating": round(row["rating"]), "deviation": round(row["deviation"]), "votes": row["votes"]}
+
+
+TUTORIAL_NEW = "new"
+
+
+def player_tutorial(*, player_id: int) -> str:
+    """The player's first-run tutorial: ``new`` (show it), ``done`` or ``skipped``."""
+    return TutorialProgress.objects.filter(player_id=player_id).values_list("state", flat=True).first() or TUTORIAL_NEW

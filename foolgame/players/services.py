@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from foolgame.core.errors import ServiceError
 from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
-from foolgame.players.models import Guest, PlayerName
+from foolgame.players.models import Guest, PlayerName, TutorialProgress
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
@@ -219,3 +219,19 @@ def guest_claim(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
         user.save(update_fields=["password"])
         guest.delete()
     return user
+
+# --- The first-run tutorial -------------------------------------------------------------------
+
+TUTORIAL_STATES = ("new", *TutorialProgress.State.values)
+
+
+def player_tutorial_set(*, player: AbstractBaseUser, state: str) -> str:
+    """Record that the player finished (``done``) or skipped the tutorial, or ask for it again
+    (``new``). Returns the state now stored."""
+    if state not in TUTORIAL_STATES:
+        raise ServiceError("invalid_tutorial", f"tutorial must be one of: {', '.join(TUTORIAL_STATES)}.")
+    if state == "new":
+        TutorialProgress.objects.filter(player_id=player.pk).delete()
+    else:
+        TutorialProgress.objects.update_or_create(player_id=player.pk, defaults={"state": state})
+    return state

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from foolgame.core.errors import ServiceError
+from foolgame.claims.models import Claim
 from foolgame.players.forms import SignupForm, ThrottledAuthenticationForm
 from foolgame.players.roles import is_guest
 from foolgame.players.services import guest_claim
@@ -31,7 +32,13 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 def me(request: HttpRequest) -> HttpResponse:
     entries = LedgerEntry.objects.filter(player=request.user).select_related("claim")[:50]
-    return render(request, "players/me.html", {"points": player_points(player=request.user), "entries": entries})
+    context = {
+        "points": player_points(player=request.user),
+        "entries": entries,
+        # With the rounds played (the page's history), what a newcomer is offered to do next.
+        "has_written": Claim.objects.filter(author=request.user).exists(),
+    }
+    return render(request, "players/me.html", context)
 
 
 class PlayerLoginView(LoginView):

@@ -46,6 +46,12 @@ class EvidenceSerializer(serializers.Serializer):
 ROOM_WITHHELD = "left out for a live room's round while its question plays"
 
 
+class RatingChangeSerializer(serializers.Serializer):
+    before = serializers.IntegerField(help_text="the player's skill rating (1500 scale) before this round's rating update")
+    after = serializers.IntegerField(help_text="and after it")
+    change = serializers.IntegerField(help_text="after - before")
+
+
 class ResultSerializer(serializers.Serializer):
     correct = serializers.BooleanField(required=False, help_text=f"after a vote; {ROOM_WITHHELD}")
     points = serializers.IntegerField(required=False, help_text=f"points awarded to the voter; {ROOM_WITHHELD}")
@@ -61,6 +67,23 @@ class ResultSerializer(serializers.Serializer):
         "question (points 0, no points for the authors either)",
     )
     message = serializers.CharField(required=False, help_text="with unpaid: why, in a player's words")
+    picked = serializers.IntegerField(required=False, help_text="after a vote: the claim the player marked as false (0 left, 1 right)")
+    rating = RatingChangeSerializer(
+        required=False,
+        allow_null=True,
+        help_text="how this round moved the player's skill rating; null until its rating update ran (see rating_pending), and "
+        "for a round that rates nobody (a timeout, a report, an unpaid vote, a round given up before its start)",
+    )
+    rating_pending = serializers.BooleanField(
+        required=False,
+        help_text="the rating update is on its way (a task after the vote's commit, batched): read the round again "
+        "(GET /api/rounds/<id>) in a second for rating",
+    )
+    streak = serializers.IntegerField(
+        required=False,
+        help_text="the player's current streak: right votes in a row over their latest solo rounds (a wrong vote, a "
+        "timeout or a started round given up ends it)",
+    )
 
 
 class RoundStateSerializer(serializers.Serializer):
@@ -96,6 +119,26 @@ class RoundStateSerializer(serializers.Serializer):
     )
 
 
+class PastRoundSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["voted", "timeout", "reported", "forfeited"])
+    pages = PageRefSerializer(many=True)
+    claims = ShownClaimSerializer(many=True)
+    outcome = serializers.ChoiceField(
+        choices=["right", "wrong", "timeout", "forfeited", "reported"], help_text="right or wrong vote, timed out, given up, ended by a report"
+    )
+    picked = serializers.IntegerField(allow_null=True, help_text="the claim the player marked as false (0 left, 1 right); null without a vote")
+    false_claim = serializers.IntegerField(help_text="the false claim: 0 left, 1 right")
+    points = serializers.IntegerField(help_text="points the vote earned the player")
+    ended_at = serializers.DateTimeField(allow_null=True)
+    room = serializers.BooleanField(help_text="played in a live room")
+
+
+class RoundHistorySerializer(serializers.Serializer):
+    rounds = PastRoundSerializer(many=True)
+    next_offset = serializers.IntegerField(allow_null=True, help_text="the offset of the next rounds; null at the end")
+
+
 class RoundCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     pages = PageRefSerializer(many=True)
@@ -129,7 +172,10 @@ class ReportSerializer(serializers.Serializer):
 
 
 class CreateRoundSerializer(serializers.Serializer):
-    category = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    category = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text="a category's slug or name: deal from it")
+    page = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="a page's id: deal both claims from this page (with category, it must be in it too)"
+    )
 
 
 OK = inline_serializer("Ok", {"ok": serializers.BooleanField()})
@@ -144,9 +190,14 @@ class RoundCreateApi(ApiView):
             201: RoundCreatedSerializer,
             **errors(
                 post=True,
-                e400="invalid: the body is not a JSON object, or category is not text of at most 100 characters",
-                e404="no_pair_available: no fair pair of claims (one true, one false, none seen or written by you) is left, "
-                "in this category if one was named",
+                e400="invalid: the body is not a JSON object, category is not text of at most 100 characters, or page is "
+                "not a positive integer",
+                e404=[
+                    "no_pair_available: no fair pair of claims (one true, one false, none seen or written by you) is left, "
+                    "in this category or on this page if one was named",
+                    "unknown_category: no category has this slug or name (the message names it; GET /api/categories lists them)",
+                    "unknown_page: no page has this id",
+                ],
                 e409=[
                     "too_many_open_rounds: finish or abandon one of your open rounds first",
                     "no_pair_available: those claims were just dealt to you by a parallel request; try again",
@@ -157,12 +208,13 @@ class RoundCreateApi(ApiView):
         },
         summary="Deal a round: one true and one false claim",
         description="The server picks a fair pair for this player (same page when it can, else the same category) and "
-        "returns the round's id and its two pages. The claims are sent only when the round starts, over the WebSocket "
+        "returns the round's id and its two pages; with `category` (a slug or name) the pair comes from that category, "
+        "with `page` (an id) both claims come from that page. The claims are sent only when the round starts, over the WebSocket "
         "`/ws/rounds/<id>/` (docs/websocket.md) or with `POST /api/rounds/<id>/start`.",
     )
     def post(self, request: Request) -> Response:
         data = validated_body(CreateRoundSerializer, request)
-        round_ = services.round_create(player=request.user, category=data.get("category") or None)
+        round_ = services.round_create(player=request.user, category=data.get("category") or None, page_id=data.get("page"))
         pages = [{"id": c.page_id, "title": c.page.title} for c in round_.claims]
         return Response({"id": round_.pk, "pages": pages}, status=status.HTTP_201_CREATED)
 
@@ -179,6 +231,48 @@ class RoundCreateApi(ApiView):
         if request.query_params.get("open") not in ("1", "true"):
             raise ServiceError("open_required", "Only open rounds are listed: ask for /api/rounds?open=1.")
         return Response(services.rounds_open_for_player(player=request.user))
+
+
+def _whole_number(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    try:
+        value = default if raw in (None, "") else int(raw)
+    except ValueError:
+        raise ServiceError(f"invalid_{name}", f"{name} must be a whole number.") from None
+    if not low <= value <= high:
+        raise ServiceError(f"invalid_{name}", f"{name} must be between {low} and {high}.")
+    return value
+
+
+class RoundHistoryApi(ApiView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("offset", int, description="skip this many of your finished rounds (default 0)"),
+            OpenApiParameter("limit", int, description=f"at most this many (default 20, at most {services.HISTORY_MAX_LIMIT})"),
+        ],
+        responses={
+            200: RoundHistorySerializer,
+            **errors(
+                e400=[
+                    "invalid_offset: offset is not a whole number from 0 up",
+                    f"invalid_limit: limit is not a whole number from 1 to {services.HISTORY_MAX_LIMIT}",
+                ]
+            ),
+        },
+        summary="Your past rounds and how you did, newest first",
+        description="The player's own finished rounds whose answer is out for them, newest first: both claims, the claim "
+        "they picked, which one was false, the outcome (right, wrong, timeout, forfeited, reported) and the points. A round "
+        "whose answer is not out yet is left out (a round given up before its deadline, a solo round reported before "
+        "its deadline, a live room's round while its question plays), as are open and voided rounds; so a page may hold "
+        "fewer than `limit`. `next_offset` pages on.",
+    )
+    def get(self, request: Request) -> Response:
+        offset = _whole_number(request, "offset", 0, 0, 10**9)
+        limit = _whole_number(request, "limit", 20, 1, services.HISTORY_MAX_LIMIT)
+        rounds, next_offset = services.rounds_history(player=request.user, offset=offset, limit=limit)
+        return Response({"rounds": rounds, "next_offset": next_offset})
 
 
 class RoundDetailApi(ApiView):

@@ -48,6 +48,11 @@ class Round(models.Model):
     # rating task (``rate_forfeits``, or the ``rate_pending_votes`` sweep) applied it, then
     # True; null for every round with nothing to rate (not forfeited, or never started).
     forfeit_rated = models.BooleanField(null=True, blank=True, editable=False)
+    # The player's skill rating (1500 scale) just before and just after this round's rating
+    # update (its vote's, or its forfeit's as a wrong vote), written by that update; null
+    # until it ran, and for a round it does not rate. The result shows the change.
+    rating_before = models.FloatField(null=True, blank=True, editable=False)
+    rating_after = models.FloatField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created", "-id"]

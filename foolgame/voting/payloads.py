@@ -11,6 +11,7 @@ from django.conf import settings
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
 from foolgame.voting.models import ClueReveal, Round, Vote
+from foolgame.voting.selectors import player_streak
 from scoring.rounds import remaining_seconds, round_deadline, voter_points
 
 
@@ -50,10 +51,18 @@ class Answer(TypedDict):
     gold: list[list[Evidence]]
 
 
+class RatingChange(TypedDict):
+    """The player's skill rating (1500 scale) just before and after a round's rating update."""
+
+    before: int
+    after: int
+    change: int
+
+
 class Result(TypedDict):
     """A vote's result (the ``result`` frame, the vote's REST answer, a state's ``result``):
-    the answer and how the vote did; a timed-out or given-up round's has the answer only,
-    and a live room's round while its question plays only ``remaining``."""
+    the answer and how the vote did; a timed-out or given-up round's has the answer and the
+    player's standing only, and a live room's round while its question plays only ``remaining``."""
 
     correct: NotRequired[bool]
     points: NotRequired[int]
@@ -63,6 +72,10 @@ class Result(TypedDict):
     gold: NotRequired[list[list[Evidence]]]
     unpaid: NotRequired[str]
     message: NotRequired[str]
+    picked: NotRequired[int]
+    rating: NotRequired[RatingChange | None]
+    rating_pending: NotRequired[bool]
+    streak: NotRequired[int]
 
 
 class RoundState(TypedDict):
@@ -82,6 +95,22 @@ class RoundState(TypedDict):
     result: NotRequired[Result]
     message: NotRequired[str]
     answer_at: NotRequired[str | None]
+
+
+class PastRound(TypedDict):
+    """A round of the player's history (``GET /api/me/rounds``): only rounds whose answer is
+    out for them, so it may say which claim was false and how they did."""
+
+    id: int
+    status: str
+    pages: list[PageRef]
+    claims: list[ShownClaim]
+    outcome: Literal["right", "wrong", "timeout", "forfeited", "reported"]
+    picked: int | None
+    false_claim: int
+    points: int
+    ended_at: str | None
+    room: bool
 
 
 class ClueResult(TypedDict):
@@ -220,7 +249,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         if hidden:
             state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
         else:
-            state["result"] = answer_payload(round_)
+            state["result"] = outcome_result(round_)
     elif round_.state in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED) and hooks.round_groups.get().answer_withheld(round_):
         state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state == Round.State.VOTED:
@@ -229,7 +258,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         state["answer_at"] = round_.deadline.isoformat()
         state["clues_left"] = clues_left(round_, [len(c) for c in clues], padded=True)
     elif round_.state in (Round.State.TIMED_OUT, Round.State.REPORTED):
-        state["result"] = answer_payload(round_)
+        state["result"] = outcome_result(round_)
     elif round_.state == Round.State.VOIDED:
         state["message"] = VOIDED_MESSAGE
     return cast(RoundState, state)
@@ -293,7 +322,72 @@ def vote_ack(vote: Vote) -> Result:
 
 
 def result_payload(round_: Round, vote: Vote) -> Result:
-    result: Result = {"correct": vote.correct, "points": vote.points, "remaining": round(vote.remaining, 2), **answer_payload(round_)}
+    result: Result = {
+        "correct": vote.correct,
+        "points": vote.points,
+        "remaining": round(vote.remaining, 2),
+        **answer_payload(round_),
+        "picked": vote.false_claim_index,
+        **standing_payload(round_, rating_pending=not vote.rated and not vote.unpaid),
+    }
     if vote.unpaid:
         result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
     return result
+
+
+def outcome_result(round_: Round) -> Result:
+    """The result of a round over without a vote (timed out, given up, reported): the answer,
+    and the player's standing after it (a started round given up is rated as a wrong vote)."""
+    return {**answer_payload(round_), **standing_payload(round_, rating_pending=round_.forfeit_rated is False)}
+
+
+class Standing(TypedDict):
+    rating: RatingChange | None
+    rating_pending: bool
+    streak: int
+
+
+def standing_payload(round_: Round, *, rating_pending: bool) -> Standing:
+    """How the round moved the player's skill rating (``rating``: null until its rating update
+    ran, ``rating_pending`` while it is on its way, after the commit, by a batched task; null
+    for good for a round that rates nobody) and their current streak of right answers."""
+    rating: RatingChange | None = None
+    if round_.rating_before is not None and round_.rating_after is not None:
+        before, after = round(round_.rating_before), round(round_.rating_after)
+        rating = {"before": before, "after": after, "change": after - before}
+    return {"rating": rating, "rating_pending": rating_pending and rating is None, "streak": player_streak(player_id=round_.player_id)}
+
+
+def answer_out(round_: Round, now: datetime) -> bool:
+    """Does ``round_state`` show this round's answer (its ``result``) now? The same rules, as
+    a yes or no: after a vote (a room's once its question is over), a timeout, a report (a
+    solo one from its deadline), a forfeit from its ``answer_at``; never for a voided round
+    or an open one. The history (``past_round``) lists only such rounds."""
+    if round_.state == Round.State.FORFEITED:
+        return not answer_not_due(round_, now)
+    if round_.state not in (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED):
+        return False
+    if hooks.round_groups.get().answer_withheld(round_):
+        return False
+    return round_.state != Round.State.REPORTED or not answer_not_due(round_, now)
+
+
+OUTCOMES = {Round.State.TIMED_OUT: "timeout", Round.State.FORFEITED: "forfeited", Round.State.REPORTED: "reported"}
+
+
+def past_round(round_: Round) -> PastRound:
+    """One row of the history; for a round whose answer is out (``answer_out``) only."""
+    vote = getattr(round_, "vote", None) if round_.state == Round.State.VOTED else None
+    claims: list[ShownClaim] = [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims]
+    return {
+        "id": round_.pk,
+        "status": round_.state,
+        "pages": [c["page"] for c in claims],
+        "claims": claims,
+        "outcome": ("right" if vote.correct else "wrong") if vote is not None else OUTCOMES[round_.state],  # type: ignore[typeddict-item]
+        "picked": vote.false_claim_index if vote is not None else None,
+        "false_claim": round_.false_index,
+        "points": vote.points if vote is not None else 0,
+        "ended_at": round_.ended_at.isoformat() if round_.ended_at else None,
+        "room": hooks.round_groups.get().in_group(round_),
+    }

@@ -46,8 +46,9 @@ def _settings() -> dict[str, Any]:
     return settings.FM2_RATINGS
 
 
-def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool, forfeit: bool = False) -> None:
+def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool, forfeit: bool = False) -> tuple[float, float]:
     """Rate one vote: the voter and the round's two claims, from their ratings before it.
+    Returns the voter's rating before and after it.
 
     Call inside a transaction that holds the two claims' rows (``ratings_rate_vote`` locks
     them in id order, as a vote does); the voter's rating row is locked here, after them,
@@ -68,6 +69,7 @@ def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: i
     skill.save(update_fields=["rating", "deviation", "volatility", "votes", "updated"])
     for pk, new in ((true_claim_id, true_claim), (false_claim_id, false_claim)):
         Claim.objects.filter(pk=pk).update(rating=new.rating, rating_deviation=new.deviation, rating_volatility=new.volatility)
+    return before.rating, voter.rating
 
 
 def ratings_rate_vote(*, vote_id: int) -> bool:
@@ -78,13 +80,13 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
         Vote.objects.filter(pk=vote_id, rated=False, unpaid="", settled=True)
         .values_list(
             "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct",
-            "round__player__integrity_hold__held",
+            "round__player__integrity_hold__held", "round_id",
         )
         .first()
     )
     if row is None:
         return False
-    player_id, left, right, false_index, correct, held = row
+    player_id, left, right, false_index, correct, held, round_id = row
     if held:
         # A voter held as improbable (moderation's PlayerHold) is out of the ratings until a
         # moderator clears them: the vote is marked done without moving anyone's rating.
@@ -95,8 +97,9 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
         claim_votes_lock(claim_ids=(left, right))
         if not Vote.objects.select_for_update().filter(pk=vote_id, rated=False).values_list("pk", flat=True):
             return False
-        ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=correct)
+        before, after = ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=correct)
         Vote.objects.filter(pk=vote_id).update(rated=True)
+        Round.objects.filter(pk=round_id).update(rating_before=before, rating_after=after)
     return True
 
 
@@ -117,8 +120,8 @@ def ratings_rate_forfeit(*, round_id: int) -> bool:
         claim_votes_lock(claim_ids=(left, right))
         if not pending.select_for_update().values_list("pk", flat=True):
             return False
-        ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=False, forfeit=True)
-        Round.objects.filter(pk=round_id).update(forfeit_rated=True)
+        before, after = ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=False, forfeit=True)
+        Round.objects.filter(pk=round_id).update(forfeit_rated=True, rating_before=before, rating_after=after)
     return True
 
 

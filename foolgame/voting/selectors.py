@@ -11,7 +11,7 @@ from django.db.models import F, Q, QuerySet, Sum, Window
 from django.db.models.functions import Rank
 
 from foolgame.claims.models import Claim
-from foolgame.core import hooks
+from foolgame.core import clock, hooks
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Round
 
@@ -22,7 +22,7 @@ def claims_playable() -> QuerySet[Claim]:
     return Claim.objects.filter(status=Claim.Status.ACTIVE).exclude(quality__out_of_play=True)
 
 
-def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) -> QuerySet[Claim]:
+def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, page_id: int | None = None) -> QuerySet[Claim]:
     """Claims this player may be dealt; their vote count (release plus the game's own) is
     the stored ``deal_votes`` column.
 
@@ -30,7 +30,8 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None) 
     reported or held in an open round), never one they saw with its answer as a moderator
     (``moderation.Sighting``): their vote on it would be no evidence.
     """
-    return claims_for_players(players=[player], category=category)
+    claims = claims_for_players(players=[player], category=category)
+    return claims if page_id is None else claims.filter(page_id=page_id)
 
 
 def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | None = None) -> QuerySet[Claim]:
@@ -72,6 +73,23 @@ def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:
     return [{"rank": r["rank"], "username": r["player__username"], "points": r["points"]} for r in rows]
 
 
+def player_past_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:
+    """The player's finished rounds that may have their answer out now, newest first: voted,
+    timed out, reported, and given up from their ``answer_at`` on (never an open or a voided
+    round). A superset: the caller keeps the ones ``payloads.answer_out`` says (a room's
+    round waits for its question; a solo report for its deadline)."""
+    return (
+        Round.objects.filter(player=player)
+        .filter(
+            Q(state__in=(Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED))
+            | Q(state=Round.State.FORFEITED, answer_at__lte=clock.now())
+        )
+        .select_related("left_claim__page", "right_claim__page", "vote", *hooks.round_groups.get().related)
+        .defer("left_claim__release_retrieved", "right_claim__release_retrieved")
+        .order_by("-ended_at", "-id")
+    )
+
+
 def player_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:
     return Round.objects.filter(player=player).select_related("left_claim__page", "right_claim__page")
 
@@ -88,3 +106,28 @@ def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:
         .filter(Q(left_claim__page_id=page_id) | Q(right_claim__page_id=page_id))
         .exists()
     )
+
+
+STREAK_CHUNK = 100
+
+
+def player_streak(*, player_id: int) -> int:
+    """The player's current streak: how many of their latest solo rounds in a row they voted
+    right. A wrong vote, a timeout or a started round given up ends it; rounds ended by a
+    report or a moderator, and rounds given up before their start, are left out. A room's
+    rounds are the room's game and are left out too (and a room's answer may not be out)."""
+    finished = (
+        Round.objects.filter(hooks.round_groups.get().solo(), player_id=player_id)
+        .filter(Q(state__in=(Round.State.VOTED, Round.State.TIMED_OUT)) | Q(state=Round.State.FORFEITED, started_at__isnull=False))
+        .order_by("-ended_at", "-id")
+        .values_list("vote__correct", flat=True)
+    )
+    streak = 0
+    while True:
+        chunk = list(finished[streak : streak + STREAK_CHUNK])
+        for correct in chunk:
+            if not correct:
+                return streak
+            streak += 1
+        if len(chunk) < STREAK_CHUNK:
+            return streak

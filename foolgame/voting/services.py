@@ -24,6 +24,7 @@ from django.db import IntegrityError, models, transaction
 
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
+from foolgame.pages.models import Category, Page
 from foolgame.players.models import LedgerEntry
 from foolgame.players.roles import is_guest
 from foolgame.core import clock, events, hooks
@@ -34,18 +35,21 @@ from foolgame.voting.dealing import deal_level, deal_pair
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.payloads import (
     ClueResult,
+    PastRound,
     Result,
     RoundState,
+    answer_out,
     clue_payload,
     deadline_after,
     game_settings,
+    past_round,
     result_payload,
     round_points,
     round_remaining,
     round_state,
     vote_ack,
 )
-from foolgame.voting.selectors import claims_for_player
+from foolgame.voting.selectors import claims_for_player, player_past_rounds
 from scoring.rounds import Outcome, round_awards
 
 MAX_OPEN_ROUNDS = 3
@@ -85,8 +89,23 @@ def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
         )
 
 
-def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Round:
-    """Deal a fair pair: one true and one false claim, same page when possible, else same category.
+def _check_deal_filters(*, category: str | None, page_id: int | None) -> None:
+    """A deal asked from a category or a page that does not exist is refused as such (404
+    ``unknown_category``, ``unknown_page``), not as a pool with no pair left."""
+    if category and not Category.objects.filter(models.Q(slug=category) | models.Q(name__iexact=category)).exists():
+        raise ServiceError(
+            "unknown_category",
+            f"No category is called “{category}”: GET /api/categories lists them.",
+            status_code=404,
+            details={"category": category},
+        )
+    if page_id is not None and not Page.objects.filter(pk=page_id).exists():
+        raise ServiceError("unknown_page", f"No page has the id {page_id}.", status_code=404, details={"page": page_id})
+
+
+def round_create(*, player: AbstractBaseUser, category: str | None = None, page_id: int | None = None) -> Round:
+    """Deal a fair pair: one true and one false claim, same page when possible, else same
+    category; from the category (slug or name) or the page (id) when one is given.
 
     Deals are throttled per hour (``_check_deal_rate``, 429 ``deal_rate_limited``).
 
@@ -95,6 +114,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
     pair's claim rows are key-share locked in id order (``claim_refs_lock``) before any row
     refers to them.
     """
+    _check_deal_filters(category=category, page_id=page_id)
     rounds_expire_for_player(player=player)
     with transaction.atomic():
         get_user_model().objects.select_for_update().get(pk=player.pk)
@@ -103,11 +123,10 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None) -> Ro
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
         _check_deal_rate(player, clock.now())
-        pair = deal_pair(claims_for_player(player=player, category=category), level=deal_level(player))
+        pair = deal_pair(claims_for_player(player=player, category=category, page_id=page_id), level=deal_level(player))
         if pair is None:
-            raise ServiceError(
-                "no_pair_available", "No fair pair of claims is left for you" + (" in this category." if category else "."), status_code=404
-            )
+            where = " on this page." if page_id is not None else " in this category." if category else "."
+            raise ServiceError("no_pair_available", "No fair pair of claims is left for you" + where, status_code=404)
         # The round and dealt rows reference both claims (a key-share lock each, in screen
         # order); a moderator locks a claim for update before the rounds it voids. Take the
         # key-share locks in id order first, as a vote does, so no two wait in opposite orders.
@@ -605,6 +624,23 @@ def rounds_void_for_claim(*, claim_id: int, action: str = "") -> list[int]:
         round_changed_on_commit(round_)
         voided.append(round_.pk)
     return voided
+
+
+# --- the player's history ------------------------------------------------------------------
+
+HISTORY_MAX_LIMIT = 50
+
+
+def rounds_history(*, player: AbstractBaseUser, offset: int = 0, limit: int = 20) -> tuple[list[PastRound], int | None]:
+    """The player's past rounds whose answer is out for them, newest first (``past_round``),
+    ``limit`` of them from ``offset`` in the list of their finished rounds, and the offset of
+    the next ones (None at the end). A round whose answer waits (a room's question still
+    playing, a solo report before its deadline) is left out, so a page may hold fewer."""
+    limit = max(1, min(limit, HISTORY_MAX_LIMIT))
+    rows = list(player_past_rounds(player=player)[offset : offset + limit + 1])
+    now = clock.now()
+    shown = [past_round(round_) for round_ in rows[:limit] if answer_out(round_, now)]
+    return shown, offset + limit if len(rows) > limit else None
 
 
 # --- open rounds: resume or forfeit -------------------------------------------------------

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.core import hooks
-
+from foolgame.pages.models import Page
 from foolgame.pages.selectors import category_list
 from foolgame.players.selectors import player_points
 from foolgame.voting.ratings import skill_table
@@ -23,10 +23,16 @@ KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), 
 @login_required
 @ensure_csrf_cookie
 def play(request: HttpRequest) -> HttpResponse:
+    """``?page=<id>`` deals the page's rounds from that page, ``?category=<slug>`` preselects
+    the category (the page's "Play a round" buttons); the deal itself is the server's."""
+    game = settings.FM2
+    page_id = request.GET.get("page", "")
     context = {
         "categories": category_list(),
+        "chosen_category": request.GET.get("category", ""),
+        "deal_page": Page.objects.filter(pk=int(page_id)).first() if page_id.isdigit() else None,
         "points": player_points(player=request.user),
-        "game": {"round_seconds": 180, "clue_cost": 10},
+        "game": {"round_seconds": game["ROUND_SECONDS"], "clue_cost": game["CLUE_COST_SECONDS"], "pot": game["ROUND_POT"]},
     }
     return render(request, "voting/play.html", context)
 

@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 
 from foolgame.voting.models import Round
-from tests.factories import PASSWORD, UserFactory
+from tests.factories import PASSWORD, PageFactory, UserFactory
+from tests.voting.conftest import make_claim
 
 pytestmark = pytest.mark.django_db
 
@@ -106,6 +107,48 @@ def test_no_pair_is_a_404_with_its_code(db) -> None:
     UserFactory(username="lonely")
     response = post(login("lonely"), "/api/rounds")
     assert (response.status_code, response.json()["error"]["code"]) == (404, "no_pair_available")
+
+
+def test_a_deal_from_an_unknown_category_is_a_404_naming_it(game) -> None:
+    response = post(login("vera"), "/api/rounds", {"category": "nope"})
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error["code"] == "unknown_category" and "nope" in error["message"]
+    assert not Round.objects.exists()
+
+
+def test_a_deal_from_an_unknown_page_is_a_404(game) -> None:
+    response = post(login("vera"), "/api/rounds", {"page": 999_999})
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "unknown_page")
+    assert "999999" in response.json()["error"]["message"]
+    assert not Round.objects.exists()
+
+
+@pytest.mark.parametrize("page", ["7", 0, -1, True, "x"])
+def test_a_page_that_is_not_a_positive_id_is_a_400(game, page) -> None:
+    response = post(login("vera"), "/api/rounds", {"page": page} if page != "7" else {"page": [7]})
+    assert response.status_code == 400
+    assert not Round.objects.exists()
+
+
+def test_a_deal_from_a_page_gives_both_claims_of_that_page(game) -> None:
+    other = PageFactory(title="Jupiter", category=game.true_claim.page.category)
+    make_claim(other, label="SUPPORTS", author=game.true_author)
+    make_claim(other, label="REFUTES", author=game.false_author)
+    client = login("vera")
+    for page in (other, game.true_claim.page):
+        response = post(client, "/api/rounds", {"page": page.pk})
+        assert response.status_code == 201
+        assert [p["id"] for p in response.json()["pages"]] == [page.pk, page.pk]
+    refused = post(client, "/api/rounds", {"page": other.pk})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (404, "no_pair_available")
+    assert "on this page" in refused.json()["error"]["message"]
+
+
+def test_a_deal_from_a_category_by_slug_or_name(game) -> None:
+    category = game.true_claim.page.category
+    response = post(login("vera"), "/api/rounds", {"category": category.name.upper()})
+    assert response.status_code == 201
 
 
 def test_leaderboard_ranks_players_by_kind_and_leaves_out_the_release_author(game, fake_clock) -> None:

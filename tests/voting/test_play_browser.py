@@ -251,6 +251,11 @@ def test_open_rounds_can_be_given_up_from_the_page(asgi_live_server: str, page: 
     assert given_up.answer_at == given_up.deadline
     expect(page.locator(".claim-card .verdict").first).to_be_visible(timeout=20000)  # at the deadline
     expect(page.locator("#result-detail")).to_contain_text("Here is the answer")
+    # With the answer: no points, the streak is over, and the give-up counted as a wrong answer.
+    expect(page.locator("[data-stat=points]")).to_have_text("0")
+    expect(page.locator("[data-stat=streak]")).to_have_text("0 right in a row")
+    expect(page.locator("[data-stat=rating]")).to_have_text(re.compile(r"^1500 → \d+ \(−\d+\)$"))
+    expect(page.get_by_role("link", name=re.compile("Read the evidence"))).to_have_count(1)
     assert Round.objects.filter(player=voter, state=Round.State.FORFEITED).count() == 2
 
 

@@ -36,5 +36,36 @@
     return data;
   }
 
-  window.fm2 = { csrfToken: csrfToken, el: el, api: api };
+  /**
+   * Ask before an action that cannot be undone, in a modal <dialog>: resolves true when the
+   * player confirms, false when they cancel (the Cancel button, Escape). The keyboard starts
+   * on Cancel, and goes back to the control that asked when the dialog closes.
+   */
+  function confirmAction({ title, message, confirm, cancel }) {
+    return new Promise((resolve) => {
+      const opener = document.activeElement;
+      const dialog = el("dialog", "confirm-dialog");
+      const heading = el("h2", "confirm-title", title);
+      heading.id = "confirm-title-" + Date.now();
+      dialog.setAttribute("aria-labelledby", heading.id);
+      const form = el("form", "confirm-form");
+      form.method = "dialog";
+      const no = el("button", "button button-secondary", cancel || "Cancel");
+      no.value = "cancel";
+      const yes = el("button", "button confirm-yes", confirm || "OK");
+      yes.value = "confirm";
+      form.append(no, yes);
+      dialog.append(heading, el("p", "confirm-message", message), form);
+      dialog.addEventListener("close", () => {
+        dialog.remove();
+        if (opener && opener.focus) opener.focus();
+        resolve(dialog.returnValue === "confirm");
+      });
+      document.body.appendChild(dialog);
+      dialog.showModal();
+      no.focus();
+    });
+  }
+
+  window.fm2 = { csrfToken: csrfToken, el: el, api: api, confirmAction: confirmAction };
 })();

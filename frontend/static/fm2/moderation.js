@@ -6,6 +6,7 @@
   if (!queue) return;
   const count = document.getElementById("queue-count");
   const DONE = { keep: "Kept", remove: "Removed", relabel: "Relabelled", edit_evidence: "Gold evidence replaced" };
+  const MAX_GOLD = 2; // the server takes 1 or 2 gold sentences (moderation.actions)
 
   const { csrfToken, el } = window.fm2;
 
@@ -33,6 +34,24 @@
       item.appendChild(label);
       list.appendChild(item);
     }
+    limitGold(card, null);
+  }
+
+  // At most MAX_GOLD ticked: a further tick is undone, and while MAX_GOLD are ticked the
+  // other boxes are disabled, with a line that says why.
+  function limitGold(card, changed) {
+    const boxes = Array.from(card.querySelectorAll("input[name=gold]"));
+    const note = card.querySelector(".mod-gold-limit");
+    let refused = false;
+    if (changed && changed.checked && boxes.filter((box) => box.checked).length > MAX_GOLD) {
+      changed.checked = false;
+      refused = true;
+    }
+    const full = boxes.filter((box) => box.checked).length >= MAX_GOLD;
+    boxes.forEach((box) => { box.disabled = full && !box.checked; });
+    note.textContent = refused
+      ? "A claim takes at most " + MAX_GOLD + " gold sentences: untick one first."
+      : full ? MAX_GOLD + " sentences ticked, the most a claim takes: untick one to choose another." : "";
   }
 
   async function act(card, action) {
@@ -82,6 +101,9 @@
   });
   // Disabled in the HTML until the handler above is on.
   queue.querySelectorAll("button[data-action]").forEach((button) => { button.disabled = false; });
+  queue.addEventListener("change", (event) => {
+    if (event.target.matches("input[name=gold]")) limitGold(event.target.closest(".mod-card"), event.target);
+  });
   queue.querySelectorAll(".mod-edit-evidence").forEach((details) => {
     details.addEventListener("toggle", () => {
       if (details.open) loadSentences(details.closest(".mod-card"));

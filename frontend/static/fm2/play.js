@@ -25,6 +25,13 @@
   const forfeitButton = $("#forfeit-button");
   const MILESTONES = [60, 30, 10];
   const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
+  // The rating of a vote is computed after its commit, by a batched task: read it again then.
+  const RATING_WAIT_MS = [800, 1500, 3000, 6000, 12000];
+  // The server's numbers, from the page: a clue's cost in seconds, the most a right answer pays.
+  const CLUE_COST = Number(root.dataset.clueCost) || 10;
+  const POT = Number(root.dataset.pot) || 120;
+  // "Play a round" on a page deals from that page (/play/?page=<id>).
+  const DEAL_PAGE = root.dataset.page ? Number(root.dataset.page) : null;
 
   let current = null; // the session of the round on screen
   let dealing = false;
@@ -65,6 +72,11 @@
     const seconds = Math.max(0, Math.ceil(remaining));
     $("#remaining").textContent = formatTime(seconds);
     $("#points").textContent = String(points);
+    // A right answer pays min(POT, seconds left): above POT seconds a clue's cost shows as less
+    // time at full points, below it as fewer points.
+    $("#points-note").textContent = remaining > POT
+      ? "full points for " + formatTime(Math.ceil(remaining - POT)) + " more"
+      : "−1 a second, −" + CLUE_COST + " a clue";
     root.classList.toggle("hurry", seconds <= 30);
     const crossed = MILESTONES.filter((m) => seconds <= m);
     const milestone = crossed.length ? Math.min(...crossed) : undefined;
@@ -75,6 +87,24 @@
       if (session.clockSeen) $("#clock-announce").textContent = formatTime(milestone) + " left.";
     }
     session.clockSeen = true;
+  }
+
+  // How many clues were bought and the time they cost, from the clues on screen.
+  function showClueCost() {
+    const bought = $$(".clues li", root).length;
+    $("#clue-cost").textContent = bought ? bought + " · −" + bought * CLUE_COST + " s" : "none";
+  }
+
+  let flashTimer = null;
+  function flashClueCost() {
+    const flash = $(".clue-flash", root);
+    flash.textContent = "−" + CLUE_COST + " s";
+    flash.classList.remove("is-shown");
+    void flash.offsetWidth; // restart the animation for a clue bought right after another
+    flash.classList.add("is-shown");
+    flash.hidden = false;
+    clearTimeout(flashTimer);
+    flashTimer = setTimeout(() => { flash.hidden = true; }, 1600);
   }
 
   function stopClock(label, remaining) {
@@ -94,6 +124,12 @@
     $("#remaining-label").textContent = "Time left";
     $("#remaining").textContent = "--";
     $("#points").textContent = "--";
+    $("#points-note").textContent = "";
+    $("#clue-cost").textContent = "none";
+    $(".clue-flash", root).hidden = true;
+    $("#result-stats").hidden = true;
+    $$("#result-stats dd").forEach((box) => { box.textContent = ""; });
+    $("#evidence-links").replaceChildren();
     $("#clock-announce").textContent = "";
     $("#reconnecting").hidden = true;
     forfeitButton.hidden = false;
@@ -131,6 +167,7 @@
     }
     item.appendChild(document.createTextNode(clue.text));
     $(".clues", cards[index]).appendChild(item);
+    showClueCost();
   }
 
   function showState(session, state) {
@@ -152,6 +189,7 @@
       $(".claim-text", cards[index]).textContent = claim.text;
       $(".clues", cards[index]).replaceChildren();
       state.clues[index].forEach((clue) => addClue(index, clue));
+      showClueCost();
       const left = state.clues_left ? state.clues_left[index] : 0;
       $(".reveal", cards[index]).hidden = left === 0;
     });
@@ -194,6 +232,8 @@
       }
       $("#result-detail").textContent = "You gave up this round; nobody earns points. Here is the answer.";
       showVerdicts(state.result);
+      showStats(session, "forfeited", state.result);
+      showEvidenceLinks(session.pages);
     }, wait);
   }
 
@@ -239,7 +279,11 @@
       detail.textContent = "Thanks: moderators will look at it.";
       stopClock("Round over", null);
     }
-    if (result) showVerdicts(result);
+    if (result) {
+      showVerdicts(result);
+      showStats(session, status, result);
+      showEvidenceLinks(session.pages);
+    }
     showWriteLinks(session.pages);
     // The result, the likes and Next come into view, and the keyboard lands on the result.
     resultBox.scrollIntoView({ block: "nearest" });
@@ -255,6 +299,12 @@
       label.className = index === result.false_claim ? "label-false" : "label-true";
       label.textContent = index === result.false_claim ? "False" : "True";
       verdict.appendChild(label);
+      if (result.picked === index) {
+        const pick = document.createElement("p");
+        pick.className = "pick-tag";
+        pick.textContent = "Your pick";
+        verdict.appendChild(pick);
+      }
       const heading = document.createElement("p");
       heading.className = "muted";
       heading.textContent = "Gold evidence:";
@@ -267,6 +317,72 @@
       });
       verdict.appendChild(list);
       verdict.hidden = false;
+    });
+  }
+
+  // The points, the rating change and the streak, as the server gives them with the answer.
+  function showStats(session, status, result) {
+    $("[data-stat=points]").textContent = result.points ? "+" + result.points : "0";
+    $("[data-stat=streak]").textContent = (result.streak || 0) + " right in a row";
+    $("[data-stat=streak]").parentElement.hidden = result.streak === undefined;
+    showRating(session, status, result);
+    $("#result-stats").hidden = false;
+  }
+
+  function ratingText(rating) {
+    const change = rating.change > 0 ? "+" + rating.change : rating.change < 0 ? "−" + Math.abs(rating.change) : "±0";
+    return rating.before + " → " + rating.after + " (" + change + ")";
+  }
+
+  function showRating(session, status, result) {
+    const box = $("[data-stat=rating]");
+    clearTimeout(session.ratingTimer);
+    if (result.rating) {
+      box.textContent = ratingText(result.rating);
+    } else if (result.rating_pending) {
+      box.textContent = "updating…";
+      followRating(session, 0);
+    } else if (status === "timeout") {
+      box.textContent = "unchanged (a timeout is not rated)";
+    } else if (status === "reported") {
+      box.textContent = "unchanged (a reported round is not rated)";
+    } else {
+      box.textContent = result.unpaid ? "unchanged (this vote is not rated)" : "unchanged";
+    }
+  }
+
+  // The rating arrives a moment after the vote: read the round again until the server has it.
+  function followRating(session, attempt) {
+    session.ratingTimer = setTimeout(async () => {
+      if (session !== current) return;
+      let state = null;
+      try { state = await api("GET", "/api/rounds/" + session.id); } catch (error) { /* try again below */ }
+      if (session !== current) return;
+      const result = state && state.result;
+      if (result && (result.rating || !result.rating_pending)) {
+        showRating(session, state.status, result);
+      } else if (attempt + 1 < RATING_WAIT_MS.length) {
+        followRating(session, attempt + 1);
+      } else {
+        $("[data-stat=rating]").textContent = "updating soon";
+      }
+    }, RATING_WAIT_MS[attempt]);
+  }
+
+  function uniquePages(pages) {
+    const seen = new Set();
+    return (pages || []).filter((page) => !seen.has(page.id) && seen.add(page.id));
+  }
+
+  function showEvidenceLinks(pages) {
+    const box = $("#evidence-links");
+    box.replaceChildren();
+    uniquePages(pages).forEach((page) => {
+      const link = document.createElement("a");
+      link.className = "evidence-link";
+      link.href = "/pages/" + encodeURIComponent(page.id) + "/";
+      link.textContent = "Read the evidence on “" + page.title + "”";
+      box.appendChild(link);
     });
   }
 
@@ -350,6 +466,7 @@
     session.closed = true;
     clearTimeout(session.timer);
     clearTimeout(session.answerTimer);
+    clearTimeout(session.ratingTimer);
     if (session.socket) session.socket.close(1000);
     session.socket = null;
   }
@@ -363,6 +480,7 @@
       case "clue": {
         session.revealing = null;
         addClue(frame.claim, frame.clue);
+        flashClueCost();
         $(".reveal", cards[frame.claim]).hidden = frame.clues_left === 0;
         if (!session.finished) setClock(session, frame.remaining, frame.points);
         break;
@@ -463,7 +581,8 @@
         openRound(playing.id, playing.pages, playing);
         return;
       }
-      const created = await api("POST", "/api/rounds", { category: $("#category").value });
+      const from = DEAL_PAGE ? { page: DEAL_PAGE } : { category: $("#category") ? $("#category").value : "" };
+      const created = await api("POST", "/api/rounds", from);
       openRound(created.id, created.pages, null);
     } catch (error) {
       roundBox.hidden = true;

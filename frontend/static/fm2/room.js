@@ -435,6 +435,13 @@
     }
   });
   leaveButton.addEventListener("click", async () => {
+    // Ending the room ends it for everyone: the host confirms it first.
+    if (isHost && !(await window.fm2.confirmAction({
+      title: "End the room?",
+      message: "The room ends for everyone in it now, and no more questions are played.",
+      confirm: "End the room",
+      cancel: "Keep playing",
+    }))) return;
     finished = true;
     try {
       await api("POST", "/api/rooms/" + code + "/leave");
