@@ -274,6 +274,8 @@ UNPAID_MESSAGES = {
     "moderator_saw_claim": "You saw one of these claims with its answer as a moderator before voting, so this vote pays nothing "
     "to anyone and does not count in the ratings.",
     "question_skipped": "The host skipped this room question, so no vote on it pays anything or counts in the ratings.",
+    "guest": "You play as a guest: your points count in this room, not on the game's boards, and your votes pay the "
+    "claims' authors nothing. Set a password to keep your account and play for real.",
 }
 
 

@@ -438,8 +438,12 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
             remaining = _check_playing(round_, now)
             if remaining is not None:
                 correct = false_claim == round_.false_index
-                unpaid = "moderator_saw_claim" if _moderator_saw_claims(player, round_, now) else ""
-                awards = [] if unpaid else _vote_awards(round_, correct=correct, remaining=remaining)
+                unpaid = "moderator_saw_claim" if _moderator_saw_claims(player, round_, now) else ("guest" if is_guest(player) else "")
+                # A guest's vote keeps its points for the room's own scoreboard but writes no
+                # ledger row (for the guest or the authors) and is not rated: accounts made with
+                # a nickname alone, 60 an hour from one address, must not pump authors' points
+                # or move claims' difficulty. The round stays zero-sum: nobody is paid.
+                awards = [] if unpaid and unpaid != "guest" else _vote_awards(round_, correct=correct, remaining=remaining)
                 withheld = hooks.round_groups.get().answer_withheld(round_)
                 # A second vote breaks the one-vote-per-round constraint here and the whole
                 # transaction (ledger rows included) rolls back.

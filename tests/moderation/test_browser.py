@@ -46,6 +46,13 @@ def test_moderator_removes_a_reported_claim_from_the_queue(live_server, page: Pa
 
     card.get_by_label("Why (recorded in the audit log)").fill("Advertising, not a claim.")
     card.get_by_role("button", name="Remove").click()
+    dialog = page.get_by_role("dialog", name="Remove this claim?")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Keep it for now").click()  # cancelled: nothing happens
+    expect(dialog).to_have_count(0)
+    assert Claim.objects.get(pk=spam.pk).status == "active"
+    card.get_by_role("button", name="Remove").click()
+    page.get_by_role("dialog", name="Remove this claim?").get_by_role("button", name="Remove the claim").click()
     expect(card.locator(".mod-status")).to_have_text("Removed: Advertising, not a claim. (recorded in the audit log).")
     spam.refresh_from_db()
     assert (spam.status, spam.removed_reason) == ("removed", "Advertising, not a claim.")

@@ -266,3 +266,25 @@ async def test_a_burst_of_votes_comes_as_few_counts(party, fake_clock, settings)
     assert got.count("votes") <= 2 and "answer" in got
     await close_all(sockets)
 
+
+
+def test_a_guests_vote_counts_in_the_room_but_pays_nobody_and_is_not_rated(party, fake_clock) -> None:
+    """Guests are made with a nickname alone, 60 an hour from one address: a room full of them
+    voting late must not pump the claims' authors' points (nor move the claims' difficulty)."""
+    from django.utils import timezone
+
+    from foolgame.players.models import Guest
+
+    pia = next(p for p in party.players if p.username == "pia")
+    Guest.objects.create(user=pia, created=timezone.now())
+    question, mine = start_question(party)
+    vote(mine, "pia", party, question.false_claim_index)
+    vote(mine, "otto", party, question.false_claim_index)
+    services.room_question_end(code=party.room.code, player=party.host)
+    guest_vote = Vote.objects.get(round=mine["pia"])
+    assert guest_vote.unpaid == "guest" and guest_vote.points > 0 and guest_vote.rated
+    paid = LedgerEntry.objects.filter(cause=f"round:{mine['pia'].pk}")
+    assert not paid.exists(), "neither the guest nor the authors are paid for a guest's vote"
+    assert LedgerEntry.objects.filter(cause=f"round:{mine['otto'].pk}").aggregate(total=Sum("amount"))["total"] == 120
+    board = {row["username"]: row["points"] for row in services.room_state(code=party.room.code, player=party.host)["scoreboard"]}
+    assert board["pia"] == guest_vote.points > 0, "the room's own board counts the guest"

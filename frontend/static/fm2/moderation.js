@@ -94,10 +94,19 @@
     }
   }
 
-  queue.addEventListener("click", (event) => {
+  queue.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
     if (!button) return;
-    act(button.closest(".mod-card"), button.dataset.action);
+    // Removing takes the claim out of play and out of the dataset: the moderator confirms it.
+    const card = button.closest(".mod-card");
+    const reasoned = card.querySelector("textarea[name=reason]").value.trim() !== "";  // without one the server refuses it anyway
+    if (button.dataset.action === "remove" && reasoned && !(await window.fm2.confirmAction({
+      title: "Remove this claim?",
+      message: "It leaves the game and the dataset (kept with your reason in the audit log); open rounds on it are voided.",
+      confirm: "Remove the claim",
+      cancel: "Keep it for now",
+    }))) return;
+    act(card, button.dataset.action);
   });
   // Disabled in the HTML until the handler above is on.
   queue.querySelectorAll("button[data-action]").forEach((button) => { button.disabled = false; });
