@@ -110,3 +110,44 @@ def test_save_waits_for_the_page_script(live_server, page: Page, eiffel_live: Ar
     page.unroute(script)
     page.reload()
     expect(page.get_by_role("button", name="Save the claim")).to_be_enabled()
+
+
+def test_the_first_save_does_not_wait_for_the_giveaway_detector_to_train(live_server, page: Page, eiffel_live: Article, settings, monkeypatch) -> None:
+    """The first claim saved after an import makes the detector's training due: the page shows
+    the claim saved while the training (held here until the test lets it go) still runs on the
+    background thread. Before, "Saving..." stayed until the training ended (13-19 s)."""
+    import threading
+
+    from foolgame.core import events
+    from tests.factories import ClaimFactory, PageFactory
+
+    settings.FM2_JOBS = {**settings.FM2_JOBS, "BACKGROUND_THREAD": True}
+    settings.FM2 = {**settings.FM2, "GIVEAWAY_MIN_CLAIMS": 4}
+    other = PageFactory(title="Some town")
+    for label in ("SUPPORTS", "REFUTES", "SUPPORTS", "REFUTES"):
+        ClaimFactory(page=other, label=label)
+    release, finished = threading.Event(), threading.Event()
+
+    def held_training(*, force: bool = False) -> None:
+        release.wait(60)
+        finished.set()
+
+    monkeypatch.setattr("foolgame.authoring.tasks.giveaway_train_now", held_training)
+    try:
+        page.goto(live_server.url + "/accounts/signup/")
+        page.get_by_label("User name").fill("writer")
+        page.get_by_label("Password").fill("a long enough passphrase")
+        page.get_by_role("button", name="Sign up").click()
+        page.goto(live_server.url + "/write/")
+        page.get_by_label("Category").select_option(label="Geography (1 page)")
+        page.get_by_role("button", name="Take the next task").click()
+        page.get_by_label("Your claim").fill(GOOD_CLAIM)
+        gold = Sentence.objects.get(page=eiffel_live, position=3)
+        page.locator(f'input[name="gold"][value="{gold.pk}"]').check()
+        page.get_by_role("button", name="Save the claim").click()
+        expect(page.locator("#write-done")).to_be_visible(timeout=15_000)
+        assert not finished.is_set(), "the save came back while the detector was still training"
+    finally:
+        release.set()
+        events.background_idle(timeout=60)
+    assert finished.is_set()
