@@ -73,7 +73,7 @@
     markHintGold();
   }
   boxes.forEach((box) => box.addEventListener("change", () => {
-    clear("gold_sentence_ids");
+    clearSaveErrors();
     refreshGold();
     scheduleCheck();
   }));
@@ -168,7 +168,7 @@
     const count = words(textBox.value);
     wordCount.textContent = String(count);
     wordCount.classList.toggle("over", count > maxWords);
-    clear("text");
+    clearSaveErrors();
     clearTimeout(hintTimer);
     hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
     scheduleCheck();
@@ -246,19 +246,32 @@
     if (errorBoxes[field]) errorBoxes[field].replaceChildren();
   }
 
-  function showProblems(problems) {
+  // A refused save's messages are about the draft it sent: once the text or the gold changes
+  // they are stale, and the live draft check says what is wrong now, if anything.
+  function clearSaveErrors() {
     Object.keys(errorBoxes).forEach(clear);
+  }
+
+  function showProblems(problems) {
+    clearSaveErrors();
     let first = null;
     for (const problem of problems) {
       const box = errorBoxes[problem.field] || errorBoxes.task;
       const line = el("p", "field-error", problem.message);
       line.dataset.code = problem.code;
       line.setAttribute("role", "alert");
+      line.tabIndex = -1;
       box.append(line);
-      first = first || problem.field;
+      first = first || line;
     }
-    if (first === "text") textBox.focus();
-    else if (first === "gold_sentence_ids") (boxes.find((box) => box.checked) || boxes[0] || textBox).focus();
+    if (!first) return;
+    const field = problems[0].field;
+    if (field === "text") textBox.focus();
+    // Nothing ticked: to the page's first sentence. A ticked gold the server refused (too easy
+    // to find): to the message itself, beside the list of ticked sentences; focusing the
+    // sentence would scroll a phone's screen away from the message.
+    else if (field === "gold_sentence_ids" && !chosenGold().length && boxes.length) boxes[0].focus();
+    else first.focus();
   }
 
   // --- timer --------------------------------------------------------------------------
