@@ -186,18 +186,20 @@
   }
 
   // The model in the loop's verdict on the draft with its gold sentences (docs/verifier.md).
-  function verdictText(verdict) {
+  // A saved claim can no longer be reworded: its verdict points to the next claim instead.
+  function verdictText(verdict, saved) {
     if (!verdict) return "";
     if (verdict.pending) return verdict.message;
     const said = verdict.label === "SUPPORTS" ? "true" : "false";
     const sure = Math.round(verdict.probability * 100) + "%";
     return verdict.fooled
       ? "You fool the model (version " + verdict.version + "): it says the claim is " + said + " (" + sure + " sure). If people confirm your label, you earn model points."
-      : "The model (version " + verdict.version + ") sees through it: it says " + said + " (" + sure + " sure). Reword it to fool the model.";
+      : "The model (version " + verdict.version + ") sees through it: it says " + said + " (" + sure + " sure). " +
+          (saved ? "Try to fool it with your next claim." : "Reword it to fool the model.");
   }
 
-  function showVerdict(node, verdict) {
-    node.textContent = verdictText(verdict);
+  function showVerdict(node, verdict, saved) {
+    node.textContent = verdictText(verdict, saved);
     node.hidden = !verdict;
     node.classList.toggle("verdict-fooled", Boolean(verdict && verdict.fooled));
   }
@@ -350,7 +352,7 @@
       item.dataset.code = warning.code;
       return item;
     }));
-    showVerdict(document.getElementById("saved-verdict"), body.verdict || null);
+    showVerdict(document.getElementById("saved-verdict"), body.verdict || null, true);
     done.hidden = false;
     timer.hidden = true;
     done.focus();
