@@ -1,5 +1,6 @@
 """The writing page never stalls or misleads the writer (Chromium, keyboard first): a refused
-save's errors go once the draft changes."""
+save's errors go once the draft changes, a phone reaches the sentences to tick without
+scrolling past the hints, and the clock covers no text."""
 
 from __future__ import annotations
 
@@ -11,8 +12,31 @@ from foolgame.pages.models import Page as Article
 from foolgame.pages.models import Sentence
 from tests.authoring.conftest import GOOD_CLAIM, TOO_EASY_CLAIM
 from tests.authoring.test_browser_loop import log_in, start_task
+from tests.factories import CategoryFactory, PageFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1366, "height": 768}
+VIEWPORTS = pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+
+# Every sentence of the harbour page shares words with the draft: ten long hints come back.
+HARBOUR_DRAFT = "The old harbour welcomed ships carrying grain and timber from the northern sea."
+
+
+def harbour_page(sentences: int = 40) -> Article:
+    article = PageFactory(title="Old Harbour", category=CategoryFactory(name="History", slug="history"))
+    for position in range(sentences):
+        Sentence.objects.create(
+            page=article,
+            position=position,
+            section_header=f"Part {position // 8}",
+            text=(
+                f"In {1800 + position} the old harbour of the town welcomed {position + 3} ships with grain, timber, "
+                "wine and salt from ports across the northern sea, and the harbour master wrote each one down."
+            ),
+        )
+    return article
 
 
 def gold_box(page: Page, sentence: Sentence):
@@ -48,3 +72,100 @@ def test_a_refused_saves_errors_go_once_the_draft_changes(live_server, page: Pag
     expect(page.locator("#text-errors .field-error, #gold-errors .field-error, #form-errors .field-error")).to_have_count(0)
     expect(page.locator('#draft-problems [data-code="text_no_words"]')).to_be_visible()
     assert Claim.objects.count() == 0
+
+
+# --- a phone's layout ---------------------------------------------------------------------
+
+
+def first_gold_top(page: Page) -> float:
+    """How far down the document the first sentence to tick starts, in CSS pixels."""
+    return page.evaluate("document.querySelector('input[name=gold]').getBoundingClientRect().top + window.scrollY")
+
+
+def test_on_a_phone_the_sentences_to_tick_come_before_the_hints(live_server, page: Page) -> None:
+    article = harbour_page()
+    page.set_viewport_size(PHONE)
+    log_in(page, live_server.url)
+    start_task(page, live_server.url, article)
+    before = first_gold_top(page)
+    box = page.get_by_label("Your claim")
+    box.fill(HARBOUR_DRAFT)
+    expect(page.locator("#hints li")).to_have_count(10)
+    after = first_gold_top(page)
+    # Ten hints do not push the page's sentences down: they start about a screen down.
+    assert after - before < 60 and after < 1.5 * PHONE["height"], (before, after)
+    expect(page.locator("#hints-count")).to_have_text("(10)")  # folded, the hints say how many
+
+    # By keyboard: a few Tabs from the claim box to the first sentence, not past ten hint links.
+    box.focus()
+    for _ in range(5):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.name === 'gold'"):
+            break
+    else:
+        pytest.fail("five Tabs from the claim box reach no sentence to tick: " + page.evaluate("document.activeElement.outerHTML"))
+
+    # The hints are one key away, and their summary says when the gold is the top hit.
+    summary = page.locator("#hints-title")
+    summary.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#hints li").first).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page.locator("#hints li").first).to_be_hidden()
+    top_hit = int(page.locator("#hints li").first.get_attribute("data-sentence"))
+    page.locator(f'input[name="gold"][value="{top_hit}"]').check()
+    expect(page.locator("#hints-alert")).to_have_text("your gold sentence is the top hit")
+
+
+NOTHING_HALF_UNDER_THE_TIMER = """() => {
+  const clock = document.getElementById('timer').getBoundingClientRect();
+  const y = clock.top + clock.height / 2;
+  const beside = [];
+  for (let x = 1; x < window.innerWidth - 1; x += 8) {
+    const hit = document.elementFromPoint(x, y);
+    const text = hit && hit.closest('.write-grid, .write-header, .write-done, .task-closed');
+    // Text, a field or a button: not the bare background of the grid or the form around them.
+    if (text && !hit.matches('.write-grid, .write-form, .write-article, .article-section')) beside.push(x + ': ' + hit.tagName + '.' + hit.className);
+  }
+  return beside;
+}"""
+
+
+@VIEWPORTS
+def test_the_timer_covers_no_text_being_read_or_typed(live_server, page: Page, viewport: dict) -> None:
+    article = harbour_page()
+    page.set_viewport_size(viewport)
+    log_in(page, live_server.url)
+    start_task(page, live_server.url, article)
+    box = page.get_by_label("Your claim")
+    box.fill(HARBOUR_DRAFT)
+    expect(page.locator("#hints li")).to_have_count(10)
+    timer = page.locator("#timer")
+
+    # Scrolled to the claim box, the middle and the end of the page: no line of text is drawn
+    # beside the clock, half covered by it (it sits on an opaque bar as wide as the page).
+    for target in (
+        "document.getElementById('claim-text').getBoundingClientRect().top + window.scrollY - 12",
+        "document.documentElement.scrollHeight / 2",
+        "document.documentElement.scrollHeight",
+    ):
+        page.evaluate(f"window.scrollTo(0, {target})")
+        page.wait_for_function("window.scrollY > 100", timeout=5_000)
+        expect(timer).to_be_in_viewport()
+        assert page.evaluate(NOTHING_HALF_UNDER_THE_TIMER) == [], target
+
+    # A sentence followed from the hints, by keyboard, lands below the clock, not under it.
+    page.evaluate("window.scrollTo(0, 0)")
+    summary = page.locator("#hints-title")
+    if page.evaluate("!document.getElementById('hints-box').open"):
+        summary.focus()
+        page.keyboard.press("Enter")
+    last = page.locator("#hints a").last
+    target = last.get_attribute("href")
+    last.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"location.hash === '{target}'")
+    sentence = page.locator(target).bounding_box()
+    clock = timer.bounding_box()
+    assert sentence is not None and clock is not None
+    assert clock["y"] + clock["height"] <= sentence["y"] < viewport["height"], (clock, sentence)

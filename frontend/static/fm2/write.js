@@ -24,6 +24,10 @@
   const wordCount = document.getElementById("word-count");
   const submit = document.getElementById("claim-submit");
   const timer = document.getElementById("timer");
+  const bar = document.getElementById("write-bar");
+  const hintsBox = document.getElementById("hints-box");
+  const hintsCount = document.getElementById("hints-count");
+  const hintsAlert = document.getElementById("hints-alert");
   const hintList = document.getElementById("hints");
   const hintStatus = document.getElementById("hints-status");
   const goldCount = document.getElementById("gold-count");
@@ -96,12 +100,16 @@
 
   function markHintGold() {
     const chosen = new Set(chosenGold());
+    let topIsGold = false;
     hintList.querySelectorAll("li").forEach((item, index) => {
       const isGold = chosen.has(Number(item.dataset.sentence));
       item.classList.toggle("hint-gold", isGold);
       const flag = item.querySelector(".hint-flag");
       flag.textContent = isGold ? (index === 0 ? "your gold sentence is the top hit: too easy" : "your gold sentence") : "";
+      topIsGold = topIsGold || (isGold && index === 0);
     });
+    // Said on the folded hints' summary line too (a phone folds them).
+    hintsAlert.textContent = topIsGold ? "your gold sentence is the top hit" : "";
   }
 
   // The page's own sentences get the same marks as the hints: the words the draft shares
@@ -132,6 +140,7 @@
       return item;
     }));
     hintStatus.textContent = hints.length ? hints.length + " sentences match your words, best first." : "Nothing on the page matches your words.";
+    hintsCount.textContent = "(" + hints.length + ")";
     markHintGold();
     markArticle(hints);
   }
@@ -142,7 +151,9 @@
     if (!query) {
       hintList.replaceChildren();
       markArticle([]);
+      markHintGold();
       hintStatus.textContent = "Start typing to see hints.";
+      hintsCount.textContent = "";
       return;
     }
     hintRequest = new AbortController();
@@ -155,6 +166,8 @@
         // e.g. hints_need_task once the task has expired: say why instead of going quiet.
         hintList.replaceChildren();
         markArticle([]);
+        markHintGold();
+        hintsCount.textContent = "";
         hintStatus.textContent = (body.error && body.error.message) || "Hints are unavailable right now.";
         return;
       }
@@ -354,7 +367,7 @@
     }));
     showVerdict(document.getElementById("saved-verdict"), body.verdict || null, true);
     done.hidden = false;
-    timer.hidden = true;
+    bar.hidden = true;
     done.focus();
     try {
       const me = await (await fetch("/api/me", { credentials: "same-origin" })).json();
@@ -367,6 +380,9 @@
   form.addEventListener("submit", save);
   // Disabled in the HTML until the handler above is on; a used or expired task keeps it so.
   submit.disabled = Boolean(root.dataset.used) || Date.now() >= expiresAt;
+  // The hints sit beside the page on a wide screen: open there. On a phone they stay folded
+  // under their summary line, so the page's sentences to tick come right after the form.
+  if (window.matchMedia("(min-width: 900px)").matches) hintsBox.open = true;
   refreshGold();
   tick();
   // Text typed before this deferred script ran (or restored by the browser on back/forward)
