@@ -1,12 +1,17 @@
 """The writing page never stalls or misleads the writer (Chromium, keyboard first): a refused
 save's errors go once the draft changes, a phone reaches the sentences to tick without
-scrolling past the hints, and the clock covers no text."""
+scrolling past the hints, the clock covers no text, and a used or expired task shows no clock."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta
+
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from foolgame.authoring.models import WriteTask
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Page as Article
 from foolgame.pages.models import Sentence
@@ -169,3 +174,89 @@ def test_the_timer_covers_no_text_being_read_or_typed(live_server, page: Page, v
     clock = timer.bounding_box()
     assert sentence is not None and clock is not None
     assert clock["y"] + clock["height"] <= sentence["y"] < viewport["height"], (clock, sentence)
+
+
+# --- a used or expired task ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state", ["used", "expired"])
+def test_a_used_or_expired_task_opens_with_no_clock(live_server, page: Page, eiffel_live: Article, state: str) -> None:
+    log_in(page, live_server.url)
+    start_task(page, live_server.url, eiffel_live)
+    now = timezone.now()
+    if state == "used":
+        WriteTask.objects.update(used_at=now)
+    else:
+        WriteTask.objects.update(write_by=now - timedelta(minutes=3), expires_at=now - timedelta(minutes=1))
+    page.reload()
+    expect(page.locator("#write")).to_have_attribute("data-ready", "1")
+    notice = "This task is done" if state == "used" else "This task has expired"
+    expect(page.get_by_text(notice)).to_be_visible()
+    expect(page.locator("#timer")).to_be_hidden()
+    expect(page.get_by_role("button", name="Save the claim")).to_be_disabled()
+    expect(page.get_by_label("Your claim")).not_to_be_editable()
+
+
+@pytest.mark.parametrize("state", ["used", "expired"])
+def test_a_save_the_server_refuses_as_used_or_expired_stops_the_clock(live_server, page: Page, eiffel_live: Article, state: str) -> None:
+    log_in(page, live_server.url)
+    start_task(page, live_server.url, eiffel_live)
+    # Only the save tells this page: the draft checks never reach the server.
+    page.route("**/api/claims/check", lambda route: route.abort())
+    page.get_by_label("Your claim").fill(GOOD_CLAIM)
+    gold_box(page, Sentence.objects.get(page=eiffel_live, position=3)).check()
+    now = timezone.now()
+    if state == "used":  # e.g. saved from another tab
+        WriteTask.objects.update(used_at=now)
+    else:
+        WriteTask.objects.update(write_by=now - timedelta(minutes=3), expires_at=now - timedelta(seconds=1))
+    expect(page.locator("#timer")).to_be_visible()
+    page.get_by_role("button", name="Save the claim").click()
+    expect(page.locator("#timer")).to_be_hidden()
+    notice = "This task is done" if state == "used" else "This task has expired"
+    expect(page.get_by_text(notice)).to_be_visible()
+    expect(page.get_by_role("button", name="Save the claim")).to_be_disabled()
+    expect(page.get_by_label("Your claim")).to_have_value(GOOD_CLAIM)  # still there to copy, not to edit
+    expect(page.get_by_label("Your claim")).not_to_be_editable()
+    expect(page.locator("#form-errors .field-error")).to_have_count(0)  # said once, in the notice
+    assert Claim.objects.count() == 0
+
+
+@pytest.mark.parametrize("off_by", [timedelta(minutes=20), timedelta(minutes=-20)], ids=["ahead", "behind"])
+def test_the_clock_counts_the_servers_time_not_the_browsers(live_server, page: Page, eiffel_live: Article, off_by: timedelta) -> None:
+    page.clock.set_system_time(datetime.now() + off_by)
+    log_in(page, live_server.url)
+    start_task(page, live_server.url, eiffel_live)
+    expect(page.locator("#timer")).to_have_text(re.compile(r"^[78]:[0-5][0-9]$"))
+    submit = page.get_by_role("button", name="Save the claim")
+    expect(submit).to_be_enabled()
+    page.get_by_label("Your claim").fill(GOOD_CLAIM)
+    gold_box(page, Sentence.objects.get(page=eiffel_live, position=3)).check()
+    submit.click()
+    expect(page.locator("#write-done")).to_be_visible(timeout=30_000)
+    assert Claim.objects.count() == 1
+
+
+def test_time_up_on_the_page_is_the_servers_to_confirm(live_server, page: Page, eiffel_live: Article) -> None:
+    """The page's clock runs out, but the server still takes saves: the page keeps taking the
+    claim; once the server says the task expired, the page says so and the clock goes."""
+    page.clock.install()
+    log_in(page, live_server.url)
+    start_task(page, live_server.url, eiffel_live)
+    page.get_by_label("Your claim").fill(GOOD_CLAIM)
+    gold_box(page, Sentence.objects.get(page=eiffel_live, position=3)).check()
+    page.clock.run_for(11 * 60 * 1000)  # the page's clock only: the server's says a minute or less
+    timer = page.locator("#timer")
+    expect(timer).to_have_text("time is up")
+    submit = page.get_by_role("button", name="Save the claim")
+    expect(submit).to_be_enabled()
+    expect(page.get_by_text("This task has expired")).to_be_hidden()
+
+    # Now the server's clock passes the deadline too: the page learns it from the server.
+    now = timezone.now()
+    WriteTask.objects.update(write_by=now - timedelta(minutes=3), expires_at=now - timedelta(seconds=1))
+    page.clock.run_for(10_000)  # the page asks again every 5 s while its clock says time is up
+    expect(page.get_by_text("This task has expired")).to_be_visible(timeout=15_000)
+    expect(timer).to_be_hidden()
+    expect(submit).to_be_disabled()
+    assert Claim.objects.count() == 0

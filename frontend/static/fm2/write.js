@@ -7,8 +7,14 @@
 
   const taskId = Number(root.dataset.task);
   const pageId = Number(root.dataset.page);
-  const writeBy = new Date(root.dataset.writeBy).getTime();
-  const expiresAt = new Date(root.dataset.expiresAt).getTime();
+  // The clock counts down from the server's seconds at render, on the browser's monotonic
+  // clock (performance.now() starts with the navigation, a little before the server rendered:
+  // the display errs early by the request's time). The browser's wall clock, which may be
+  // minutes off, is never read. The clock is only a display: the server says when the task is
+  // used or expired (on load, and through the API's 409 and 410).
+  const writeByMs = Number(root.dataset.secondsLeft) * 1000;
+  const expiresInMs = Number(root.dataset.expiresIn) * 1000;
+  const ASK_AGAIN_MS = 5000; // the display says time is up but the server still takes saves
   const minWords = Number(root.dataset.minWords);
   const maxWords = Number(root.dataset.maxWords);
   const MAX_GOLD = 2;
@@ -232,7 +238,7 @@
   async function checkDraft() {
     if (checkRequest) checkRequest.abort();
     checkRequest = null;
-    if (root.dataset.used || Date.now() >= expiresAt) return;
+    if (closed()) return;
     const text = textBox.value;
     if (!text.trim()) return showChecks([], []);
     const request = new AbortController();
@@ -247,9 +253,10 @@
       });
       if (response.status === 429) return; // over the per-minute cap: keep the last result
       const body = await response.json().catch(() => ({}));
-      if (request !== checkRequest || root.dataset.used) return;
+      if (request !== checkRequest || closed()) return;
       if (response.ok) return showChecks(body.problems || [], body.warnings || [], body.verdict);
       const error = body.error || { code: "error", message: "Your draft could not be checked." };
+      if (closeIfServerSays(error.code)) return showChecks([], []);
       showChecks([{ code: error.code, message: error.message }], []);
     } catch (error) {
       if (error.name !== "AbortError") showChecks([], []);
@@ -289,21 +296,70 @@
     else first.focus();
   }
 
+  // --- a used or expired task: the server's word, never the page's clock ------------------
+  function closed() {
+    return Boolean(root.dataset.used || root.dataset.expired);
+  }
+
+  function closeTask(state) {
+    root.dataset[state] = "1";
+    clearTimeout(tickTimer);
+    clearTimeout(checkTimer);
+    if (checkRequest) checkRequest.abort();
+    bar.hidden = true;
+    submit.disabled = true;
+    // Kept on screen to read and copy into a new task, not to edit as if it could still be saved.
+    textBox.readOnly = true;
+    boxes.forEach((box) => { box.disabled = true; });
+    const notice = document.getElementById(state === "used" ? "task-used" : "task-expired");
+    notice.hidden = false;
+  }
+
+  function closeIfServerSays(code) {
+    if (code === "task_used") closeTask("used");
+    else if (code === "task_expired") closeTask("expired");
+    else return false;
+    return true;
+  }
+
+  // The display's time is up: ask the server whether the task still takes a save.
+  async function askTaskState() {
+    if (closed()) return;
+    try {
+      const response = await fetch("/api/claims/check", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ task: taskId, text: textBox.value, gold_sentence_ids: chosenGold() }),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok && body.error && closeIfServerSays(body.error.code)) return;
+    } catch (error) {
+      // unreachable for now: ask again below
+    }
+    if (!closed()) tickTimer = window.setTimeout(askTaskState, ASK_AGAIN_MS);
+  }
+
   // --- timer --------------------------------------------------------------------------
+  let tickTimer = null;
+
   function tick() {
-    const now = Date.now();
-    const left = Math.max(0, Math.round((writeBy - now) / 1000));
+    if (closed()) return;
+    const now = performance.now();
+    const untilWriteBy = writeByMs - now;
+    const left = Math.max(0, Math.ceil(untilWriteBy / 1000));
     const minutes = Math.floor(left / 60);
     const seconds = String(left % 60).padStart(2, "0");
     timer.textContent = `${minutes}:${seconds}`;
     timer.classList.toggle("is-low", left <= 60);
-    if (now >= expiresAt) {
+    if (now >= expiresInMs) {
       timer.textContent = "time is up";
-      submit.disabled = true;
-      return;
+      return askTaskState();
     }
     if (left === 0) timer.textContent = "0:00 (finish now)";
-    window.setTimeout(tick, 1000 - (now % 1000));
+    // The next change of the display: the next whole second left, then each second of the grace.
+    const delay = untilWriteBy > 0 ? untilWriteBy % 1000 || 1000 : Math.min(1000, expiresInMs - now);
+    tickTimer = window.setTimeout(tick, delay + 5);
   }
 
   // --- saving ------------------------------------------------------------------------
@@ -340,6 +396,7 @@
       if (response.status === 201) return saved(body, text);
       const error = body.error || { code: "error", message: "The claim could not be saved." };
       showChecks([], []); // the save's own messages replace the draft's
+      if (closeIfServerSays(error.code)) return clearSaveErrors();
       showProblems(error.details && error.details.length ? error.details : [{ field: "task", code: error.code, message: error.message }]);
     } catch (error) {
       showProblems([{ field: "task", code: "network", message: "The server could not be reached; try again." }]);
@@ -348,13 +405,14 @@
       submit.textContent = SAVE_LABEL;
       submit.removeAttribute("aria-busy");
       form.removeAttribute("aria-busy");
-      if (Date.now() < expiresAt && !root.dataset.used) submit.disabled = false;
+      if (!closed()) submit.disabled = false;
     }
   }
 
   async function saved(body, text) {
     root.dataset.used = "1";
     clearTimeout(checkTimer);
+    clearTimeout(tickTimer);
     form.hidden = true;
     document.querySelector(".write-article").hidden = true;
     const done = document.getElementById("write-done");
@@ -379,14 +437,15 @@
 
   form.addEventListener("submit", save);
   // Disabled in the HTML until the handler above is on; a used or expired task keeps it so.
-  submit.disabled = Boolean(root.dataset.used) || Date.now() >= expiresAt;
+  submit.disabled = closed();
   // The hints sit beside the page on a wide screen: open there. On a phone they stay folded
   // under their summary line, so the page's sentences to tick come right after the form.
   if (window.matchMedia("(min-width: 900px)").matches) hintsBox.open = true;
   refreshGold();
-  tick();
+  if (closed()) closeTask(root.dataset.used ? "used" : "expired");
+  else tick();
   // Text typed before this deferred script ran (or restored by the browser on back/forward)
   // gets its hints and checks too.
-  if (textBox.value.trim()) draftChanged();
+  if (textBox.value.trim() && !closed()) draftChanged();
   root.dataset.ready = "1";
 })();
