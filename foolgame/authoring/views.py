@@ -91,6 +91,11 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
     if chosen.player_id != request.user.pk:
         raise Http404("No such task.")
     page = chosen.page
+    now = timezone.now()
+    # The page counts down from the server's own seconds, never from the browser's clock (a
+    # phone's clock may be minutes off); whether the task is used or expired is said here,
+    # and later by the API's 409/410, never guessed by the page.
+    seconds_left = max(0, int((chosen.write_by - now).total_seconds()))
     return render(
         request,
         "authoring/write.html",
@@ -98,7 +103,10 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
             "task": chosen,
             "page": page,
             "sections": sections(list(page_sentences(page=page))),
-            "expired": chosen.expires_at <= timezone.now(),
+            "expired": chosen.expires_at <= now,
+            "seconds_left": seconds_left,
+            "clock": f"{seconds_left // 60}:{seconds_left % 60:02d}",
+            "expires_in": max(0, int((chosen.expires_at - now).total_seconds())),
             "min_words": settings.FM2["CLAIM_MIN_WORDS"],
             "max_words": settings.FM2["CLAIM_MAX_WORDS"],
         },

@@ -7,8 +7,14 @@
 
   const taskId = Number(root.dataset.task);
   const pageId = Number(root.dataset.page);
-  const writeBy = new Date(root.dataset.writeBy).getTime();
-  const expiresAt = new Date(root.dataset.expiresAt).getTime();
+  // The clock counts down from the server's seconds at render, on the browser's monotonic
+  // clock (performance.now() starts with the navigation, a little before the server rendered:
+  // the display errs early by the request's time). The browser's wall clock, which may be
+  // minutes off, is never read. The clock is only a display: the server says when the task is
+  // used or expired (on load, and through the API's 409 and 410).
+  const writeByMs = Number(root.dataset.secondsLeft) * 1000;
+  const expiresInMs = Number(root.dataset.expiresIn) * 1000;
+  const ASK_AGAIN_MS = 5000; // the display says time is up but the server still takes saves
   const minWords = Number(root.dataset.minWords);
   const maxWords = Number(root.dataset.maxWords);
   const MAX_GOLD = 2;
@@ -24,6 +30,10 @@
   const wordCount = document.getElementById("word-count");
   const submit = document.getElementById("claim-submit");
   const timer = document.getElementById("timer");
+  const bar = document.getElementById("write-bar");
+  const hintsBox = document.getElementById("hints-box");
+  const hintsCount = document.getElementById("hints-count");
+  const hintsAlert = document.getElementById("hints-alert");
   const hintList = document.getElementById("hints");
   const hintStatus = document.getElementById("hints-status");
   const goldCount = document.getElementById("gold-count");
@@ -73,7 +83,7 @@
     markHintGold();
   }
   boxes.forEach((box) => box.addEventListener("change", () => {
-    clear("gold_sentence_ids");
+    clearSaveErrors();
     refreshGold();
     scheduleCheck();
   }));
@@ -96,12 +106,16 @@
 
   function markHintGold() {
     const chosen = new Set(chosenGold());
+    let topIsGold = false;
     hintList.querySelectorAll("li").forEach((item, index) => {
       const isGold = chosen.has(Number(item.dataset.sentence));
       item.classList.toggle("hint-gold", isGold);
       const flag = item.querySelector(".hint-flag");
       flag.textContent = isGold ? (index === 0 ? "your gold sentence is the top hit: too easy" : "your gold sentence") : "";
+      topIsGold = topIsGold || (isGold && index === 0);
     });
+    // Said on the folded hints' summary line too (a phone folds them).
+    hintsAlert.textContent = topIsGold ? "your gold sentence is the top hit" : "";
   }
 
   // The page's own sentences get the same marks as the hints: the words the draft shares
@@ -132,6 +146,7 @@
       return item;
     }));
     hintStatus.textContent = hints.length ? hints.length + " sentences match your words, best first." : "Nothing on the page matches your words.";
+    hintsCount.textContent = "(" + hints.length + ")";
     markHintGold();
     markArticle(hints);
   }
@@ -142,7 +157,9 @@
     if (!query) {
       hintList.replaceChildren();
       markArticle([]);
+      markHintGold();
       hintStatus.textContent = "Start typing to see hints.";
+      hintsCount.textContent = "";
       return;
     }
     hintRequest = new AbortController();
@@ -155,6 +172,8 @@
         // e.g. hints_need_task once the task has expired: say why instead of going quiet.
         hintList.replaceChildren();
         markArticle([]);
+        markHintGold();
+        hintsCount.textContent = "";
         hintStatus.textContent = (body.error && body.error.message) || "Hints are unavailable right now.";
         return;
       }
@@ -168,7 +187,7 @@
     const count = words(textBox.value);
     wordCount.textContent = String(count);
     wordCount.classList.toggle("over", count > maxWords);
-    clear("text");
+    clearSaveErrors();
     clearTimeout(hintTimer);
     hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
     scheduleCheck();
@@ -186,18 +205,20 @@
   }
 
   // The model in the loop's verdict on the draft with its gold sentences (docs/verifier.md).
-  function verdictText(verdict) {
+  // A saved claim can no longer be reworded: its verdict points to the next claim instead.
+  function verdictText(verdict, saved) {
     if (!verdict) return "";
     if (verdict.pending) return verdict.message;
     const said = verdict.label === "SUPPORTS" ? "true" : "false";
     const sure = Math.round(verdict.probability * 100) + "%";
     return verdict.fooled
       ? "You fool the model (version " + verdict.version + "): it says the claim is " + said + " (" + sure + " sure). If people confirm your label, you earn model points."
-      : "The model (version " + verdict.version + ") sees through it: it says " + said + " (" + sure + " sure). Reword it to fool the model.";
+      : "The model (version " + verdict.version + ") sees through it: it says " + said + " (" + sure + " sure). " +
+          (saved ? "Try to fool it with your next claim." : "Reword it to fool the model.");
   }
 
-  function showVerdict(node, verdict) {
-    node.textContent = verdictText(verdict);
+  function showVerdict(node, verdict, saved) {
+    node.textContent = verdictText(verdict, saved);
     node.hidden = !verdict;
     node.classList.toggle("verdict-fooled", Boolean(verdict && verdict.fooled));
   }
@@ -217,7 +238,7 @@
   async function checkDraft() {
     if (checkRequest) checkRequest.abort();
     checkRequest = null;
-    if (root.dataset.used || Date.now() >= expiresAt) return;
+    if (closed()) return;
     const text = textBox.value;
     if (!text.trim()) return showChecks([], []);
     const request = new AbortController();
@@ -232,9 +253,10 @@
       });
       if (response.status === 429) return; // over the per-minute cap: keep the last result
       const body = await response.json().catch(() => ({}));
-      if (request !== checkRequest || root.dataset.used) return;
+      if (request !== checkRequest || closed()) return;
       if (response.ok) return showChecks(body.problems || [], body.warnings || [], body.verdict);
       const error = body.error || { code: "error", message: "Your draft could not be checked." };
+      if (closeIfServerSays(error.code)) return showChecks([], []);
       showChecks([{ code: error.code, message: error.message }], []);
     } catch (error) {
       if (error.name !== "AbortError") showChecks([], []);
@@ -246,36 +268,98 @@
     if (errorBoxes[field]) errorBoxes[field].replaceChildren();
   }
 
-  function showProblems(problems) {
+  // A refused save's messages are about the draft it sent: once the text or the gold changes
+  // they are stale, and the live draft check says what is wrong now, if anything.
+  function clearSaveErrors() {
     Object.keys(errorBoxes).forEach(clear);
+  }
+
+  function showProblems(problems) {
+    clearSaveErrors();
     let first = null;
     for (const problem of problems) {
       const box = errorBoxes[problem.field] || errorBoxes.task;
       const line = el("p", "field-error", problem.message);
       line.dataset.code = problem.code;
       line.setAttribute("role", "alert");
+      line.tabIndex = -1;
       box.append(line);
-      first = first || problem.field;
+      first = first || line;
     }
-    if (first === "text") textBox.focus();
-    else if (first === "gold_sentence_ids") (boxes.find((box) => box.checked) || boxes[0] || textBox).focus();
+    if (!first) return;
+    const field = problems[0].field;
+    if (field === "text") textBox.focus();
+    // Nothing ticked: to the page's first sentence. A ticked gold the server refused (too easy
+    // to find): to the message itself, beside the list of ticked sentences; focusing the
+    // sentence would scroll a phone's screen away from the message.
+    else if (field === "gold_sentence_ids" && !chosenGold().length && boxes.length) boxes[0].focus();
+    else first.focus();
+  }
+
+  // --- a used or expired task: the server's word, never the page's clock ------------------
+  function closed() {
+    return Boolean(root.dataset.used || root.dataset.expired);
+  }
+
+  function closeTask(state) {
+    root.dataset[state] = "1";
+    clearTimeout(tickTimer);
+    clearTimeout(checkTimer);
+    if (checkRequest) checkRequest.abort();
+    bar.hidden = true;
+    submit.disabled = true;
+    // Kept on screen to read and copy into a new task, not to edit as if it could still be saved.
+    textBox.readOnly = true;
+    boxes.forEach((box) => { box.disabled = true; });
+    const notice = document.getElementById(state === "used" ? "task-used" : "task-expired");
+    notice.hidden = false;
+  }
+
+  function closeIfServerSays(code) {
+    if (code === "task_used") closeTask("used");
+    else if (code === "task_expired") closeTask("expired");
+    else return false;
+    return true;
+  }
+
+  // The display's time is up: ask the server whether the task still takes a save.
+  async function askTaskState() {
+    if (closed()) return;
+    try {
+      const response = await fetch("/api/claims/check", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ task: taskId, text: textBox.value, gold_sentence_ids: chosenGold() }),
+      });
+      const body = await response.json().catch(() => ({}));
+      if (!response.ok && body.error && closeIfServerSays(body.error.code)) return;
+    } catch (error) {
+      // unreachable for now: ask again below
+    }
+    if (!closed()) tickTimer = window.setTimeout(askTaskState, ASK_AGAIN_MS);
   }
 
   // --- timer --------------------------------------------------------------------------
+  let tickTimer = null;
+
   function tick() {
-    const now = Date.now();
-    const left = Math.max(0, Math.round((writeBy - now) / 1000));
+    if (closed()) return;
+    const now = performance.now();
+    const untilWriteBy = writeByMs - now;
+    const left = Math.max(0, Math.ceil(untilWriteBy / 1000));
     const minutes = Math.floor(left / 60);
     const seconds = String(left % 60).padStart(2, "0");
     timer.textContent = `${minutes}:${seconds}`;
     timer.classList.toggle("is-low", left <= 60);
-    if (now >= expiresAt) {
+    if (now >= expiresInMs) {
       timer.textContent = "time is up";
-      submit.disabled = true;
-      return;
+      return askTaskState();
     }
     if (left === 0) timer.textContent = "0:00 (finish now)";
-    window.setTimeout(tick, 1000 - (now % 1000));
+    // The next change of the display: the next whole second left, then each second of the grace.
+    const delay = untilWriteBy > 0 ? untilWriteBy % 1000 || 1000 : Math.min(1000, expiresInMs - now);
+    tickTimer = window.setTimeout(tick, delay + 5);
   }
 
   // --- saving ------------------------------------------------------------------------
@@ -312,6 +396,7 @@
       if (response.status === 201) return saved(body, text);
       const error = body.error || { code: "error", message: "The claim could not be saved." };
       showChecks([], []); // the save's own messages replace the draft's
+      if (closeIfServerSays(error.code)) return clearSaveErrors();
       showProblems(error.details && error.details.length ? error.details : [{ field: "task", code: error.code, message: error.message }]);
     } catch (error) {
       showProblems([{ field: "task", code: "network", message: "The server could not be reached; try again." }]);
@@ -320,13 +405,14 @@
       submit.textContent = SAVE_LABEL;
       submit.removeAttribute("aria-busy");
       form.removeAttribute("aria-busy");
-      if (Date.now() < expiresAt && !root.dataset.used) submit.disabled = false;
+      if (!closed()) submit.disabled = false;
     }
   }
 
   async function saved(body, text) {
     root.dataset.used = "1";
     clearTimeout(checkTimer);
+    clearTimeout(tickTimer);
     form.hidden = true;
     document.querySelector(".write-article").hidden = true;
     const done = document.getElementById("write-done");
@@ -337,9 +423,9 @@
       item.dataset.code = warning.code;
       return item;
     }));
-    showVerdict(document.getElementById("saved-verdict"), body.verdict || null);
+    showVerdict(document.getElementById("saved-verdict"), body.verdict || null, true);
     done.hidden = false;
-    timer.hidden = true;
+    bar.hidden = true;
     done.focus();
     try {
       const me = await (await fetch("/api/me", { credentials: "same-origin" })).json();
@@ -351,11 +437,15 @@
 
   form.addEventListener("submit", save);
   // Disabled in the HTML until the handler above is on; a used or expired task keeps it so.
-  submit.disabled = Boolean(root.dataset.used) || Date.now() >= expiresAt;
+  submit.disabled = closed();
+  // The hints sit beside the page on a wide screen: open there. On a phone they stay folded
+  // under their summary line, so the page's sentences to tick come right after the form.
+  if (window.matchMedia("(min-width: 900px)").matches) hintsBox.open = true;
   refreshGold();
-  tick();
+  if (closed()) closeTask(root.dataset.used ? "used" : "expired");
+  else tick();
   // Text typed before this deferred script ran (or restored by the browser on back/forward)
   // gets its hints and checks too.
-  if (textBox.value.trim()) draftChanged();
+  if (textBox.value.trim() && !closed()) draftChanged();
   root.dataset.ready = "1";
 })();
