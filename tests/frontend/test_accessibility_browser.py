@@ -84,8 +84,16 @@ class Scanner:
 def in_thread(function, *args):
     """Service calls that publish to the channel layer use async_to_sync, which cannot run in
     the thread where Playwright's event loop runs: they run in a thread of their own."""
+    from django.db import connections
+
+    def run():
+        try:
+            return function(*args)
+        finally:
+            connections.close_all()  # this thread's own connection, not left open for the teardown
+
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(function, *args).result()
+        return pool.submit(run).result()
 
 
 def log_in(page: Page, base: str, username: str, next_path: str = "/accounts/me/") -> None:
