@@ -30,8 +30,14 @@ $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.installed
 
+# axe-core for the accessibility browser tests (package.json), when npm is here: without it
+# those tests skip and say why. npm ci writes node_modules/.package-lock.json last.
+node_modules/.package-lock.json: package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund; \
+	else echo "npm is not on the PATH: the accessibility tests (axe-core) will skip"; fi
+
 setup: $(VENV)/.installed
-setup-test: $(VENV)/.installed-test
+setup-test: $(VENV)/.installed-test node_modules/.package-lock.json
 
 migrate: setup
 	$(PY) manage.py migrate --no-input
@@ -67,4 +73,4 @@ typecheck: setup-test
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache
+	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache node_modules
