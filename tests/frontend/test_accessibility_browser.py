@@ -259,6 +259,9 @@ def test_a_players_pages_have_no_serious_violation(asgi_live_server: str, new_pa
     expect(page.locator("#claim-submit")).to_be_enabled()
     scanner.scan(page, "/write/<task>/")
     page.get_by_label("Your claim").fill("The subject of this page changed its name twice before the year 1900.")
+    expect(page.locator("#hints li").first).to_be_attached()
+    if not page.locator("#hints-box").evaluate("box => box.open"):  # folded on a phone: scan them open
+        page.locator("#hints-title").click()
     expect(page.locator("#hints li").first).to_be_visible()
     page.get_by_role("button", name="Save the claim").click()  # no gold sentence: refused, with the reason
     expect(page.locator("#gold-errors .field-error")).to_be_visible()
