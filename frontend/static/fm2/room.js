@@ -54,6 +54,7 @@
   let pollTimer = null; // after the end: waiting for the host to play again
   const POLL_MS = 4000;
   const POLL_FOR_MS = 15 * 60 * 1000;
+  const JOIN_TRIES = 5; // a join answered 503 is asked again, up to this many times in all
 
   function send(frame) {
     if (socket && socket.send(frame)) return true;
@@ -391,21 +392,31 @@
   });
   leaveButton.disabled = false; // disabled in the HTML until this handler is on
 
+  // A 503 (the database or Redis down or busy for a moment) is asked again with the socket's
+  // waits after a 1013, a few times; any other refusal is the answer.
   (async function join() {
-    try {
-      await api("POST", "/api/rooms/" + code + "/join");
-      connect(); // the socket's first frame is the room's state
-    } catch (error) {
-      statusLine.textContent = error.code === "room_not_found" ? "No room has this code." : error.message;
-      leaveButton.hidden = true;
-      finished = true;
-      if (error.code === "room_over") {
-        // An ended room: its members still see how it ended (and follow it when it plays again).
-        try {
-          const state = await api("GET", "/api/rooms/" + code);
-          if (state.scoreboard) showRoom(state);
-        } catch (ignored) { /* the message above stands */ }
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await api("POST", "/api/rooms/" + code + "/join");
+        break;
+      } catch (error) {
+        if (error.status === 503 && attempt + 1 < JOIN_TRIES) {
+          await new Promise((resolve) => setTimeout(resolve, window.fm2.socket.retryDelay(attempt, 1013, Math.random())));
+          continue;
+        }
+        statusLine.textContent = error.code === "room_not_found" ? "No room has this code." : error.message;
+        leaveButton.hidden = true;
+        finished = true;
+        if (error.code === "room_over") {
+          // An ended room: its members still see how it ended (and follow it when it plays again).
+          try {
+            const state = await api("GET", "/api/rooms/" + code);
+            if (state.scoreboard) showRoom(state);
+          } catch (ignored) { /* the message above stands */ }
+        }
+        return;
       }
     }
+    connect(); // the socket's first frame is the room's state
   })();
 })();
