@@ -8,6 +8,16 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
+  /** The first element that matches ``selector`` in ``scope`` (the document without one), or null. */
+  function $(selector, scope) {
+    return (scope || document).querySelector(selector);
+  }
+
+  /** Every element that matches ``selector`` in ``scope``, as an array. */
+  function $$(selector, scope) {
+    return Array.from((scope || document).querySelectorAll(selector));
+  }
+
   /** A new element; its text goes in through textContent, never innerHTML. */
   function el(tag, className, text) {
     const node = document.createElement(tag);
@@ -18,22 +28,42 @@
 
   /**
    * A JSON request to the game's API with the CSRF token: the answer's JSON ({} for 204 or
-   * no body); for a 4xx/5xx, an Error with the server's message and ``code``.
+   * no body); for a 4xx/5xx, an Error with the server's message, its ``code`` and ``details``
+   * and the HTTP ``status``. The one place the pages call fetch(): a network failure rejects
+   * with fetch's own TypeError.
    */
   async function api(method, url, body) {
     const response = await fetch(url, {
       method,
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
     if (!response.ok) {
       const error = new Error((data.error && data.error.message) || "Something went wrong. Try again.");
       error.code = data.error && data.error.code;
+      error.details = data.error && data.error.details;
+      error.status = response.status;
       throw error;
     }
     return data;
+  }
+
+  /**
+   * Show ``message`` in the error line ``box`` and bring it into view; an empty message
+   * clears and hides it.
+   */
+  function showError(box, message) {
+    box.textContent = message || "";
+    box.hidden = !message;
+    if (message) box.scrollIntoView({ block: "nearest" });
+  }
+
+  /** Seconds as the game's clocks show them: 2:05 (rounded up, never below 0:00). */
+  function formatTime(seconds) {
+    const s = Math.max(0, Math.ceil(seconds));
+    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
   }
 
   /**
@@ -67,5 +97,5 @@
     });
   }
 
-  window.fm2 = { csrfToken: csrfToken, el: el, api: api, confirmAction: confirmAction };
+  window.fm2 = { $, $$, csrfToken, el, api, showError, formatTime, confirmAction };
 })();

@@ -19,7 +19,7 @@
   const POLL_MS = 1000;
   let timer = null;
 
-  const { csrfToken, el } = window.fm2;
+  const { api, el } = window.fm2;
 
   function sizeText(bytes) {
     if (bytes < 1024) return bytes + " B";
@@ -144,9 +144,7 @@
 
   async function refresh() {
     try {
-      const response = await fetch("/api/exports", { headers: { Accept: "application/json" } });
-      if (!response.ok) throw new Error((await response.json()).error.message);
-      render(await response.json());
+      render(await api("GET", "/api/exports"));
     } catch (error) {
       status.className = "export-status form-error";
       status.textContent = "Could not load the exports: " + error.message + " Retrying…";
@@ -172,23 +170,17 @@
     status.className = "export-status";
     status.textContent = "Starting…";
     try {
-      const response = await fetch("/api/exports", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify(body),
-      });
-      const data = await response.json();
-      if (!response.ok) {
-        const details = data.error.details ? " " + Object.entries(data.error.details).map(([field, why]) => field + ": " + [].concat(why).join(" ")).join("; ") : "";
-        status.className = "export-status form-error";
-        status.textContent = data.error.message + details;
-        return;
-      }
+      const data = await api("POST", "/api/exports", body);
       status.textContent = "Export " + data.id + " started.";
       await refresh();
     } catch (error) {
       status.className = "export-status form-error";
-      status.textContent = "Could not start the export: " + error.message;
+      if (error.status) { // refused: the server's message, and each field's complaint
+        const details = error.details ? " " + Object.entries(error.details).map(([field, why]) => field + ": " + [].concat(why).join(" ")).join("; ") : "";
+        status.textContent = error.message + details;
+      } else {
+        status.textContent = "Could not start the export: " + error.message;
+      }
     } finally {
       button.disabled = false;
     }

@@ -1,26 +1,60 @@
-/* fm2 moderation queue: each card's actions go to POST /api/moderation/claims/<id>/actions.
-   Every piece of claim or page text goes into the DOM through textContent, never innerHTML. */
+/* fm2 moderation: fm2.moderationAct, one moderator action from a card's form (the claims queue
+   and the held players' page both use it), and the claims queue, whose cards' actions go to
+   POST /api/moderation/claims/<id>/actions. Every piece of claim or page text goes into the
+   DOM through textContent, never innerHTML. */
 (function () {
   "use strict";
+  const { api, el } = window.fm2;
+
+  /**
+   * POST ``body`` to ``url`` for ``card``'s form (.mod-actions): its buttons are disabled
+   * while the request runs and its status line says what happened. Done, the card is marked
+   * is-done, the status says ``done`` with the reason the audit log recorded, and the form's
+   * ``controls`` (a selector) go; refused, the server's message shows and the buttons come
+   * back. Resolves true when done.
+   */
+  async function moderationAct(card, url, body, { done, controls }) {
+    const form = card.querySelector(".mod-actions");
+    const status = form.querySelector(".mod-status");
+    const buttons = Array.from(form.querySelectorAll("button"));
+    status.className = "mod-status";
+    status.textContent = "Saving…";
+    buttons.forEach((b) => (b.disabled = true));
+    let result;
+    try {
+      result = await api("POST", url, body);
+    } catch (error) {
+      status.className = "mod-status field-error";
+      status.textContent = error.status ? (error.code ? error.message : "The action failed (" + error.status + ").") : "Network error: try again.";
+      buttons.forEach((b) => (b.disabled = false));
+      return false;
+    }
+    card.classList.add("is-done");
+    status.className = "mod-status mod-done";
+    status.textContent = done + ": " + result.audit.reason + " (recorded in the audit log).";
+    form.querySelectorAll(controls).forEach((node) => node.remove());
+    return true;
+  }
+  window.fm2.moderationAct = moderationAct;
+
   const queue = document.getElementById("queue");
   if (!queue) return;
   const count = document.getElementById("queue-count");
   const DONE = { keep: "Kept", remove: "Removed", relabel: "Relabelled", edit_evidence: "Gold evidence replaced" };
   const MAX_GOLD = 2; // the server takes 1 or 2 gold sentences (moderation.actions)
 
-  const { csrfToken, el } = window.fm2;
-
   async function loadSentences(card) {
     const list = card.querySelector(".mod-sentences");
     if (list.dataset.loaded) return;
     list.dataset.loaded = "1";
     const gold = new Set((card.dataset.gold || "").split(",").filter(Boolean).map(Number));
-    const response = await fetch("/api/pages/" + card.dataset.page, { headers: { Accept: "application/json" } });
-    if (!response.ok) {
+    let page;
+    try {
+      page = await api("GET", "/api/pages/" + card.dataset.page);
+    } catch (error) {
       list.appendChild(el("li", "field-error", "Could not load the page's sentences."));
       return;
     }
-    const page = await response.json();
     for (const sentence of page.sentences) {
       const item = el("li");
       const label = el("label", "mod-sentence");
@@ -56,42 +90,16 @@
 
   async function act(card, action) {
     const form = card.querySelector(".mod-actions");
-    const status = form.querySelector(".mod-status");
     const reason = form.querySelector("textarea[name=reason]").value.trim();
     const body = { action: action, reason: reason };
     if (action === "relabel") body.label = card.dataset.label === "SUPPORTS" ? "REFUTES" : "SUPPORTS";
     if (action === "edit_evidence") {
       body.gold_sentence_ids = Array.from(form.querySelectorAll("input[name=gold]:checked")).map((box) => Number(box.value));
     }
-    status.className = "mod-status";
-    status.textContent = "Saving…";
-    const buttons = Array.from(form.querySelectorAll("button"));
-    buttons.forEach((b) => (b.disabled = true));
-    try {
-      const response = await fetch("/api/moderation/claims/" + card.dataset.claim + "/actions", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify(body),
-      });
-      const result = await response.json().catch(() => ({}));
-      if (!response.ok) {
-        status.className = "mod-status field-error";
-        status.textContent = (result.error && result.error.message) || "The action failed (" + response.status + ").";
-        buttons.forEach((b) => (b.disabled = false));
-        return;
-      }
-      card.classList.add("is-done");
-      status.className = "mod-status mod-done";
-      status.textContent = DONE[action] + ": " + result.audit.reason + " (recorded in the audit log).";
-      form.querySelectorAll("textarea, details, .mod-buttons").forEach((node) => node.remove());
-      const left = queue.querySelectorAll(".mod-card:not(.is-done)").length;
-      count.textContent = left + " claim" + (left === 1 ? "" : "s") + " left to review on this page.";
-    } catch (error) {
-      status.className = "mod-status field-error";
-      status.textContent = "Network error: try again.";
-      buttons.forEach((b) => (b.disabled = false));
-    }
+    const url = "/api/moderation/claims/" + card.dataset.claim + "/actions";
+    if (!(await moderationAct(card, url, body, { done: DONE[action], controls: "textarea, details, .mod-buttons" }))) return;
+    const left = queue.querySelectorAll(".mod-card:not(.is-done)").length;
+    count.textContent = left + " claim" + (left === 1 ? "" : "s") + " left to review on this page.";
   }
 
   queue.addEventListener("click", async (event) => {

@@ -6,15 +6,25 @@
 // handler first checks that its session is still the current one, so a frame, a close or a
 // late REST answer of round N never paints round N+1. Closing a round's socket on purpose
 // (Next, give up, leaving) marks the session closed first, so that close never reconnects;
-// an unexpected close reconnects with backoff and the server sends the round's true state.
+// an unexpected close reconnects as fm2.socket does for every page (socket.js) and the server
+// sends the round's true state. The clock and the cards are fm2.roundView's (round_view.js).
 (function () {
   "use strict";
   const root = document.getElementById("play");
   if (!root) return;
 
-  const $ = (selector, scope) => (scope || document).querySelector(selector);
-  const $$ = (selector, scope) => Array.from((scope || document).querySelectorAll(selector));
-  const cards = $$(".claim-card", root);
+  const { $, $$, api, formatTime } = window.fm2;
+  const MILESTONES = [60, 30, 10];
+  // The rating of a vote is computed after its commit, by a batched task: read it again then.
+  const RATING_WAIT_MS = [800, 1500, 3000, 6000, 12000];
+  // The server's numbers, from the page: a clue's cost in seconds, the most a right answer pays.
+  const CLUE_COST = Number(root.dataset.clueCost) || 10;
+  const POT = Number(root.dataset.pot) || 120;
+  // "Play a round" on a page deals from that page (/play/?page=<id>).
+  const DEAL_PAGE = root.dataset.page ? Number(root.dataset.page) : null;
+  const REFUSALS = ["not_authenticated", "not_your_round", "not_found", "too_many_sockets"];
+
+  const view = window.fm2.roundView(root, { clueCost: CLUE_COST, pot: POT, hurryAt: 30, milestones: MILESTONES });
   const startPanel = $("#start-panel");
   const roundBox = $("#round");
   const resultBox = $("#result");
@@ -23,28 +33,17 @@
   const resultError = $("#result-error");
   const nextButton = $("#next-button");
   const forfeitButton = $("#forfeit-button");
-  const MILESTONES = [60, 30, 10];
-  const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
-  // The rating of a vote is computed after its commit, by a batched task: read it again then.
-  const RATING_WAIT_MS = [800, 1500, 3000, 6000, 12000];
-  // The server's numbers, from the page: a clue's cost in seconds, the most a right answer pays.
-  const CLUE_COST = Number(root.dataset.clueCost) || 10;
-  const POT = Number(root.dataset.pot) || 120;
-  // "Play a round" on a page deals from that page (/play/?page=<id>).
-  const DEAL_PAGE = root.dataset.page ? Number(root.dataset.page) : null;
 
   let current = null; // the session of the round on screen
   let dealing = false;
   let acted = 0; // counts the player's deals and resumes: a late load-time answer yields to them
 
-  const { api } = window.fm2;
-
   // --- errors where the player is looking ------------------------------------------------
 
-  const errorBoxes = [startError, roundError, resultError, ...cards.map((card) => $(".card-error", card))];
+  const errorBoxes = [startError, roundError, resultError, ...view.cards.map((card, index) => view.cardError(index))];
 
   function clearErrors() {
-    errorBoxes.forEach((box) => { box.textContent = ""; box.hidden = true; });
+    errorBoxes.forEach((box) => window.fm2.showError(box, ""));
   }
 
   // ``box``: the error line next to the control the player used; without one, the line in the
@@ -56,118 +55,33 @@
       if (!current) box = startError;
       else box = current.finished ? resultError : roundError;
     }
-    box.textContent = message;
-    box.hidden = false;
-    box.scrollIntoView({ block: "nearest" });
+    window.fm2.showError(box, message);
   }
 
   // --- the clock ----------------------------------------------------------------------------
 
-  function formatTime(seconds) {
-    return Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
-  }
-
-  // The visible clock changes every second; screen readers hear only the milestones.
-  function setClock(session, remaining, points) {
-    const seconds = Math.max(0, Math.ceil(remaining));
-    $("#remaining").textContent = formatTime(seconds);
-    $("#points").textContent = String(points);
-    // A right answer pays min(POT, seconds left): above POT seconds a clue's cost shows as less
-    // time at full points, below it as fewer points.
-    $("#points-note").textContent = remaining > POT
-      ? "full points for " + formatTime(Math.ceil(remaining - POT)) + " more"
-      : "−1 a second, −" + CLUE_COST + " a clue";
-    root.classList.toggle("hurry", seconds <= 30);
-    const crossed = MILESTONES.filter((m) => seconds <= m);
-    const milestone = crossed.length ? Math.min(...crossed) : undefined;
-    if (milestone !== undefined && milestone < session.announced) {
-      session.announced = milestone;
-      // Announce milestones only as the clock crosses them, not all at once on a resume; say the
-      // milestone crossed, not the second this tick happened to land on (a late tick reads 0:09).
-      if (session.clockSeen) $("#clock-announce").textContent = formatTime(milestone) + " left.";
-    }
-    session.clockSeen = true;
-  }
-
-  // How many clues were bought and the time they cost, from the clues on screen.
-  function showClueCost() {
-    const bought = $$(".clues li", root).length;
-    $("#clue-cost").textContent = bought ? bought + " · −" + bought * CLUE_COST + " s" : "none";
-  }
-
-  let flashTimer = null;
-  function flashClueCost() {
-    const flash = $(".clue-flash", root);
-    flash.textContent = "−" + CLUE_COST + " s";
-    flash.classList.remove("is-shown");
-    void flash.offsetWidth; // restart the animation for a clue bought right after another
-    flash.classList.add("is-shown");
-    flash.hidden = false;
-    clearTimeout(flashTimer);
-    flashTimer = setTimeout(() => { flash.hidden = true; }, 1600);
-  }
-
   function stopClock(label, remaining) {
-    root.classList.remove("hurry");
     roundBox.classList.add("stopped");
-    $("#remaining-label").textContent = label;
-    if (remaining !== null && remaining !== undefined) $("#remaining").textContent = formatTime(Math.max(0, Math.ceil(remaining)));
+    view.stopClock(label, remaining);
   }
 
   // --- painting a round ---------------------------------------------------------------------
 
   function resetRound() {
     clearErrors();
+    view.reset();
     roundBox.classList.remove("over", "stopped");
-    root.classList.remove("hurry");
     resultBox.hidden = true;
-    $("#remaining-label").textContent = "Time left";
-    $("#remaining").textContent = "--";
-    $("#points").textContent = "--";
-    $("#points-note").textContent = "";
-    $("#clue-cost").textContent = "none";
-    $(".clue-flash", root).hidden = true;
     $("#result-stats").hidden = true;
     $$("#result-stats dd").forEach((box) => { box.textContent = ""; });
     $("#evidence-links").replaceChildren();
-    $("#clock-announce").textContent = "";
     $("#reconnecting").hidden = true;
     forfeitButton.hidden = false;
     forfeitButton.disabled = false;
-    cards.forEach((card) => {
-      $(".claim-page", card).textContent = "";
-      $(".claim-text", card).textContent = "";
-      $(".clues", card).replaceChildren();
-      $(".verdict", card).replaceChildren();
-      $(".verdict", card).hidden = true;
-      $(".reveal", card).hidden = false;
-      $(".report", card).open = false;
-      $(".report", card).hidden = false;
-      $(".report-note", card).value = "";
-      $(".report-done", card).hidden = true;
-    });
-    setPlaying(false);
     $$(".like-button").forEach((button) => { button.disabled = false; button.removeAttribute("aria-pressed"); });
     $("#like-done").hidden = true;
     $("#write-links").replaceChildren();
     nextButton.disabled = false;
-  }
-
-  function setPlaying(playing) {
-    $$(".reveal, .vote", root).forEach((button) => { button.disabled = !playing; });
-  }
-
-  function addClue(index, clue) {
-    const item = document.createElement("li");
-    if (clue.section_header) {
-      const header = document.createElement("span");
-      header.className = "clue-section";
-      header.textContent = clue.section_header + ": ";
-      item.appendChild(header);
-    }
-    item.appendChild(document.createTextNode(clue.text));
-    $(".clues", cards[index]).appendChild(item);
-    showClueCost();
   }
 
   function showState(session, state) {
@@ -184,19 +98,13 @@
     }
     startPanel.hidden = true;
     roundBox.hidden = false;
-    state.claims.forEach((claim, index) => {
-      $(".claim-page", cards[index]).textContent = claim.page.title;
-      $(".claim-text", cards[index]).textContent = claim.text;
-      $(".clues", cards[index]).replaceChildren();
-      state.clues[index].forEach((clue) => addClue(index, clue));
-      showClueCost();
-      const left = state.clues_left ? state.clues_left[index] : 0;
-      $(".reveal", cards[index]).hidden = left === 0;
-    });
+    view.showClaims(state.claims);
+    view.setClues(state.clues);
+    state.claims.forEach((claim, index) => view.setRevealable(index, (state.clues_left ? state.clues_left[index] : 0) !== 0));
     if (state.status === "playing") {
       if (session.finished) return;
-      setClock(session, state.remaining, state.points);
-      setPlaying(session.voting === false);
+      view.setClock(state.remaining, state.points);
+      view.setPlaying(session.voting === false);
     } else if (state.status === "forfeited") {
       showOutcome(session, "forfeited", state.result || null, state.answer_at);
     } else {
@@ -224,14 +132,9 @@
       }
       if (session !== current) return;
       if (!state.result) { awaitAnswer(session, state.answer_at || answerAt); return; }
-      if (state.claims) {
-        state.claims.forEach((claim, index) => {
-          $(".claim-page", cards[index]).textContent = claim.page.title;
-          $(".claim-text", cards[index]).textContent = claim.text;
-        });
-      }
+      if (state.claims) view.showClaims(state.claims);
       $("#result-detail").textContent = "You gave up this round; nobody earns points. Here is the answer.";
-      showVerdicts(state.result);
+      view.showVerdicts(state.result);
       showStats(session, "forfeited", state.result);
       showEvidenceLinks(session.pages);
     }, wait);
@@ -240,7 +143,7 @@
   function showOutcome(session, status, result, answerAt) {
     if (session.finished) return;
     session.finished = true;
-    setPlaying(false);
+    view.setPlaying(false);
     forfeitButton.hidden = true;
     roundBox.classList.add("over");
     resultBox.hidden = false;
@@ -280,7 +183,7 @@
       stopClock("Round over", null);
     }
     if (result) {
-      showVerdicts(result);
+      view.showVerdicts(result);
       showStats(session, status, result);
       showEvidenceLinks(session.pages);
     }
@@ -289,35 +192,6 @@
     resultBox.scrollIntoView({ block: "nearest" });
     title.focus({ preventScroll: true });
     refreshPoints();
-  }
-
-  function showVerdicts(result) {
-    cards.forEach((card, index) => {
-      const verdict = $(".verdict", card);
-      verdict.replaceChildren();
-      const label = document.createElement("p");
-      label.className = index === result.false_claim ? "label-false" : "label-true";
-      label.textContent = index === result.false_claim ? "False" : "True";
-      verdict.appendChild(label);
-      if (result.picked === index) {
-        const pick = document.createElement("p");
-        pick.className = "pick-tag";
-        pick.textContent = "Your pick";
-        verdict.appendChild(pick);
-      }
-      const heading = document.createElement("p");
-      heading.className = "muted";
-      heading.textContent = "Gold evidence:";
-      verdict.appendChild(heading);
-      const list = document.createElement("ul");
-      (result.gold ? result.gold[index] : []).forEach((sentence) => {
-        const item = document.createElement("li");
-        item.textContent = sentence.text;
-        list.appendChild(item);
-      });
-      verdict.appendChild(list);
-      verdict.hidden = false;
-    });
   }
 
   // The points, the rating change and the streak, as the server gives them with the answer.
@@ -411,63 +285,47 @@
 
   function send(session, frame, errorBox) {
     if (session !== current || session.closed) return false;
-    if (!session.socket || session.socket.readyState !== WebSocket.OPEN) {
+    if (!session.socket || !session.socket.send(frame)) {
       showError("Not connected to the server: reconnecting, try again in a moment.", errorBox);
       return false;
     }
-    session.socket.send(JSON.stringify(frame));
     return true;
   }
 
   function connect(session) {
-    if (session.closed) return;
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + window.location.host + "/ws/rounds/" + session.id + "/");
-    session.socket = socket;
-    const mine = () => session === current && !session.closed && session.socket === socket;
-    socket.addEventListener("open", () => {
-      if (!mine()) return;
-      session.retries = 0;
-      $("#reconnecting").hidden = true;
-      // A frame lost with the old socket got no answer: the state frame tells what happened
-      // (a vote that landed shows its result), and the controls are usable again.
-      if (session.liking) $$(".like-button").forEach((button) => { button.disabled = false; button.removeAttribute("aria-pressed"); });
-      session.voting = false;
-      session.revealing = null;
-      session.reporting = null;
-      session.liking = false;
-      if (roundError.textContent.startsWith("Not connected")) showError("");
-      socket.send(JSON.stringify({ type: "start" }));
-    });
-    socket.addEventListener("message", (event) => {
-      if (!mine()) return;
-      let frame;
-      try { frame = JSON.parse(event.data); } catch (error) { return; }
-      handleFrame(session, frame);
-    });
-    socket.addEventListener("close", (event) => {
-      if (!mine()) return; // closed on purpose, or replaced: never reconnect
-      session.socket = null;
-      if (event.code >= 4000) { // refused by the server (not yours, no such round, too many sockets)
-        $("#reconnecting").hidden = true;
-        if (!session.refusal) showError("The server closed this round's connection.");
-        return;
-      }
-      $("#reconnecting").hidden = false;
-      let delay = BACKOFF_MS[Math.min(session.retries, BACKOFF_MS.length - 1)];
-      if (event.code === 1013) delay = Math.max(delay, 2000); // a service is down: give it a moment
-      session.retries += 1;
-      session.timer = setTimeout(() => connect(session), delay + Math.random() * 250);
+    const mine = () => session === current && !session.closed;
+    session.socket = window.fm2.socket.open("/ws/rounds/" + session.id + "/", {
+      reconnecting: $("#reconnecting"),
+      // The socket stays for the like and a report after the round ends, until Next or leaving
+      // closes the session (and with it the socket, on purpose).
+      live: mine,
+      onOpen() {
+        if (!mine()) return;
+        // A frame lost with the old socket got no answer: the state frame tells what happened
+        // (a vote that landed shows its result), and the controls are usable again.
+        if (session.liking) $$(".like-button").forEach((button) => { button.disabled = false; button.removeAttribute("aria-pressed"); });
+        session.voting = false;
+        session.revealing = null;
+        session.reporting = null;
+        session.liking = false;
+        if (roundError.textContent.startsWith("Not connected")) showError("");
+        session.socket.send({ type: "start" });
+      },
+      onFrame(frame) {
+        if (mine()) handleFrame(session, frame);
+      },
+      onRefused() { // not logged in, not yours, no such round, too many sockets
+        if (mine() && !session.refusal) showError("The server closed this round's connection.");
+      },
     });
   }
 
   function closeSession(session) {
     if (!session) return;
     session.closed = true;
-    clearTimeout(session.timer);
     clearTimeout(session.answerTimer);
     clearTimeout(session.ratingTimer);
-    if (session.socket) session.socket.close(1000);
+    if (session.socket) session.socket.close();
     session.socket = null;
   }
 
@@ -475,14 +333,14 @@
     switch (frame.type) {
       case "state": showState(session, frame); break;
       case "tick":
-        if (!session.finished) setClock(session, frame.remaining, frame.points);
+        if (!session.finished) view.setClock(frame.remaining, frame.points);
         break;
       case "clue": {
         session.revealing = null;
-        addClue(frame.claim, frame.clue);
-        flashClueCost();
-        $(".reveal", cards[frame.claim]).hidden = frame.clues_left === 0;
-        if (!session.finished) setClock(session, frame.remaining, frame.points);
+        view.addClue(frame.claim, frame.clue);
+        view.flashClueCost();
+        view.setRevealable(frame.claim, frame.clues_left !== 0);
+        if (!session.finished) view.setClock(frame.remaining, frame.points);
         break;
       }
       case "result":
@@ -490,7 +348,7 @@
         showOutcome(session, "voted", frame);
         break;
       case "timeout":
-        setClock(session, 0, 0);
+        view.setClock(0, 0);
         api("GET", "/api/rounds/" + session.id)
           .then((state) => { if (session === current) showOutcome(session, "timeout", state.result); })
           .catch(() => { if (session === current) showOutcome(session, "timeout", null); });
@@ -502,12 +360,7 @@
           $("#like-done").hidden = false;
         }
         if (frame.for === "report") {
-          const card = cards[session.reporting];
-          if (card) {
-            $(".report", card).open = false;
-            $(".report", card).hidden = true;
-            $(".report-done", card).hidden = false;
-          }
+          if (view.cards[session.reporting]) view.showReported(session.reporting);
           session.reporting = null;
           if (!session.finished) {
             api("GET", "/api/rounds/" + session.id).then((state) => {
@@ -523,14 +376,14 @@
         showOutcome(session, "forfeited", null, frame.answer_at);
         break;
       case "error": {
-        if (["not_authenticated", "not_your_round", "not_found", "too_many_sockets"].includes(frame.code)) session.refusal = frame.code;
+        if (REFUSALS.includes(frame.code)) session.refusal = frame.code;
         let box = null;
-        if (session.voting !== null && session.voting !== false) box = $(".card-error", cards[session.voting]);
-        else if (session.revealing !== null && session.revealing !== undefined) box = $(".card-error", cards[session.revealing]);
-        else if (session.reporting !== null && session.reporting !== undefined) box = $(".card-error", cards[session.reporting]);
+        if (session.voting !== null && session.voting !== false) box = view.cardError(session.voting);
+        else if (session.revealing !== null && session.revealing !== undefined) box = view.cardError(session.revealing);
+        else if (session.reporting !== null && session.reporting !== undefined) box = view.cardError(session.reporting);
         else if (session.liking) box = resultError;
         if (frame.code === "no_more_clues" && session.revealing !== null && session.revealing !== undefined) {
-          $(".reveal", cards[session.revealing]).hidden = true;
+          view.setRevealable(session.revealing, false);
         }
         if (session.liking && frame.code === "already_liked") {
           $$(".like-button").forEach((button) => { button.disabled = true; });
@@ -541,7 +394,7 @@
         session.revealing = null;
         session.reporting = null;
         session.liking = false;
-        if (!session.finished && !session.refusal) setPlaying(true);
+        if (!session.finished && !session.refusal) view.setPlaying(true);
         showError(frame.message, box);
         break;
       }
@@ -556,8 +409,8 @@
     acted += 1;
     closeSession(current);
     resetRound();
-    const session = { id, pages, socket: null, closed: false, finished: false, retries: 0, timer: null,
-      announced: Infinity, clockSeen: false, voting: false, revealing: null, reporting: null, liking: false, refusal: null };
+    const session = { id, pages, socket: null, closed: false, finished: false,
+      voting: false, revealing: null, reporting: null, liking: false, refusal: null };
     current = session;
     roundBox.hidden = true;
     if (state) showState(session, state);
@@ -632,7 +485,7 @@
       const item = document.createElement("li");
       const what = document.createElement("span");
       const titles = Array.from(new Set(round.pages.map((page) => page.title))).join(" / ");
-      what.textContent = titles + (round.status === "playing" ? " (" + formatTime(Math.max(0, Math.ceil(round.remaining))) + " left)" : " (not started)");
+      what.textContent = titles + (round.status === "playing" ? " (" + formatTime(round.remaining) + " left)" : " (not started)");
       const resume = document.createElement("button");
       resume.type = "button";
       resume.className = "button button-secondary";
@@ -681,30 +534,28 @@
   $("#start-button").disabled = false; // the page's HTML keeps it disabled until this handler is on
   nextButton.addEventListener("click", dealRound);
   forfeitButton.addEventListener("click", forfeitCurrent);
-  cards.forEach((card, index) => {
-    const errorBox = $(".card-error", card);
-    $(".reveal", card).addEventListener("click", () => {
+  view.onChoice({
+    reveal(index) {
       const session = current;
       if (!session || session.finished || session.revealing !== null) return;
       clearErrors();
-      if (send(session, { type: "reveal", claim: index }, errorBox)) session.revealing = index;
-    });
-    $(".vote", card).addEventListener("click", () => {
+      if (send(session, { type: "reveal", claim: index }, view.cardError(index))) session.revealing = index;
+    },
+    vote(index) {
       const session = current;
       if (!session || session.finished || session.voting !== false) return;
       clearErrors();
-      if (send(session, { type: "vote", false_claim: index }, errorBox)) {
+      if (send(session, { type: "vote", false_claim: index }, view.cardError(index))) {
         session.voting = index;
-        setPlaying(false);
+        view.setPlaying(false);
       }
-    });
-    $(".report-send", card).addEventListener("click", () => {
+    },
+    report(index, { reason, note }) {
       const session = current;
       if (!session || session.reporting !== null) return;
       clearErrors();
-      const frame = { type: "report", claim: index, reason: $(".report-reason", card).value, note: $(".report-note", card).value };
-      if (send(session, frame, errorBox)) session.reporting = index;
-    });
+      if (send(session, { type: "report", claim: index, reason, note }, view.cardError(index))) session.reporting = index;
+    },
   });
   // One click, one frame: the listener is on each button only, and the buttons are disabled
   // while the frame is on its way.

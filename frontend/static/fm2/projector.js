@@ -1,21 +1,18 @@
 // The room's projector view (the host's second screen): the join code and link, who is in,
 // the question with how many have answered, the answer and who found it first, the podium.
 // It only shows what the room's WebSocket says to the host; it sends nothing but `state`.
-// Text from players and claims goes in with textContent, never as HTML.
+// Text from players and claims goes in with textContent, never as HTML. Its socket comes back
+// after a close as every page's does (fm2.socket, socket.js).
 (function () {
   "use strict";
-  const $ = (selector, scope) => (scope || document).querySelector(selector);
-  const $$ = (selector, scope) => Array.from((scope || document).querySelectorAll(selector));
+  const { $, $$, formatTime } = window.fm2;
 
   const root = $("#projector");
   if (!root) return;
   const code = root.dataset.code;
   const status = $("#stage-status");
   const claims = $$(".stage-claim", root);
-  const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
 
-  let socket = null;
-  let attempts = 0;
   let finished = false;
   let questionId = null;
   let answersIn = 0;
@@ -26,11 +23,6 @@
     const tens = n % 100;
     if (tens >= 11 && tens <= 13) return n + "th";
     return n + ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
-  }
-
-  function formatTime(seconds) {
-    const s = Math.max(0, Math.ceil(seconds));
-    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
   }
 
   function showMembers(rows) {
@@ -164,22 +156,14 @@
     }
   }
 
-  function connect() {
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + window.location.host + "/ws/rooms/" + code + "/");
-    socket.addEventListener("open", () => { attempts = 0; $("#reconnecting").hidden = true; });
-    socket.addEventListener("message", (event) => {
-      try { handle(JSON.parse(event.data)); } catch (error) { status.textContent = "The page could not show an update; reload it."; }
-    });
-    socket.addEventListener("close", (event) => {
-      socket = null;
-      if (finished || event.code === 1000 || (event.code >= 4400 && event.code < 4500)) return;
-      $("#reconnecting").hidden = false;
-      const wait = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)] * (event.code === 1013 ? 2 : 1);
-      attempts += 1;
-      setTimeout(connect, wait);
-    });
-  }
-
-  connect();
+  window.fm2.socket.open("/ws/rooms/" + code + "/", {
+    reconnecting: $("#reconnecting"),
+    live: () => !finished, // the room closes with 1000 after its "ended" frame
+    onFrame(frame) {
+      try { handle(frame); } catch (error) { status.textContent = "The page could not show an update; reload it."; }
+    },
+    onRefused() {
+      status.textContent = "The server closed this screen's connection: reload the page to try again.";
+    },
+  });
 })();

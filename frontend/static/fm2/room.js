@@ -2,18 +2,12 @@
 // The server is the clock and the judge: the page shows what the room's WebSocket says (the
 // question, ticks, clues, the answer, the scoreboard) and sends the player's choices.
 // Claim, clue and player text is always inserted with textContent, never as HTML.
-// An unexpected close reconnects with backoff; the server then sends the room's true state.
+// The clock and the cards are fm2.roundView's (round_view.js), as on the play page; an
+// unexpected close reconnects as fm2.socket does for every page (socket.js), and the server
+// then sends the room's true state.
 (function () {
   "use strict";
-  const $ = (selector, scope) => (scope || document).querySelector(selector);
-  const $$ = (selector, scope) => Array.from((scope || document).querySelectorAll(selector));
-
-  const { api } = window.fm2;
-
-  function showError(box, message) {
-    box.textContent = message || "";
-    box.hidden = !message;
-  }
+  const { $, api, showError } = window.fm2;
 
   // --- the lobby ---------------------------------------------------------------------------
 
@@ -38,7 +32,7 @@
   const root = $("#room");
   if (!root) return;
   const code = root.dataset.code;
-  const cards = $$(".claim-card", root);
+  const view = window.fm2.roundView(root, { clueCost: Number(root.dataset.clueCost) || 10 });
   const statusLine = $("#room-status");
   const errorBox = $("#room-error");
   const startButton = $("#start-button");
@@ -48,10 +42,8 @@
   const leaveButton = $("#leave-button");
   const questionBox = $("#question");
   const answerBox = $("#answer");
-  const BACKOFF_MS = [500, 1000, 2000, 4000, 8000, 15000];
 
   let socket = null;
-  let attempts = 0;
   let finished = false; // the room ended or we left: never reconnect
   const me = root.dataset.me;
   let isHost = false;
@@ -62,25 +54,17 @@
   let pollTimer = null; // after the end: waiting for the host to play again
   const POLL_MS = 4000;
   const POLL_FOR_MS = 15 * 60 * 1000;
+  const JOIN_TRIES = 5; // a join answered 503 is asked again, up to this many times in all
 
   function send(frame) {
-    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
-    else showError(errorBox, "Not connected yet; try again in a moment.");
-  }
-
-  function formatTime(seconds) {
-    const s = Math.max(0, Math.ceil(seconds));
-    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
-  }
-
-  function setClock(remaining, points) {
-    $("#remaining").textContent = remaining === null || remaining === undefined ? "--" : formatTime(remaining);
-    $("#points").textContent = points === null || points === undefined ? "--" : String(points);
+    if (socket && socket.send(frame)) return true;
+    showError(errorBox, "Not connected to the server: reconnecting, try again in a moment.");
+    return false;
   }
 
   function setPlaying(on) {
     playing = on;
-    $$(".reveal, .vote", root).forEach((button) => { button.disabled = !on; });
+    view.setPlaying(on);
   }
 
   function setHostControls(on) {
@@ -117,38 +101,6 @@
     root.classList.add("answered");
   }
 
-  function resetCards() {
-    cards.forEach((card) => {
-      $(".claim-text", card).textContent = "";
-      $(".claim-page", card).textContent = "";
-      $(".clues", card).replaceChildren();
-      $(".verdict", card).replaceChildren();
-      $(".verdict", card).hidden = true;
-      card.classList.remove("voted-for");
-    });
-  }
-
-  function showClaims(claims) {
-    cards.forEach((card, index) => {
-      const claim = claims ? claims[index] : null;
-      $(".claim-text", card).textContent = claim ? claim.text : "";
-      $(".claim-page", card).textContent = claim ? "From: " + claim.page.title : "";
-    });
-    $("#claims").hidden = !claims;
-  }
-
-  function addClue(index, clue) {
-    const item = document.createElement("li");
-    item.textContent = clue.text;
-    if (clue.section_header) {
-      const section = document.createElement("span");
-      section.className = "clue-section";
-      section.textContent = " (" + clue.section_header + ")";
-      item.appendChild(section);
-    }
-    $(".clues", cards[index]).appendChild(item);
-  }
-
   function showScoreboard(rows) {
     const body = $("#scoreboard tbody");
     body.replaceChildren();
@@ -168,7 +120,7 @@
   function showAnswer(answer) {
     answerBox.hidden = false;
     settle();
-    setClock(null, null);
+    view.setClock(null, null);
     const note = $("#answer-note");
     note.textContent = answer.skipped ? "The host skipped this question: nobody scores on it." : answer.ended_early ? "The host ended this question early." : "";
     note.hidden = !note.textContent;
@@ -180,22 +132,7 @@
       $("#answer-title").textContent = "Question " + answer.number + " is over";
     } else {
       $("#answer-title").textContent = "The false claim was the " + (answer.false_claim === 0 ? "left" : "right") + " one";
-      cards.forEach((card, index) => {
-        const verdict = $(".verdict", card);
-        verdict.replaceChildren();
-        const label = document.createElement("p");
-        label.className = index === answer.false_claim ? "label-false" : "label-true";
-        label.textContent = index === answer.false_claim ? "False" : "True";
-        verdict.appendChild(label);
-        const list = document.createElement("ul");
-        (answer.gold ? answer.gold[index] : []).forEach((sentence) => {
-          const item = document.createElement("li");
-          item.textContent = sentence.text;
-          list.appendChild(item);
-        });
-        verdict.appendChild(list);
-        verdict.hidden = false;
-      });
+      view.showVerdicts({ false_claim: answer.false_claim, gold: answer.gold });
     }
     if (answer.false_claim === undefined) {
       // A member who gave up this question: its answer (and who found it) waits for its clock.
@@ -220,7 +157,7 @@
     questionBox.hidden = false;
     answerBox.hidden = true;
     root.classList.remove("answered");
-    resetCards();
+    view.reset();
     startButton.hidden = true;
     if (q.id !== questionId) answersIn = 0;
     questionId = q.id;
@@ -228,15 +165,16 @@
     setHostControls(true);
     $("#question-number").textContent = q.number + "/" + (q.questions || questions);
     if (q.watching) {
-      showClaims(null);
+      view.showClaims(null);
       setPlaying(false);
-      setClock(q.remaining, null);
+      view.setClock(q.remaining, null);
       $("#question-note").textContent = "You joined during this question: you play from the next one.";
       statusLine.textContent = "Watching question " + q.number + ".";
       return;
     }
-    showClaims(q.claims);
-    setClock(q.remaining, q.points);
+    view.showClaims(q.claims);
+    if (q.clues_left) q.clues_left.forEach((left, index) => view.setRevealable(index, left !== 0));
+    view.setClock(q.remaining, q.points);
     setPlaying(true);
     $("#question-note").textContent = "";
     statusLine.textContent = "Question " + q.number + ": which claim is false?";
@@ -267,11 +205,12 @@
       questions: state.questions,
       watching: !own,
       claims: own ? own.claims : null,
+      clues_left: own ? own.clues_left : null,
       remaining: own && own.status === "playing" ? own.remaining : q.remaining,
       points: own ? own.points : null,
     });
     if (own) {
-      (own.clues || []).forEach((clues, index) => clues.forEach((clue) => addClue(index, clue)));
+      view.setClues(own.clues);
       if (own.status !== "playing") {
         setPlaying(false);
         $("#question-note").textContent = own.status === "voted" ? "Your vote is in. The answer comes when everyone has voted or the time is up." : "Time is up for you.";
@@ -367,18 +306,19 @@
       case "room": return showRoom(frame);
       case "question": return showQuestion(frame);
       case "tick":
-        if (playing) setClock(frame.remaining, frame.points);
-        return;
+        if (playing) view.setClock(frame.remaining, frame.points);
+        return undefined;
       case "clue":
-        addClue(frame.claim, frame.clue);
-        return setClock(frame.remaining, frame.points);
+        view.addClue(frame.claim, frame.clue);
+        view.setRevealable(frame.claim, frame.clues_left !== 0);
+        return view.setClock(frame.remaining, frame.points);
       case "voted":
         setPlaying(false);
         $("#question-note").textContent = "Your vote is in. The answer comes when everyone has voted or the time is up.";
         return;
       case "timeout":
         setPlaying(false);
-        setClock(0, 0);
+        view.setClock(0, 0);
         $("#question-note").textContent = "Time is up for you.";
         return;
       case "answer": return showAnswer(frame);
@@ -394,31 +334,29 @@
   }
 
   function connect() {
-    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + window.location.host + "/ws/rooms/" + code + "/");
-    socket.addEventListener("open", () => { attempts = 0; $("#reconnecting").hidden = true; });
-    socket.addEventListener("message", (event) => {
-      try { handle(JSON.parse(event.data)); } catch (error) { showError(errorBox, "The page could not show an update; reload it."); }
-    });
-    socket.addEventListener("close", (event) => {
-      socket = null;
-      if (finished || (event.code >= 4400 && event.code < 4500)) return;
-      if (event.code === 1000) return; // the server closed the room: its "ended" frame came first
-      $("#reconnecting").hidden = false;
-      const wait = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)] * (event.code === 1013 ? 2 : 1);
-      attempts += 1;
-      setTimeout(connect, wait);
+    socket = window.fm2.socket.open("/ws/rooms/" + code + "/", {
+      reconnecting: $("#reconnecting"),
+      live: () => !finished, // the room closes with 1000 after its "ended" frame
+      onFrame(frame) {
+        try { handle(frame); } catch (error) { showError(errorBox, "The page could not show an update; reload it."); }
+      },
+      onRefused() { // not logged in, not a member, no such room, too many sockets
+        if (errorBox.hidden) showError(errorBox, "The server closed this room's connection: reload the page to try again.");
+      },
     });
   }
 
-  cards.forEach((card, index) => {
-    $(".reveal", card).addEventListener("click", () => { showError(errorBox, ""); send({ type: "reveal", claim: index }); });
-    $(".vote", card).addEventListener("click", () => {
+  view.onChoice({
+    reveal(index) {
+      showError(errorBox, "");
+      send({ type: "reveal", claim: index });
+    },
+    vote(index) {
       showError(errorBox, "");
       setPlaying(false);
-      card.classList.add("voted-for");
+      view.cards[index].classList.add("voted-for");
       send({ type: "vote", false_claim: index });
-    });
+    },
   });
   startButton.addEventListener("click", () => { showError(errorBox, ""); send({ type: "start" }); });
   endButton.addEventListener("click", () => { showError(errorBox, ""); send({ type: "end_question" }); });
@@ -445,7 +383,7 @@
     finished = true;
     try {
       await api("POST", "/api/rooms/" + code + "/leave");
-      if (socket) socket.close(1000);
+      if (socket) socket.close();
       window.location.assign("/rooms/");
     } catch (error) {
       finished = false;
@@ -454,21 +392,31 @@
   });
   leaveButton.disabled = false; // disabled in the HTML until this handler is on
 
+  // A 503 (the database or Redis down or busy for a moment) is asked again with the socket's
+  // waits after a 1013, a few times; any other refusal is the answer.
   (async function join() {
-    try {
-      await api("POST", "/api/rooms/" + code + "/join");
-      connect(); // the socket's first frame is the room's state
-    } catch (error) {
-      statusLine.textContent = error.code === "room_not_found" ? "No room has this code." : error.message;
-      leaveButton.hidden = true;
-      finished = true;
-      if (error.code === "room_over") {
-        // An ended room: its members still see how it ended (and follow it when it plays again).
-        try {
-          const state = await api("GET", "/api/rooms/" + code);
-          if (state.scoreboard) showRoom(state);
-        } catch (ignored) { /* the message above stands */ }
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await api("POST", "/api/rooms/" + code + "/join");
+        break;
+      } catch (error) {
+        if (error.status === 503 && attempt + 1 < JOIN_TRIES) {
+          await new Promise((resolve) => setTimeout(resolve, window.fm2.socket.retryDelay(attempt, 1013, Math.random())));
+          continue;
+        }
+        statusLine.textContent = error.code === "room_not_found" ? "No room has this code." : error.message;
+        leaveButton.hidden = true;
+        finished = true;
+        if (error.code === "room_over") {
+          // An ended room: its members still see how it ended (and follow it when it plays again).
+          try {
+            const state = await api("GET", "/api/rooms/" + code);
+            if (state.scoreboard) showRoom(state);
+          } catch (ignored) { /* the message above stands */ }
+        }
+        return;
       }
     }
+    connect(); // the socket's first frame is the room's state
   })();
 })();
