@@ -11,8 +11,7 @@ REPO = Path(__file__).resolve().parents[2]
 STATIC = REPO / "frontend" / "static" / "fm2"
 TEMPLATES = REPO / "frontend" / "templates"
 
-# write.js is being converted separately; until then it keeps its own fetch() calls.
-FETCH_ALLOWED = {"common.js", "write.js"}
+FETCH_ALLOWED = {"common.js"}
 
 
 def scripts() -> list[Path]:

@@ -32,12 +32,13 @@
    * and the HTTP ``status``. The one place the pages call fetch(): a network failure rejects
    * with fetch's own TypeError.
    */
-  async function api(method, url, body) {
+  async function api(method, url, body, options) {
     const response = await fetch(url, {
       method,
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: options && options.signal,  // an AbortController's: a newer request replaces this one
     });
     const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
     if (!response.ok) {

@@ -49,7 +49,7 @@
     task: document.getElementById("form-errors"),
   };
 
-  const { csrfToken, el } = window.fm2;
+  const { el } = window.fm2;
 
   function words(text) {
     const trimmed = text.trim();
@@ -164,22 +164,20 @@
     }
     hintRequest = new AbortController();
     try {
-      const response = await fetch(`/api/pages/${pageId}/hints?q=${encodeURIComponent(query)}`, {
-        signal: hintRequest.signal, headers: { Accept: "application/json" }, credentials: "same-origin",
-      });
-      const body = await response.json().catch(() => ({}));
-      if (!response.ok) {
-        // e.g. hints_need_task once the task has expired: say why instead of going quiet.
-        hintList.replaceChildren();
-        markArticle([]);
-        markHintGold();
-        hintsCount.textContent = "";
-        hintStatus.textContent = (body.error && body.error.message) || "Hints are unavailable right now.";
-        return;
-      }
+      const body = await window.fm2.api("GET", `/api/pages/${pageId}/hints?q=${encodeURIComponent(query)}`, undefined, { signal: hintRequest.signal });
       showHints(Array.isArray(body) ? body : body.hints || []);
     } catch (error) {
-      if (error.name !== "AbortError") hintStatus.textContent = "Hints are unavailable right now.";
+      if (error.name === "AbortError") return;
+      if (!error.code) {
+        hintStatus.textContent = "Hints are unavailable right now.";
+        return;
+      }
+      // e.g. hints_need_task once the task has expired: say why instead of going quiet.
+      hintList.replaceChildren();
+      markArticle([]);
+      markHintGold();
+      hintsCount.textContent = "";
+      hintStatus.textContent = error.message;
     }
   }
 
@@ -244,22 +242,15 @@
     const request = new AbortController();
     checkRequest = request;
     try {
-      const response = await fetch("/api/claims/check", {
-        method: "POST",
-        signal: request.signal,
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify({ task: taskId, text: text, gold_sentence_ids: chosenGold() }),
-      });
-      if (response.status === 429) return; // over the per-minute cap: keep the last result
-      const body = await response.json().catch(() => ({}));
+      const body = await window.fm2.api("POST", "/api/claims/check", { task: taskId, text: text, gold_sentence_ids: chosenGold() }, { signal: request.signal });
       if (request !== checkRequest || closed()) return;
-      if (response.ok) return showChecks(body.problems || [], body.warnings || [], body.verdict);
-      const error = body.error || { code: "error", message: "Your draft could not be checked." };
-      if (closeIfServerSays(error.code)) return showChecks([], []);
-      showChecks([{ code: error.code, message: error.message }], []);
+      showChecks(body.problems || [], body.warnings || [], body.verdict);
     } catch (error) {
-      if (error.name !== "AbortError") showChecks([], []);
+      if (error.name === "AbortError" || error.status === 429) return; // replaced, or over the per-minute cap: keep the last result
+      if (request !== checkRequest || closed()) return;
+      if (!error.status) return showChecks([], []); // unreachable: say nothing rather than something stale
+      if (closeIfServerSays(error.code)) return showChecks([], []);
+      showChecks([{ code: error.code || "error", message: error.code ? error.message : "Your draft could not be checked." }], []);
     }
   }
 
@@ -326,16 +317,10 @@
   async function askTaskState() {
     if (closed()) return;
     try {
-      const response = await fetch("/api/claims/check", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify({ task: taskId, text: textBox.value, gold_sentence_ids: chosenGold() }),
-      });
-      const body = await response.json().catch(() => ({}));
-      if (!response.ok && body.error && closeIfServerSays(body.error.code)) return;
+      await window.fm2.api("POST", "/api/claims/check", { task: taskId, text: textBox.value, gold_sentence_ids: chosenGold() });
     } catch (error) {
-      // unreachable for now: ask again below
+      if (error.code && closeIfServerSays(error.code)) return;
+      // otherwise unreachable for now, or another refusal: ask again below
     }
     if (!closed()) tickTimer = window.setTimeout(askTaskState, ASK_AGAIN_MS);
   }
@@ -385,21 +370,21 @@
     form.setAttribute("aria-busy", "true");
     clearTimeout(checkTimer);
     if (checkRequest) checkRequest.abort();
+    let body = null;
     try {
-      const response = await fetch("/api/claims", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-        body: JSON.stringify({ task: taskId, text: text, gold_sentence_ids: gold }),
-      });
-      const body = await response.json().catch(() => ({}));
-      if (response.status === 201) return saved(body, text);
-      const error = body.error || { code: "error", message: "The claim could not be saved." };
+      body = await window.fm2.api("POST", "/api/claims", { task: taskId, text: text, gold_sentence_ids: gold });
+      return saved(body, text); // marks the task used before the finally below looks
+    } catch (error) {
+      if (body) throw error; // not the request's: saved() failed
+      if (!error.status) {
+        showProblems([{ field: "task", code: "network", message: "The server could not be reached; try again." }]);
+        return;
+      }
       showChecks([], []); // the save's own messages replace the draft's
       if (closeIfServerSays(error.code)) return clearSaveErrors();
-      showProblems(error.details && error.details.length ? error.details : [{ field: "task", code: error.code, message: error.message }]);
-    } catch (error) {
-      showProblems([{ field: "task", code: "network", message: "The server could not be reached; try again." }]);
+      const message = error.code ? error.message : "The claim could not be saved.";
+      showProblems(error.details && error.details.length ? error.details : [{ field: "task", code: error.code || "error", message: message }]);
+      return;
     } finally {
       saving = false;
       submit.textContent = SAVE_LABEL;
@@ -428,7 +413,7 @@
     bar.hidden = true;
     done.focus();
     try {
-      const me = await (await fetch("/api/me", { credentials: "same-origin" })).json();
+      const me = await window.fm2.api("GET", "/api/me");
       document.getElementById("write-total").textContent = String(me.points.write);
     } catch (error) {
       document.getElementById("write-total").textContent = "?";
