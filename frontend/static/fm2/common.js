@@ -98,5 +98,27 @@
     });
   }
 
-  window.fm2 = { $, $$, csrfToken, el, api, showError, formatTime, confirmAction };
+  /** 1st, 2nd, 3rd, 4th ... 11th, 12th, 13th, 21st. */
+  function ordinal(n) {
+    const tens = n % 100;
+    if (tens >= 11 && tens <= 13) return n + "th";
+    return n + ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  }
+
+  /**
+   * A room's podium in the list ``podium``: the scoreboard's rows ranked 1-3 who voted (ties
+   * share a place, five rows at most), each with its place, name and ``score(row)``; the row
+   * named ``me`` marked. The room page and the projector draw the same one.
+   */
+  function showPodium(podium, rows, { score, me } = {}) {
+    podium.replaceChildren();
+    (rows || []).filter((row) => row.rank <= 3 && row.voted > 0).slice(0, 5).forEach((row) => {
+      const item = el("li", "place-" + row.rank + (me && row.username === me ? " me" : ""));
+      item.append(el("span", "place", ordinal(row.rank)), el("span", "who", row.username), el("span", "score", score ? score(row) : row.points + " points"));
+      podium.appendChild(item);
+    });
+    if (!podium.children.length) podium.appendChild(el("li", "", "Nobody scored in this room."));
+  }
+
+  window.fm2 = { $, $$, csrfToken, el, api, showError, formatTime, confirmAction, ordinal, showPodium };
 })();

@@ -19,12 +19,6 @@
   let players = 0;
   let clock = null; // {remaining, at}: the server's remaining time and when it arrived
 
-  function ordinal(n) {
-    const tens = n % 100;
-    if (tens >= 11 && tens <= 13) return n + "th";
-    return n + ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
-  }
-
   function showMembers(rows) {
     const list = $("#members");
     list.replaceChildren();
@@ -95,24 +89,7 @@
     $("#stage-question").hidden = true;
     $("#stage-end").hidden = false;
     status.textContent = "The room has ended.";
-    const podium = $("#stage-podium");
-    podium.replaceChildren();
-    (ended.scoreboard || []).filter((row) => row.rank <= 3 && row.voted > 0).slice(0, 5).forEach((row) => {
-      const item = document.createElement("li");
-      item.className = "place-" + row.rank;
-      [["place", ordinal(row.rank)], ["who", row.username], ["score", row.points + " points"]].forEach(([cls, text]) => {
-        const span = document.createElement("span");
-        span.className = cls;
-        span.textContent = text;
-        item.appendChild(span);
-      });
-      podium.appendChild(item);
-    });
-    if (!podium.children.length) {
-      const item = document.createElement("li");
-      item.textContent = "Nobody scored in this room.";
-      podium.appendChild(item);
-    }
+    window.fm2.showPodium($("#stage-podium"), ended.scoreboard);
     const winners = $("#stage-winners");
     winners.replaceChildren();
     (ended.winners || []).forEach((w) => {

@@ -77,11 +77,7 @@
     $("#answers-in").textContent = players ? answersIn + "/" + players : String(answersIn);
   }
 
-  function ordinal(n) {
-    const tens = n % 100;
-    if (tens >= 11 && tens <= 13) return n + "th";
-    return n + ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
-  }
+  const ordinal = window.fm2.ordinal;
 
   // Where this player stands on a scoreboard: "You are 2nd of 5, with 120 points."
   function showPlace(rows) {
@@ -220,24 +216,7 @@
   }
 
   function showPodium(rows) {
-    const podium = $("#podium");
-    podium.replaceChildren();
-    (rows || []).filter((row) => row.rank <= 3 && row.voted > 0).slice(0, 5).forEach((row) => {
-      const item = document.createElement("li");
-      item.className = "place-" + row.rank + (row.username === me ? " me" : "");
-      [["place", ordinal(row.rank)], ["who", row.username], ["score", row.points + " points · " + row.correct + " right"]].forEach(([cls, text]) => {
-        const span = document.createElement("span");
-        span.className = cls;
-        span.textContent = text;
-        item.appendChild(span);
-      });
-      podium.appendChild(item);
-    });
-    if (!podium.children.length) {
-      const item = document.createElement("li");
-      item.textContent = "Nobody scored in this room.";
-      podium.appendChild(item);
-    }
+    window.fm2.showPodium($("#podium"), rows, { me: me, score: (row) => row.points + " points · " + row.correct + " right" });
   }
 
   function showWinners(winners) {
