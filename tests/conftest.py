@@ -125,10 +125,26 @@ def asgi_live_server(transactional_db):
     channel_layers.backends.clear()
 
 
+BROWSER_ON_SERVICES = {
+    "tests/voting/test_play_browser.py",  # a solo round's socket, its clock and reconnects
+    "tests/rooms/test_room_browser.py",  # a room's sockets and group sends
+    "tests/rooms/test_classroom_browser.py",  # answers-in counts, the end, play again
+}
+"""Browser test files the services pass runs too (see pytest_collection_modifyitems)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Playwright's sync API keeps an event loop running in the main thread once a browser
     # has started, and asyncio tests cannot start their own after that: browsers go last.
     items.sort(key=lambda item: "browser" in item.keywords)
+    if os.environ.get("FM2_REQUIRE_SERVICES"):
+        # The services pass (PostgreSQL and Redis) exists for concurrency and the channel layer:
+        # of the browser tests it runs those whose page plays over sockets through the Redis
+        # layer; every page is tested in the browser on the embedded default's pass.
+        on_sockets = pytest.mark.skip(reason="pages are tested in a browser on the embedded default's pass")
+        for item in items:
+            if "browser" in item.keywords and item.path.relative_to(REPO).as_posix() not in BROWSER_ON_SERVICES:
+                item.add_marker(on_sockets)
     if not Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")).exists():
         skip = pytest.mark.skip(reason="no Chromium at /usr/bin/chromium (apt-get install chromium)")
         for item in items:
