@@ -88,3 +88,34 @@ def retrieved_evidence(
     docs = [Doc(id=i, text=text) for i, text in enumerate(sentences)]
     retriever = HybridRetriever.from_docs(docs, encoder, store if store is not None else MemoryEmbeddingStore())
     return [[sentences[int(hit.doc_id)] for hit in retriever.search(claim, k)] for claim in claims]
+
+
+def retrieved_evidence_by_page(
+    records: Sequence[Mapping[str, object]],
+    encoder: TextEncoder,
+    *,
+    k: int = 2,
+) -> list[list[str]]:
+    """:func:`retrieved_evidence` for claims in the FM2 release's format (``text``,
+    ``wikipedia_page``, ``gold_evidence``, ``retrieved_evidence``): each record's ``k`` best
+    sentences of its page's pool, every evidence sentence any record of the page names, gold
+    or retrieved. (A release's ``retrieved_evidence`` is unranked and holds every gold
+    sentence, and a game claim's clues put the gold last, so neither list's first sentences
+    are a retrieval.) An evidence entry without a text is left out."""
+    pools: dict[object, list[str]] = {}
+    by_page: dict[object, list[int]] = {}
+    for index, record in enumerate(records):
+        page = record.get("wikipedia_page")
+        pool = pools.setdefault(page, [])
+        for key in ("gold_evidence", "retrieved_evidence"):
+            entries = record.get(key)
+            for entry in entries if isinstance(entries, list) else []:
+                if isinstance(entry, Mapping) and isinstance(entry.get("text"), str):
+                    pool.append(entry["text"])
+        by_page.setdefault(page, []).append(index)
+    found: list[list[str]] = [[] for _ in records]
+    for page, indexes in by_page.items():
+        claims = [str(records[i]["text"]) for i in indexes]
+        for index, texts in zip(indexes, retrieved_evidence(claims, pools[page], encoder, k=k)):
+            found[index] = texts
+    return found

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from foolgame.claims.models import Claim
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
-from foolgame.dataset.writers import CLAIM_FIELDS, claim_pks
+from foolgame.dataset.writers import CLAIM_FIELDS, chunks, claim_pks
 from scoring.textscan import (
     PERSONAL_DATA,
     load_word_list,
@@ -69,12 +68,6 @@ def _gate(name: str, *, value: Any, threshold: Any, passed: bool, reason: str = 
     if reason:
         gate["reason"] = reason
     return gate
-
-
-def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    iterator = iter(items)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
 
 
 # --- The gates ---------------------------------------------------------------------------
@@ -152,7 +145,7 @@ def _exclusive_authors(options: ExportOptions, claims_by_split: Mapping[str, lis
     if authors:
         for split, ids in claims_by_split.items():
             split_pks = [pks[i] for i in ids if i in pks]
-            for chunk in _chunks(split_pks, CHUNK):
+            for chunk in chunks(split_pks, CHUNK):
                 found[split] += Claim.objects.filter(pk__in=chunk, author_id__in=authors).count()
     outside = found["train"] + found["dev"]
     return _gate(

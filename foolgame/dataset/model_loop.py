@@ -21,7 +21,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any
 
 from django.conf import settings
@@ -127,12 +126,6 @@ class ClaimModels:
 
 
 # --- The figures ---------------------------------------------------------------------------
-
-
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch
 
 
 def _rounded(value: float | None) -> float | None:
@@ -279,20 +272,9 @@ def _retrieved(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     are unranked and hold every gold sentence, and a game claim's clues put its gold last, so
     neither list's first sentences are a retrieval."""
     from foolgame.evidence.services import encoder_get
-    from retrieval.game import retrieved_evidence
+    from retrieval.game import retrieved_evidence_by_page
 
-    pools: dict[str, list[str]] = {}
-    by_page: dict[str, list[int]] = {}
-    for index, record in enumerate(records):
-        page = record["wikipedia_page"]
-        pools.setdefault(page, []).extend(e["text"] for key in ("gold_evidence", "retrieved_evidence") for e in record[key])
-        by_page.setdefault(page, []).append(index)
-    found: list[list[str]] = [[] for _ in records]
-    for page, indexes in by_page.items():
-        claims = [records[i]["text"] for i in indexes]
-        for index, texts in zip(indexes, retrieved_evidence(claims, pools[page], encoder_get(), k=RETRIEVED_SENTENCES)):
-            found[index] = texts
-    return found
+    return retrieved_evidence_by_page(records, encoder_get(), k=RETRIEVED_SENTENCES)
 
 
 def model_statistics(

@@ -14,16 +14,17 @@ import heapq
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
-from itertools import chain, islice
+from itertools import chain
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
 from foolgame.dataset.model_loop import Progress, model_markdown, model_statistics
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
+from foolgame.dataset.writers import chunks
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
     claim_only_pipeline,
@@ -44,7 +45,6 @@ TOKENIZER = (
 )
 FOLDS = 5
 BASELINE_MAX_CLAIMS = 8_000
-T = TypeVar("T")
 
 
 def read_claims(out_dir: Path, split: str) -> Iterator[dict[str, Any]]:
@@ -259,7 +259,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
         for split in ("dev", "test"):
             labels: list[str] = []
             hits: list[bool] = []
-            for batch in _batches(read_claims(out_dir, split), 2000):
+            for batch in chunks(read_claims(out_dir, split), 2000):
                 predicted = model.predict([r["text"] for r in batch])
                 for record, guess in zip(batch, predicted):
                     hit = str(guess) == record["label"]
@@ -303,12 +303,6 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
         for row, hit in zip(rows, grouped.correct[split]):
             tag(row[0], split, hit)
     return out
-
-
-def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch
 
 
 def _majority(labels: Sequence[str]) -> float | None:

@@ -118,7 +118,7 @@ def claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
             found[export_id] = int(number)
         else:
             release.append(export_id)
-    for chunk in _chunks(release, PK_CHUNK):
+    for chunk in chunks(release, PK_CHUNK):
         found.update(Claim.objects.filter(external_id__in=chunk).values_list("external_id", "pk"))
     return found
 
@@ -126,11 +126,12 @@ def claim_pks(export_ids: Sequence[str]) -> dict[str, int]:
 def _claim_chunks(passes: Iterable[tuple[Any, bool]], size: int) -> Iterator[tuple[list[dict[str, Any]], tuple[int, int] | None]]:
     """Chunks of claim rows, each with its (first, last) id when the pass is in id order."""
     for rows, in_id_order in passes:
-        for chunk in _chunks(rows.iterator(chunk_size=size), size):
+        for chunk in chunks(rows.iterator(chunk_size=size), size):
             yield chunk, ((chunk[0]["id"], chunk[-1]["id"]) if in_id_order else None)
 
 
-def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last shorter), read lazily: the export's one chunker."""
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
@@ -392,7 +393,7 @@ def write_votes(
     held = set(PlayerHold.objects.filter(held=True).values_list("player_id", flat=True))
     done = 0
     progress("votes", 0, total)
-    for chunk in _chunks(rows.iterator(chunk_size=options.chunk_size), options.chunk_size):
+    for chunk in chunks(rows.iterator(chunk_size=options.chunk_size), options.chunk_size):
         reveals = Counter(
             {
                 (round_id, index): n

@@ -14,6 +14,7 @@ from foolgame.core.errors import ServiceError
 from foolgame.pages.models import Page
 from foolgame.verifier import runtime, selectors, services
 from foolgame.verifier.models import VerifierVersion
+from retrieval.game import retrieved_evidence_by_page
 
 
 class _Bars:
@@ -94,7 +95,8 @@ class Command(BaseCommand):
         rows = _read_release(file)
         trained_titles = set(Page.objects.filter(pk__in=chosen.trained_page_ids).values_list("title", flat=True))
         kept = [row for row in rows if include_trained_pages or row["wikipedia_page"] not in trained_titles]
-        evidence = _retrieved(kept, rows, top) if retrieved else [[e["text"] for e in row.get("gold_evidence") or []] for row in kept]
+        # End to end: the retriever's best in each page's pool (the claims kept are on whole pages).
+        evidence = retrieved_evidence_by_page(kept, services.encoder_get(), k=top) if retrieved else [[e["text"] for e in row.get("gold_evidence") or []] for row in kept]
         items = [(row["text"], texts) for row, texts in zip(kept, evidence)]
         verifier = runtime.loaded(chosen, wait=True)
         verdicts = []
@@ -144,26 +146,6 @@ def _version(number: int | None) -> VerifierVersion:
     if version is None:
         raise CommandError(f"There is no version {number}.")
     return version
-
-
-def _retrieved(kept: list[dict[str, Any]], rows: list[dict[str, Any]], top: int) -> list[list[str]]:
-    """Each kept claim's top sentences by the project's retriever over its page's pool: every
-    evidence sentence the file names for any claim of the page (the release's lists are
-    unranked and hold every gold sentence, so their first two are no retrieval)."""
-    from retrieval.game import retrieved_evidence
-
-    pools: dict[str, list[str]] = {}
-    for row in rows:
-        pool = pools.setdefault(row["wikipedia_page"], [])
-        pool += [e["text"] for key in ("gold_evidence", "retrieved_evidence") for e in row.get(key) or [] if isinstance(e, dict) and isinstance(e.get("text"), str)]
-    by_page: dict[str, list[int]] = {}
-    for index, row in enumerate(kept):
-        by_page.setdefault(row["wikipedia_page"], []).append(index)
-    found: list[list[str]] = [[] for _ in kept]
-    for page, indexes in by_page.items():
-        for index, texts in zip(indexes, retrieved_evidence([kept[i]["text"] for i in indexes], pools[page], services.encoder_get(), k=top)):
-            found[index] = texts
-    return found
 
 
 def _read_release(path: str) -> list[dict[str, Any]]:
