@@ -179,10 +179,6 @@ def figures(predicted: Sequence[str], gold: Sequence[str]) -> dict[str, Any]:
     return {"n": n, "accuracy": hits / n if n else None, "ci95": [low, high] if n else None, "macro_f1": sum(f1s) / 2 if n else None}
 
 
-def verdict_labels(verifier: Any, items: Sequence[tuple[str, Sequence[str]]]) -> list[Any]:
-    return list(verifier.verdicts(items)) if items else []
-
-
 def claim_only_predictions(train: Sequence[Example], test: Sequence[Example]) -> list[str] | None:
     """The claim-only baseline (TF-IDF + logistic regression, ``scoring.artifacts``) trained
     on ``train``'s claims alone and run on ``test``'s; None without both labels to learn."""
@@ -196,7 +192,7 @@ def claim_only_predictions(train: Sequence[Example], test: Sequence[Example]) ->
 
 
 def evaluate(verifier: Any, examples: Sequence[Example]) -> dict[str, Any]:
-    verdicts = verdict_labels(verifier, [(e.text, e.evidence) for e in examples])
+    verdicts = verifier.verdicts([(e.text, e.evidence) for e in examples]) if examples else []
     return figures([v.label for v in verdicts], [e.label for e in examples])
 
 
@@ -424,18 +420,14 @@ def verdict_on_save(*, claim: Claim, task: WriteTask, gold: Sequence[Any]) -> di
     tries = Try.objects.filter(task=task, version=version).exclude(digest=_digest(claim.text, [s.pk for s in gold])).count() + 1
     if verifier is None:
         WrittenAgainst.objects.create(claim=claim, version=version, tries=tries)
-        events.task_in_background_on_commit(_fill_task(), [claim.pk])
+        from foolgame.verifier.tasks import verifier_fill_written  # the tasks module imports this one
+
+        events.task_in_background_on_commit(verifier_fill_written, [claim.pk])
         return _pending(version) | {"message": "The model is warming up; you will hear if your claim fooled it."}
     verdict = verifier.verdicts([(claim.text, [s.text for s in gold])])[0]
     WrittenAgainst.objects.create(claim=claim, version=version, label=verdict.label, supports=verdict.supports, tries=tries)
     ClaimVerdict.objects.update_or_create(claim=claim, version=version, defaults={"supports": verdict.supports, "label": verdict.label})
     return _verdict_payload(version, verdict, claim.label)
-
-
-def _fill_task() -> Any:
-    from foolgame.verifier.tasks import verifier_fill_written
-
-    return verifier_fill_written
 
 
 def written_verdicts_fill(*, claim_ids: Sequence[int] | None = None) -> int:
@@ -463,16 +455,22 @@ def claim_verdicts_fill(*, version: VerifierVersion, claim_ids: Sequence[int] | 
     ids = list(claims.order_by("pk").values_list("pk", flat=True))
     verifier = runtime.loaded(version, wait=True)
     for start in range(0, len(ids), chunk):
-        part = ids[start : start + chunk]
-        texts = dict(Claim.objects.filter(pk__in=part).values_list("pk", "text"))
-        evidence = gold_texts(part)
-        verdicts = verifier.verdicts([(texts[pk], evidence.get(pk, [])) for pk in part])
-        ClaimVerdict.objects.bulk_create(
-            [ClaimVerdict(claim_id=pk, version=version, supports=v.supports, label=v.label) for pk, v in zip(part, verdicts)],
-            ignore_conflicts=True,
-        )
+        _judge(version, verifier, ids[start : start + chunk])
         progress("verdicts", min(start + chunk, len(ids)), len(ids))
     return len(ids)
+
+
+def _judge(version: VerifierVersion, verifier: Any, claim_ids: Sequence[int]) -> dict[int, Any]:
+    """``version``'s verdicts on these claims with their gold sentences (a claim without gold
+    is left out), stored as ``ClaimVerdict`` rows (one a claim and version, whoever wrote first)."""
+    texts = dict(Claim.objects.filter(pk__in=claim_ids).values_list("pk", "text"))
+    evidence = gold_texts(claim_ids)
+    todo = [pk for pk in claim_ids if evidence.get(pk) and pk in texts]
+    verdicts = dict(zip(todo, verifier.verdicts([(texts[pk], evidence[pk]) for pk in todo]) if todo else []))
+    ClaimVerdict.objects.bulk_create(
+        [ClaimVerdict(claim_id=pk, version=version, supports=v.supports, label=v.label) for pk, v in verdicts.items()], ignore_conflicts=True
+    )
+    return verdicts
 
 
 # --- model points ------------------------------------------------------------------------------
@@ -577,23 +575,20 @@ def _verdicts_by_claim(version: VerifierVersion, verifier: Any, claim_ids: Itera
     stored = {pk: Verdict(supports=s, refutes=1.0 - s) for pk, s in ClaimVerdict.objects.filter(version=version, claim_id__in=claim_ids).values_list("claim_id", "supports")}
     missing = sorted(claim_ids - set(stored))
     if missing:
-        texts = dict(Claim.objects.filter(pk__in=missing).values_list("pk", "text"))
-        evidence = gold_texts(missing)
-        todo = [pk for pk in missing if evidence.get(pk)]
-        fresh = dict(zip(todo, verifier.verdicts([(texts[pk], evidence[pk]) for pk in todo])))
-        ClaimVerdict.objects.bulk_create(
-            [ClaimVerdict(claim_id=pk, version=version, supports=v.supports, label=v.label) for pk, v in fresh.items()], ignore_conflicts=True
-        )
-        stored.update(fresh)
+        stored.update(_judge(version, verifier, missing))
     return stored
+
+
+def _mu(rating: float | None) -> float:
+    """A rating on the 1500 scale as a logit (None: a newcomer's)."""
+    return ((rating if rating is not None else r.DEFAULT_RATING) - r.DEFAULT_RATING) / r.GLICKO_SCALE
 
 
 def versions_rate() -> int:
     """Each version's skill on the players' scale from its answers to settled rounds, against
     the claims' current difficulties (held fixed: a machine's answers never move them). The
-    prior is the rated players' mean and spread."""
-    players = list(PlayerRating.objects.values_list("rating", flat=True))
-    prior_mu = (sum(players) / len(players) - r.DEFAULT_RATING) / r.GLICKO_SCALE if players else 0.0
+    prior is centred on the rated players' mean."""
+    prior_mu = _mu(PlayerRating.objects.aggregate(mean=models.Avg("rating"))["mean"])
     rated = 0
     for version in VerifierVersion.objects.defer("blob"):
         rows = list(
@@ -601,11 +596,8 @@ def versions_rate() -> int:
             .annotate(left_rating=F("round__left_claim__rating"), right_rating=F("round__right_claim__rating"))
             .values_list("left_rating", "right_rating", "correct")
         )
-        games = [
-            (((left if left is not None else r.DEFAULT_RATING) - r.DEFAULT_RATING) / r.GLICKO_SCALE
-             + ((right if right is not None else r.DEFAULT_RATING) - r.DEFAULT_RATING) / r.GLICKO_SCALE, correct)
-            for left, right, correct in rows
-        ]
+        # An unrated claim (no game vote yet) stands at the scale's middle, as a new claim does.
+        games = [(_mu(left) + _mu(right), correct) for left, right, correct in rows]
         if not games:
             continue
         estimate = r.fit_fixed_skill(games, prior_mu=prior_mu)
