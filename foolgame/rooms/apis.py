@@ -216,8 +216,6 @@ class RoomLeaveApi(ApiView):
         return Response(services.room_leave(code=code, player=request.user))
 
 
-
-
 HOST_ONLY_QUESTION = {
     "request": None,
     "responses": {

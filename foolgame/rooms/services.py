@@ -152,6 +152,15 @@ def _get_room(code: str, *, lock: bool = False) -> Room:
     return room
 
 
+def _hosted_room(code: str, player: AbstractBaseUser, *, only: str) -> Room:
+    """The room ``code``, its row locked, when ``player`` hosts it; anyone else gets 403
+    ``not_host`` ("Only the host <only>.")."""
+    room = _get_room(code, lock=True)
+    if room.host_id != player.pk:
+        raise ServiceError("not_host", f"Only the host {only}.", status_code=403)
+    return room
+
+
 def room_join(*, code: str, player: AbstractBaseUser) -> RoomState:
     """Join a room by its code (again after leaving is fine). A player who joins while a
     question plays watches it and gets the next one.
@@ -251,9 +260,7 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
     claim) rows back it up."""
     now = clock.now()
     with transaction.atomic():
-        room = _get_room(code, lock=True)
-        if room.host_id != player.pk:
-            raise ServiceError("not_host", "Only the host starts the questions.", status_code=403)
+        room = _hosted_room(code, player, only="starts the questions")
         if room.state == Room.State.ENDED:
             raise ServiceError("room_over", "This room has ended.", status_code=409)
         question = _open_question(room)
@@ -286,9 +293,7 @@ def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False
     Locking: the room's row, then the question's, then each round's (``_finish_question``)."""
     now = clock.now()
     with transaction.atomic():
-        room = _get_room(code, lock=True)
-        if room.host_id != player.pk:
-            raise ServiceError("not_host", "Only the host ends or skips a question.", status_code=403)
+        room = _hosted_room(code, player, only="ends or skips a question")
         if room.state == Room.State.ENDED:
             raise ServiceError("room_over", "This room has ended.", status_code=409)
         question = _open_question(room)
@@ -330,9 +335,7 @@ def room_play_again(*, code: str, player: AbstractBaseUser) -> Room:
     Locking: the old room's row, then (``room_create``) the host's."""
     now = clock.now()
     with transaction.atomic():
-        room = _get_room(code, lock=True)
-        if room.host_id != player.pk:
-            raise ServiceError("not_host", "Only the host plays the room again.", status_code=403)
+        room = _hosted_room(code, player, only="plays the room again")
         if room.state != Room.State.ENDED:
             raise ServiceError("room_not_over", "Play again once the room has ended.", status_code=409)
         if room.next_room_id is not None:
