@@ -9,9 +9,7 @@
   const root = document.getElementById("checks");
   if (!root) return;
 
-  const { api, el } = window.fm2;
-  const $ = (selector) => document.querySelector(selector);
-  const $$ = (selector) => Array.from(document.querySelectorAll(selector));
+  const { api, el, $, $$, formatTime } = window.fm2;
 
   const SECONDS = Number(root.dataset.seconds) || 45;
   const MILESTONES = [10];
@@ -57,10 +55,6 @@
     return Math.min(SECONDS, Math.max(0, left));
   }
 
-  function formatTime(seconds) {
-    return Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
-  }
-
   // The visible clock changes every second; screen readers hear only the milestones, as the
   // clock crosses them (not on a resume already past one).
   function tick(session) {
@@ -87,9 +81,7 @@
   // --- what the page shows --------------------------------------------------------------------
 
   function showError(message) {
-    errorBox.textContent = message || "";
-    errorBox.hidden = !message;
-    if (message) errorBox.scrollIntoView({ block: "nearest" });
+    window.fm2.showError(errorBox, message);
   }
 
   function setAnswering(enabled) {
