@@ -182,13 +182,12 @@ def figures(predicted: Sequence[str], gold: Sequence[str]) -> dict[str, Any]:
 def claim_only_predictions(train: Sequence[Example], test: Sequence[Example]) -> list[str] | None:
     """The claim-only baseline (TF-IDF + logistic regression, ``scoring.artifacts``) trained
     on ``train``'s claims alone and run on ``test``'s; None without both labels to learn."""
-    from scoring.artifacts import claim_only_pipeline
+    from scoring.artifacts import claim_only_baseline
 
     if len({e.label for e in train}) < 2 or not test:
         return None
-    model = claim_only_pipeline(0)
-    model.fit([e.text for e in train], [e.label for e in train])
-    return [str(label) for label in model.predict([e.text for e in test])]
+    result = claim_only_baseline([(e.text, e.label) for e in train], {"test": [(e.text, e.label) for e in test]})
+    return result.predictions["test"]
 
 
 def evaluate(verifier: Any, examples: Sequence[Example]) -> dict[str, Any]:
