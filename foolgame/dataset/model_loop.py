@@ -202,7 +202,7 @@ def _rounds(written_ids: list[str], active: VerifierVersion | None) -> list[dict
 
 def _claim_only(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]]) -> tuple[dict[str, Any] | None, str]:
     """The claim-only baseline on the evaluated test claims, or None and why."""
-    from foolgame.verifier.services import Example, claim_only_predictions
+    from scoring.artifacts import claim_only_baseline
 
     if not train:
         return None, "train is empty"
@@ -210,11 +210,7 @@ def _claim_only(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]
         return None, "train has one label only"
     if not test:
         return None, "no test claim to evaluate"
-    predicted = claim_only_predictions(
-        [Example(0, 0, text, [], label) for text, label in train], [Example(0, 0, text, [], label) for text, label in test]
-    )
-    if predicted is None:
-        return None, "the baseline could not be trained"
+    predicted = claim_only_baseline(train, {"test": test}).predictions["test"]
     return _figures(predicted, [label for _, label in test]), ""
 
 
