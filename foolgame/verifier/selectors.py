@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Avg, Count, F, QuerySet
+from django.db.models import Avg, Count, F, Q, QuerySet
 
 from foolgame.claims.models import Claim
 
@@ -42,26 +42,34 @@ def collection_rounds(*, claim_ids: Iterable[int] | None = None) -> list[dict[st
     written = WrittenAgainst.objects.exclude(label="")
     if claim_ids is not None:
         written = written.filter(claim_id__in=list(claim_ids))
-    confirmed = Claim.objects.filter(confirmed_by_people()).values("pk")
+    confirmed = Q(claim__in=Claim.objects.filter(confirmed_by_people()).values("pk"))
+    wrong = ~Q(label=F("claim__label"))
+    counts = {
+        row["version"]: row
+        for row in written.values("version").annotate(
+            claims=Count("pk"),
+            wrong=Count("pk", filter=wrong),
+            verified=Count("pk", filter=confirmed),
+            wrong_verified=Count("pk", filter=wrong & confirmed),
+            tries=Avg("tries"),
+        )
+    }
     table = []
     for version in versions():
-        mine = written.filter(version=version)
-        total = mine.count()
+        row = counts.get(version.pk)
+        total = row["claims"] if row else 0
         if not total and version.status != VerifierVersion.Status.ACTIVE:
             continue
-        wrong = mine.exclude(label=F("claim__label"))
-        wrong_confirmed = wrong.filter(claim__in=confirmed)
-        tries = mine.aggregate(mean=Avg("tries"))["mean"]
         table.append(
             {
                 "version": version.number,
                 "name": version.name,
                 "status": version.status,
                 "claims": total,
-                "model_error_rate": wrong.count() / total if total else None,
-                "verified_claims": mine.filter(claim__in=confirmed).count(),
-                "verified_model_error_rate": wrong_confirmed.count() / total if total else None,
-                "tries_per_claim": round(tries, 3) if tries is not None else None,
+                "model_error_rate": row["wrong"] / total if total else None,
+                "verified_claims": row["verified"] if row else 0,
+                "verified_model_error_rate": row["wrong_verified"] / total if total else None,
+                "tries_per_claim": round(row["tries"], 3) if row and row["tries"] is not None else None,
                 "slice": version.figures.get("slice"),
             }
         )
