@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_rounds_ws import fresh_database  # noqa: E402
+
 DB_NAME = "fm2_bench_first_save"
 
 
@@ -38,32 +42,12 @@ def _manage(repo: Path, env: dict[str, str], *args: str) -> subprocess.Completed
     return subprocess.run([sys.executable, str(repo / "manage.py"), *args], cwd=repo, env=env, capture_output=True, text=True)
 
 
-def _throwaway(database_url: str) -> tuple[str, callable]:
-    if not database_url:
-        folder = tempfile.mkdtemp(prefix="fm2-first-save-")
-        return f"sqlite:///{folder}/fm2.sqlite3", lambda: None
-    import psycopg
-
-    base = database_url.rsplit("/", 1)[0]
-    admin = psycopg.connect(database_url, autocommit=True)
-    admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
-    admin.execute(f'CREATE DATABASE "{DB_NAME}"')
-
-    def drop() -> None:
-        admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
-        admin.close()
-
-    return f"{base}/{DB_NAME}", drop
-
-
 CHILD = r"""
-import json, os, sys, time
+import json, os, time
 import foolgame.asgi  # a server starting: Django set up, the models warming (FM2_WARM_MODELS)
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from foolgame.authoring.models import GiveawayModel
-from foolgame.claims.models import Claim
 from foolgame.pages.models import Sentence
 
 times = {}
@@ -121,7 +105,9 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=10.0, help="seconds between taking the first task and checking and saving it (a writer reading and typing; default 10)")
     parser.add_argument("--fm2", type=Path, default=None, help="import this FM2 file (e.g. ../shared/data/fm2/dev.jsonl) after the demo: the issue's 'after an import'")
     args = parser.parse_args()
-    url, drop = _throwaway(args.database_url)
+    folder = tempfile.mkdtemp(prefix="fm2-first-save-")
+    url, drop = fresh_database(args.database_url, DB_NAME)
+    url = url or f"sqlite:///{folder}/fm2.sqlite3"
     env = _env(args.repo, url, args.redis_url)
     try:
         steps = [("migrate", ("migrate", "--no-input")), ("load_demo", ("load_demo",))]
