@@ -117,6 +117,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         # no fsync (a power cut may lose the last commits, never corrupt the file).
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
     )
+    # The tests' database is a file too, not Django's default in-memory one: its shared cache
+    # fails a writer at once with "database table is locked" while another thread (a live
+    # server's, a socket's) reads, where the file waits its busy timeout as the game does.
+    DATABASES["default"].setdefault("TEST", {}).setdefault("NAME", str(DATA_DIR / "test.sqlite3"))
 # --- Database connections (PostgreSQL: a pool per process) ---------------------------------
 # Under ASGI every request runs its ORM work on a thread of its own, so persistent
 # connections (CONN_MAX_AGE) are never reused: each request opened one more and 30-50 clients
