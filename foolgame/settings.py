@@ -209,7 +209,8 @@ if REDIS_URL:
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "fm2",
+            # A benchmark given a shared Redis (--redis-url) writes under a prefix of its own.
+            "KEY_PREFIX": env.str("FM2_CACHE_KEY_PREFIX", default="fm2"),
             # One pool per process, not one per asyncio context (i.e. per WebSocket).
             "OPTIONS": {"pool_class": "foolgame.cache.SharedConnectionPool", "driver_info": REDIS_DRIVER_INFO},
         }
