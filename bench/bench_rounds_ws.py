@@ -1,24 +1,39 @@
-"""N concurrent WebSocket rounds against one ASGI server process with the Redis channel layer.
+"""N concurrent WebSocket rounds against one ASGI server process with the Redis channel layer,
+each figure beside its floor: the same clients against bare Channels consumers (bench/floor.py)
+that answer the same frames, of the same sizes, at the same rate.
 
-The server (uvicorn, one process, run as the Procfile runs it) has its own Redis (a
-redis-server started here on a free loopback port) and a fresh SQLite database, or a
-throwaway PostgreSQL database beside --database-url / DATABASE_URL. A Celery worker on the
-same Redis takes the tasks the rounds enqueue (expiry, quality flags), as in the Procfile.
-The clients run in this process.
+The server is uvicorn, one process, with the Procfile's flags (``foolgame.serving``), on a
+fresh SQLite database or a throwaway PostgreSQL one beside --database-url, and a Redis
+(--redis-url, or a redis-server started here); a Celery worker on the same Redis takes the
+tasks the rounds enqueue (expiry, ratings, quality flags), as in the Procfile. The server runs
+with FM2_WARM_MODELS=0: the retrieval encoder's warm-up (about 1 GB of RSS and a minute of
+CPU) is no part of a round's path (bench_first_save.py measures it). The clients run in this
+process.
 
-Players arrive at --arrival-rate a second, connect and start their rounds (the ramp); once
-all N rounds are open, each listens to the ticks for --seconds more, then votes at a random
-moment of the next --vote-window seconds. Printed, per N:
+Each size runs three times, back to back: a few whole rounds on the game to read the size of
+each frame it sends (``state``, ``tick``, ``result``); the floor (``bench.floor:application``,
+the same uvicorn flags, channel layer and Redis; its ticks sent by each socket's own timer, as
+the game's round socket sends them, or through the round's group with --floor-ticks group),
+unless --no-floor; then the game. Each warms up on --warmup whole
+rounds first. Players arrive at --arrival-rate a second, connect and start their rounds (the
+ramp); once all N rounds are open, each listens to the ticks for --seconds more, then votes at
+a random moment of the next --vote-window seconds. Printed, per N, game beside floor:
 - tick lateness p50/p99: how long after its one-second slot a tick arrives, the slot fixed by
   the connection's first tick; tick delivery p50/p99: from the moment the server computed the
-  tick to its arrival. Measured while all N rounds are open, votes arriving meanwhile: the
-  figures of N concurrent rounds. The ramp's own figures are printed apart (ramp_*).
+  tick to its arrival. Measured while all N rounds are open, votes arriving meanwhile. The
+  ramp's own figures are printed apart (ramp_*).
 - vote acknowledgement p50/p99: vote frame sent to result frame received.
-- start acknowledgement p50/p99 and ramp_s (how long all N took to open): what arriving
-  players wait for, and whether the server keeps up with the arrival rate.
-- memory per connection: peak RSS over the idle RSS (read after --warmup whole rounds), / N.
-- CPU use of the server, the worker, Redis and the clients (percent of one core), and how
-  busy the whole machine was (percent of all its cores).
+- start acknowledgement p50/p99 and ramp_s (how long all N took to open).
+- memory per connection: peak RSS over the idle RSS (read after the warm-up), / N.
+- CPU: the server's, the worker's, Redis' (when started here) and the clients' percent of one
+  core, how busy the whole machine was; and the server's own CPU time per unit of work: per
+  1,000 ticks (while only ticks flow), per connect and start (the ramp, less its ticks), per
+  vote (the vote phase, less its ticks), per 1,000 rounds (the whole run); the worker's per
+  round.
+- the frames received, by type, and their sizes: what the floor was asked to match.
+Every error frame (by code) and failed connection is counted; any makes the bench print them
+and exit non-zero instead of printing latencies made of errors. --record PATH appends each
+figure as a line of JSON (bench/harness.py's Record).
 
     python bench/bench_rounds_ws.py --rounds 500,1000 --seconds 10 --vote-window 30
     python bench/bench_rounds_ws.py --rounds 1000 --database-url postgres://fm2:fm2@127.0.0.1:5432/fm2
@@ -31,17 +46,34 @@ import asyncio
 import json
 import os
 import random
-import shutil
-import socket
+import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (  # noqa: E402, F401 - free_port .. wait_port: other benches import them from here
+    REPO,
+    Record,
+    add_service_args,
+    cpu_seconds,
+    free_port,
+    fresh_database,
+    machine_jiffies,
+    pct,
+    ratio,
+    refuse_errors,
+    rss_kib,
+    services,
+    stop,
+    tree_cpu_seconds,
+    wait_port,
+)
+
 sys.path.insert(0, str(REPO))
 from foolgame.serving import uvicorn_flags  # noqa: E402
 
@@ -69,74 +101,30 @@ for i in range(n):
 print(json.dumps(out))
 """
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+GAME_APP = "foolgame.asgi:application"
+FLOOR_APP = "bench.floor:application"
 
 
-def wait_port(port: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {port}")
+def new_results(expected: int) -> dict:
+    return {"expected": expected, "connected": 0, "voted": 0, "start_ack": [], "ack": [], "delivery": [], "lateness": [],
+            "ramp_delivery": [], "ramp_lateness": [], "tick_at": [], "errors": Counter(), "frames": Counter(),
+            "sizes": defaultdict(list)}
 
 
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+async def receive(ws, results: dict, timeout: float) -> dict:
+    """The next frame; every frame is counted by type with its size, every error by code."""
+    text = await asyncio.wait_for(ws.recv(), timeout=timeout)
+    frame = json.loads(text)
+    results["frames"][frame["type"]] += 1
+    if len(results["sizes"][frame["type"]]) < 2000:
+        results["sizes"][frame["type"]].append(len(text.encode()))
+    if frame["type"] == "error":
+        results["errors"][frame.get("code", "?")] += 1
+    return frame
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time the process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """``cpu_seconds`` of the process and every live process below it (a Celery worker's
-    pool children do its work)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    total, todo = 0.0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            total += cpu_seconds(current)
-        except OSError:
-            continue
-        todo += children.get(current, [])
-    return total
-
-
-def machine_jiffies() -> tuple[int, int]:
-    """(busy, total) CPU time of the whole machine so far, all cores, from /proc/stat."""
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = values[3] + values[4]  # idle and iowait
-    return sum(values) - idle, sum(values)
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
-
-
-async def play(port: int, info: dict, seconds: float, vote_window: float, results: dict, origin: str, everyone: asyncio.Event) -> None:
+async def play(port: int, info: dict, seconds: float, vote_window: float, results: dict, origin: str, everyone: asyncio.Event,
+               vote_claim: int | None) -> None:
     """One player: connect, start, listen to the ticks until every round is open, then for
     ``seconds`` and a random part of ``vote_window`` more, then vote. Ticks that arrive while
     players are still arriving count as the ramp's; the rest as those of N concurrent rounds,
@@ -149,9 +137,11 @@ async def play(port: int, info: dict, seconds: float, vote_window: float, result
         await ws.send(json.dumps({"type": "start"}))
         deadline = None
         while deadline is None:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
+            frame = await receive(ws, results, 60)
             if frame["type"] == "state":
                 deadline = datetime.fromisoformat(frame["started_at"]).timestamp() + 180
+            elif frame["type"] == "error":
+                return
         results["start_ack"].append(time.monotonic() - sent)
         results["connected"] += 1
         if results["connected"] == results["expected"]:
@@ -167,12 +157,13 @@ async def play(port: int, info: dict, seconds: float, vote_window: float, result
             if left <= 0:
                 break
             try:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=left))
+                frame = await receive(ws, results, left)
             except asyncio.TimeoutError:
                 continue
             now_wall, now_mono = time.time(), time.monotonic()
             if frame["type"] != "tick":
                 continue
+            results["tick_at"].append(now_mono)
             phase = "" if vote_at is not None else "ramp_"
             results[phase + "delivery"].append(max(0.0, now_wall - (deadline - frame["remaining"])))
             if first_tick is None:
@@ -181,50 +172,209 @@ async def play(port: int, info: dict, seconds: float, vote_window: float, result
                 k += 1
                 results[phase + "lateness"].append(max(0.0, now_mono - (first_tick + k)))
         sent = time.monotonic()
-        await ws.send(json.dumps({"type": "vote", "false_claim": info["false"]}))
+        await ws.send(json.dumps({"type": "vote", "false_claim": info["false"] if vote_claim is None else vote_claim}))
         while True:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
+            frame = await receive(ws, results, 60)
             if frame["type"] in ("result", "error"):
                 break
-        results["ack"].append(time.monotonic() - sent)
-        results["voted" if frame["type"] == "result" else "errors"] += 1
-        if frame["type"] == "error":
-            results.setdefault("error_codes", []).append(frame.get("code"))
+        if frame["type"] == "result":
+            results["ack"].append(time.monotonic() - sent)
+            results["voted"] += 1
 
 
-async def run_clients(port: int, infos: list[dict], seconds: float, vote_window: float, arrival_rate: float, origin: str) -> dict:
-    results: dict = {"expected": len(infos), "connected": 0, "voted": 0, "errors": 0, "start_ack": [], "ack": [],
-                     "delivery": [], "lateness": [], "ramp_delivery": [], "ramp_lateness": []}
+async def run_clients(port: int, infos: list[dict], seconds: float, vote_window: float, arrival_rate: float, origin: str,
+                      vote_claim: int | None = None) -> dict:
+    results = new_results(len(infos))
     everyone = asyncio.Event()
     results["arrivals_from"] = time.monotonic()
     tasks = []
     for info in infos:  # open connections at a steady pace, as players arrive
-        tasks.append(asyncio.create_task(play(port, info, seconds, vote_window, results, origin, everyone)))
+        tasks.append(asyncio.create_task(play(port, info, seconds, vote_window, results, origin, everyone, vote_claim)))
         await asyncio.sleep(1 / arrival_rate)
     done = await asyncio.gather(*tasks, return_exceptions=True)
-    results["failures"] = [repr(d) for d in done if isinstance(d, BaseException)][:3]
+    results["ended_at"] = time.monotonic()
+    failed = [d for d in done if isinstance(d, BaseException)]
+    results["failures"] = [repr(d) for d in failed][:3]
+    for failure in failed:
+        results["errors"][f"failed connection ({type(failure).__name__})"] += 1
     return results
 
 
-def fresh_database(url: str | None, name: str) -> tuple[str | None, object]:
-    """A throwaway PostgreSQL database beside the one ``url`` names (its role needs CREATEDB);
-    returns the new URL and a function that drops it. None: SQLite in the work folder."""
-    if not url:
-        return None, lambda: None
-    import psycopg
-    from urllib.parse import urlsplit, urlunsplit
+def frame_sizes(results: dict) -> dict[str, int]:
+    """The median size in bytes of each frame type the clients received."""
+    return {kind: int(statistics.median(sizes)) for kind, sizes in results["sizes"].items() if sizes}
 
-    parts = urlsplit(url)
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        connection.execute(f'CREATE DATABASE "{name}"')
 
-    def drop() -> None:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+class CpuSampler:
+    """The server's own CPU time, read every 0.2 s, to split a run's CPU into its phases."""
 
-    return urlunsplit(parts._replace(path=f"/{name}")), drop
+    def __init__(self, pid: int) -> None:
+        self.pid, self.samples = pid, []
+
+    def sample(self) -> None:
+        self.samples.append((time.monotonic(), cpu_seconds(self.pid)))
+
+    def at(self, moment: float) -> float:
+        """CPU seconds at ``moment``, interpolated between the samples around it."""
+        before = [s for s in self.samples if s[0] <= moment] or self.samples[:1]
+        after = [s for s in self.samples if s[0] >= moment] or self.samples[-1:]
+        (t0, c0), (t1, c1) = before[-1], after[0]
+        return c0 if t1 <= t0 else c0 + (c1 - c0) * (moment - t0) / (t1 - t0)
+
+    def between(self, start: float, end: float) -> float:
+        return max(0.0, self.at(end) - self.at(start))
+
+
+def ms(values: list[float], q: float) -> float:
+    return round(1000 * pct(values, q), 1)
+
+
+def run_case(kind: str, n: int, svc, env: dict, warm: list[dict], infos: list[dict], args: argparse.Namespace, sizes: dict | None) -> dict:
+    """One server (the game, or the floor), warmed up, then the N rounds measured."""
+    web_port = free_port()
+    flags = uvicorn_flags()  # the Procfile's, with this run's deflate choice
+    flags[flags.index("--ws-per-message-deflate") + 1] = str(args.deflate).lower()
+    app = FLOOR_APP if kind == "floor" else GAME_APP
+    env = {**env, "FM2_FLOOR": json.dumps({"sizes": sizes or {}}), "FM2_FLOOR_TICKS": args.floor_ticks}
+    server = subprocess.Popen([sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(web_port), "--log-level", "warning", *flags],
+                              cwd=REPO, env=env)
+    worker = None
+    if kind != "floor":
+        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
+                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(web_port)
+        origin = f"http://127.0.0.1:{web_port}"
+        # Warm up: a few whole rounds load the code paths, connections and caches a first
+        # vote needs, so the idle figure is the server's, not its imports'.
+        warmed = asyncio.run(run_clients(web_port, warm, 2, 1, 50, origin, None if kind == "probe" else args.vote_claim))
+        if kind == "probe":
+            return warmed
+        time.sleep(2)
+        baseline = rss_kib(server.pid)
+        watched = [("server", server.pid)] + ([("worker", worker.pid)] if worker else []) + ([("redis", svc.redis_pid)] if svc.redis_pid else [])
+        cpu_before = {name: tree_cpu_seconds(pid) for name, pid in watched}
+        client_before = resource.getrusage(resource.RUSAGE_SELF)
+        machine_before = machine_jiffies()
+        sampler = CpuSampler(server.pid)
+        sampler.sample()
+        started = time.monotonic()
+        loop_result: dict = {}
+
+        async def runner() -> None:
+            measure = asyncio.create_task(run_clients(web_port, infos, args.seconds, args.vote_window, args.arrival_rate, origin, args.vote_claim))
+            peak = 0
+            while not measure.done():
+                peak = max(peak, rss_kib(server.pid))
+                sampler.sample()
+                await asyncio.sleep(0.2)
+            loop_result.update(await measure, peak=peak)
+
+        asyncio.run(runner())
+        sampler.sample()
+        wall = time.monotonic() - started
+        client_after = resource.getrusage(resource.RUSAGE_SELF)
+        machine_after = machine_jiffies()
+        spent = {name: tree_cpu_seconds(pid) - cpu_before[name] for name, pid in watched}
+    finally:
+        stop(server, worker)
+    errors = loop_result.get("errors", Counter()) + warmed["errors"]
+    result = loop_result
+    cpu = {name: round(100 * seconds / wall, 1) for name, seconds in spent.items()}
+    # Everything on the machine (PostgreSQL's backends included), as a share of all cores.
+    cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
+    cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
+    cost = {}
+    if "all_open_at" in result:
+        # The phases: the ramp (connects, starts, their ticks), only ticks (every round open,
+        # no vote yet: the first client to see everyone open votes `seconds` later), the votes.
+        open_at, ended = result["all_open_at"], result["ended_at"]
+        listen = (open_at + 0.5, open_at + args.seconds)
+        ticks_in = lambda a, b: sum(1 for t in result["tick_at"] if a <= t < b)  # noqa: E731
+        tick_s = sampler.between(*listen) / max(1, ticks_in(*listen))
+        ramp_s = sampler.between(result["arrivals_from"], open_at) - tick_s * ticks_in(result["arrivals_from"], open_at)
+        vote_s = sampler.between(open_at + args.seconds, ended) - tick_s * ticks_in(open_at + args.seconds, ended)
+        cost = {
+            "cpu_ms_per_1000_ticks": round(1e6 * tick_s, 1),
+            "cpu_ms_per_start": round(1000 * ramp_s / max(1, result["connected"]), 2),
+            "cpu_ms_per_vote": round(1000 * vote_s / max(1, result["voted"]), 2),
+            "cpu_ms_per_1000_rounds": round(1e6 * spent["server"] / max(1, n)),
+            "ticks_in_cost": ticks_in(*listen),
+        }
+        if "worker" in spent:
+            cost["worker_cpu_ms_per_round"] = round(1000 * spent["worker"] / max(1, n), 2)
+    return {
+        "kind": kind,
+        "connected": result["connected"],
+        "voted": result["voted"],
+        "errors": dict(errors),
+        "tick_lateness_ms_p50": ms(result["lateness"], 50),
+        "tick_lateness_ms_p99": ms(result["lateness"], 99),
+        "tick_delivery_ms_p50": ms(result["delivery"], 50),
+        "tick_delivery_ms_p99": ms(result["delivery"], 99),
+        "vote_ack_ms_p50": ms(result["ack"], 50),
+        "vote_ack_ms_p99": ms(result["ack"], 99),
+        "ticks_measured": len(result["lateness"]),
+        "ramp_tick_lateness_ms_p99": ms(result["ramp_lateness"], 99),
+        "ramp_tick_delivery_ms_p99": ms(result["ramp_delivery"], 99),
+        "ramp_s": round(result["all_open_at"] - result["arrivals_from"], 1) if "all_open_at" in result else None,
+        "start_ack_ms_p50": ms(result["start_ack"], 50),
+        "start_ack_ms_p99": ms(result["start_ack"], 99),
+        "server_rss_mib_idle": round(baseline / 1024, 1),
+        "server_rss_mib_peak": round(result["peak"] / 1024, 1),
+        "kib_per_connection": round((result["peak"] - baseline) / max(1, result["connected"]), 1),
+        "cpu_percent": cpu,
+        "server_cpu_s": round(spent["server"], 2),
+        **cost,
+        "frames": dict(result["frames"]),
+        "frame_bytes": frame_sizes(result),
+        "wall_s": round(wall, 1),
+        "failures": result["failures"],
+    }
+
+
+# figure, its unit, the target on its ratio to the floor (None: printed, no target)
+COMPARED = [
+    ("vote_ack_ms_p99", "ms", 2.0),
+    ("tick_lateness_ms_p99", "ms", 2.0),
+    ("start_ack_ms_p99", "ms", None),
+    ("vote_ack_ms_p50", "ms", None),
+    ("tick_lateness_ms_p50", "ms", None),
+    ("tick_delivery_ms_p99", "ms", None),
+    ("start_ack_ms_p50", "ms", None),
+    ("kib_per_connection", "KiB", None),
+    ("cpu_ms_per_1000_ticks", "ms", None),
+    ("cpu_ms_per_start", "ms", None),
+    ("cpu_ms_per_vote", "ms", None),
+    ("cpu_ms_per_1000_rounds", "ms", None),
+    ("worker_cpu_ms_per_round", "ms", None),
+]
+ABSOLUTE = {"tick_lateness_ms_p99": 100, "vote_ack_ms_p99": 100, "kib_per_connection": 100}  # targets at 1,000 rounds
+
+
+def report(record: Record, case: str, game: dict, floor: dict | None, compared: list, absolute: dict) -> dict:
+    """Print each figure beside its floor and their ratio, record it; the ratios."""
+    ratios = {}
+    print(f"\n{case}: {'figure':<28} {'floor':>10} {'game':>10} {'ratio':>7}  target")
+    for name, unit, limit in compared:
+        value = game.get(name)
+        if value is None:
+            continue
+        base = floor.get(name) if floor else None
+        r = ratio(value, base) if base is not None else None
+        ratios[name] = r
+        targets, ok = [], []
+        if limit is not None and floor:
+            targets.append(f"<= {limit:g}x floor")
+            ok.append(r is not None and r <= limit)
+        if name in absolute:
+            targets.append(f"<= {absolute[name]} {unit}")
+            ok.append(value <= absolute[name])
+        verdict = ("" if not ok else " ok" if all(ok) else " MISSED")
+        print(f"{' ' * len(case)}  {name:<28} {'' if base is None else base:>10} {value:>10} {'' if r is None else f'{r}x':>7}  "
+              f"{', '.join(targets)}{verdict}")
+        record.add(case, name, value, unit, floor=base, target=", ".join(targets) or None, ok=all(ok) if ok else None)
+    return ratios
 
 
 def main() -> None:
@@ -236,118 +386,49 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20, help="rounds played whole before the idle memory is read")
     parser.add_argument("--deflate", action="store_true",
                         help="turn on per-message deflate (the Procfile turns it off: frames of 50 bytes gain nothing, and each connection's zlib state costs memory)")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"),
-                        help="PostgreSQL to run on (a throwaway database is made beside it); default SQLite")
+    parser.add_argument("--no-floor", action="store_true", help="measure the game only, without the floor")
+    parser.add_argument("--floor-ticks", choices=("local", "group"), default="local",
+                        help="the floor's ticks: by each socket's own timer, as the game's round socket sends them (default), or through the round's group (group_send: one Redis trip per tick)")
+    parser.add_argument("--vote-claim", type=int, default=None, help="vote on this claim index instead of the false one (2: a run the server refuses)")
+    add_service_args(parser)
     args = parser.parse_args()
-    if not shutil.which("redis-server"):
-        sys.exit("redis-server is not installed (apt-get install redis-server)")
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
+    record = Record("bench_rounds_ws", args.record)
+    print(f"machine: {record.machine}")
     for n in [int(x) for x in args.rounds.split(",")]:
-        workdir = Path(tempfile.mkdtemp(prefix="fm2-bench-ws-"))
-        redis_port, web_port = free_port(), free_port()
-        redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
-        database_url, drop_database = fresh_database(args.database_url, f"fm2_bench_ws_{os.getpid()}")
-        env = {**os.environ, "FM2_DATA_DIR": str(workdir), "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
-               "CELERY_TASK_ALWAYS_EAGER": "0", "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0", "LOG_LEVEL": "WARNING",
-               "DEBUG": "0"}  # as in production: no SQL kept per query
-        env.pop("DATABASE_URL", None)
-        if database_url:
-            env["DATABASE_URL"] = database_url
-        server = worker = None
-        try:
-            wait_port(redis_port)
+        with services(args, f"ws{n}") as svc:
+            env = svc.env(CELERY_TASK_ALWAYS_EAGER="0", FM2_WARM_MODELS="0")
             manage = [sys.executable, "manage.py"]
             subprocess.run(manage + ["migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
             subprocess.run(manage + ["load_demo"], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
-            total = n + args.warmup
+            probes = 0 if args.no_floor else args.warmup
+            total = n + args.warmup + probes
             setup = subprocess.run(manage + ["shell", "-c", SETUP.replace("sys.argv[-1]", repr(str(total)))], cwd=REPO, env=env,
                                    check=True, capture_output=True, text=True)
             infos = json.loads(setup.stdout.strip().splitlines()[-1])
-            warm, infos = infos[: args.warmup], infos[args.warmup :]
-            flags = uvicorn_flags()  # the Procfile's, with this run's deflate choice
-            flags[flags.index("--ws-per-message-deflate") + 1] = str(args.deflate).lower()
-            server = subprocess.Popen([sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1",
-                                       "--port", str(web_port), "--log-level", "warning", *flags],
-                                      cwd=REPO, env=env)
-            worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
-                                      cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_port(web_port)
-            origin = f"http://127.0.0.1:{web_port}"
-            # Warm up: a few whole rounds load the code paths, connections and caches a first
-            # vote needs, so the idle figure is the server's, not its imports'.
-            asyncio.run(run_clients(web_port, warm, 2, 1, 50, origin))
-            time.sleep(2)
-            baseline = rss_kib(server.pid)
-            cpu_before = {name: tree_cpu_seconds(p.pid) for name, p in (("server", server), ("worker", worker), ("redis", redis))}
-            client_before = resource.getrusage(resource.RUSAGE_SELF)
-            machine_before = machine_jiffies()
-            started = time.monotonic()
-            loop_result: dict = {}
-
-            async def runner() -> None:
-                measure = asyncio.create_task(run_clients(web_port, infos, args.seconds, args.vote_window, args.arrival_rate, origin))
-                peak = 0
-                while not measure.done():
-                    peak = max(peak, rss_kib(server.pid))
-                    await asyncio.sleep(0.5)
-                loop_result.update(await measure, peak=peak)
-
-            asyncio.run(runner())
-            wall = time.monotonic() - started
-            client_after = resource.getrusage(resource.RUSAGE_SELF)
-            machine_after = machine_jiffies()
-            cpu = {name: round(100 * (tree_cpu_seconds(p.pid) - cpu_before[name]) / wall, 1)
-                   for name, p in (("server", server), ("worker", worker), ("redis", redis))}
-            # Everything on the machine (PostgreSQL's backends included), as a share of all cores.
-            cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
-            cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
-            figure = {
-                "rounds": n,
-                "database": "postgresql" if database_url else "sqlite",
-                "arrival_per_s": args.arrival_rate,
-                "deflate": args.deflate,
-                "votes_per_s": round(n / args.vote_window, 1),
-                "connected": loop_result["connected"],
-                "error_codes": sorted(set(loop_result.get("error_codes", []))),
-                "voted": loop_result["voted"],
-                "errors": loop_result["errors"],
-                "tick_lateness_ms_p50": round(1000 * pct(loop_result["lateness"], 50), 1),
-                "tick_lateness_ms_p99": round(1000 * pct(loop_result["lateness"], 99), 1),
-                "tick_delivery_ms_p50": round(1000 * pct(loop_result["delivery"], 50), 1),
-                "tick_delivery_ms_p99": round(1000 * pct(loop_result["delivery"], 99), 1),
-                "vote_ack_ms_p50": round(1000 * pct(loop_result["ack"], 50), 1),
-                "vote_ack_ms_p99": round(1000 * pct(loop_result["ack"], 99), 1),
-                "ticks_measured": len(loop_result["lateness"]),
-                "ramp_tick_lateness_ms_p99": round(1000 * pct(loop_result["ramp_lateness"], 99), 1),
-                "ramp_tick_delivery_ms_p99": round(1000 * pct(loop_result["ramp_delivery"], 99), 1),
-                "ramp_s": round(loop_result["all_open_at"] - loop_result["arrivals_from"], 1) if "all_open_at" in loop_result else None,
-                "start_ack_ms_p50": round(1000 * pct(loop_result["start_ack"], 50), 1),
-                "start_ack_ms_p99": round(1000 * pct(loop_result["start_ack"], 99), 1),
-                "server_rss_mib_idle": round(baseline / 1024, 1),
-                "server_rss_mib_peak": round(loop_result["peak"] / 1024, 1),
-                "kib_per_connection": round((loop_result["peak"] - baseline) / max(1, loop_result["connected"]), 1),
-                "cpu_percent": cpu,
-                "cores": os.cpu_count(),
-                "wall_s": round(wall, 1),
-                "failures": loop_result["failures"],
-            }
-            print(json.dumps(figure), flush=True)
-        finally:
-            for process in (server, worker, redis):
-                if process is not None:
-                    process.terminate()
-                    try:
-                        process.wait(timeout=15)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
-                        process.wait()
-            drop_database()
-            shutil.rmtree(workdir, ignore_errors=True)
-    targets = "targets at 1,000 rounds: tick lateness p99 <= 100 ms, vote ack p99 <= 100 ms, <= 100 KiB per connection"
-    print(targets)
+            probe, warm, infos = infos[:probes], infos[probes : probes + args.warmup], infos[probes + args.warmup :]
+            case = f"{n} rounds {svc.database}"
+            floor = None
+            if not args.no_floor:
+                # The game's frame sizes, from whole rounds on it; the floor plays the same
+                # rounds as the game after it (it touches no database).
+                probed = run_case("probe", n, svc, env, probe, [], args, None)
+                refuse_errors(probed["errors"], f"answers on the game while reading its frame sizes ({case})")
+                sizes = frame_sizes(probed)
+                floor = run_case("floor", n, svc, env, warm, infos, args, sizes)
+                refuse_errors(floor["errors"], f"answers from the floor ({case})")
+            game = run_case("game", n, svc, env, warm, infos, args, None)
+            figure = {"rounds": n, "database": svc.database, "arrival_per_s": args.arrival_rate, "deflate": args.deflate,
+                      "votes_per_s": round(n / args.vote_window, 1), "floor_ticks": None if args.no_floor else args.floor_ticks,
+                      "load_average": [round(x, 2) for x in os.getloadavg()], **game}
+            refuse_errors(game["errors"], f"answers from the game ({case})")
+            ratios = report(record, case, game, floor, COMPARED, ABSOLUTE)
+            print(json.dumps({**figure, "floor": floor, "ratios": ratios}), flush=True)
+            for name, value in game["cpu_percent"].items():
+                record.add(case, f"cpu_percent_{name}", value, "% of one core")
+    print("targets: vote ack p99 <= 2x floor, tick lateness p99 <= 2x floor; at 1,000 rounds tick lateness p99 <= 100 ms, "
+          "vote ack p99 <= 100 ms, <= 100 KiB per connection")
 
 
 if __name__ == "__main__":
