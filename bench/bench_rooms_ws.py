@@ -1,22 +1,36 @@
 """Live rooms against one ASGI server process with the Redis channel layer: R rooms of P
-players (R x P sockets), each room playing Q questions.
+players (R x P sockets), each room playing Q questions; each figure beside its floor, the same
+clients against bare Channels consumers (bench/floor.py) that answer the same frames, of the
+same sizes, through the same channel layer.
 
-Set up as ``bench_rounds_ws.py`` (whose helpers it uses): uvicorn run as the Procfile runs it,
-its own redis-server, a Celery worker, a fresh SQLite database or a throwaway PostgreSQL one
-beside --database-url; the clients run in this process. Players connect at --arrival-rate a
-second; once every socket is open, each room's host starts its first question at a random
-moment of the next --start-window seconds, every player votes at a random moment of the
---vote-window seconds after the question reached them, and the host starts the next question
-one second after the answer. Printed:
+Set up as ``bench_rounds_ws.py``: uvicorn run as the Procfile runs it (one process, with
+FM2_WARM_MODELS=0: the retrieval encoder's warm-up, about 1 GB of RSS and a minute of CPU, is
+no part of a room's path; bench_first_save.py measures it), a Redis (--redis-url, or a
+redis-server started here), a Celery worker, a fresh SQLite database or a throwaway PostgreSQL
+one beside --database-url; the clients run in this process. Back to back: one room of P
+players plays its Q questions on the game to read the size of each frame it sends; the floor
+(``bench.floor:application``: the host's ``start`` broadcasts a ``question`` through the
+room's group, each ``vote`` answers ``voted`` and broadcasts the count, the room's last vote
+broadcasts the ``answer`` and, after the last question, ``ended``), unless --no-floor; then
+the game. Players connect at --arrival-rate a second; once every socket is open, each room's
+host starts its first question at a random moment of the next --start-window seconds, every
+player votes at a random moment of the --vote-window seconds after the question reached them,
+and the host starts the next question one second after the answer. Printed, game beside floor:
 - question spread p50/p99: per room and question, the time between the first and the last of
   its players receiving the question (the target: all within 100 ms of each other, p99);
   question delay p50/p99: from the host's start frame to each player's question frame.
-- vote ack p50/p99: vote frame sent to its ``voted`` frame received (target p99 <= 100 ms).
+- vote ack p50/p99: vote frame sent to its ``voted`` frame received (target p99 <= 100 ms,
+  and <= 2x the floor's echo).
 - scoreboard p50/p99: from the room's last vote sent to each of its players receiving the
-  answer and scoreboard (target p99 <= 200 ms).
+  answer and scoreboard (target p99 <= 200 ms, and <= 3x the floor's broadcast).
 - client loop lag p50/p99: how late the clients' own event loop woke from a 10 ms sleep, the
   share of the figures above that is the clients' delay in reading a frame.
-- CPU use of the server, the worker, Redis and the clients, and how busy the whole machine was.
+- CPU use of the server, the worker, Redis (when started here) and the clients, how busy the
+  whole machine was; the server's own CPU time per room question (its whole run's CPU / R x Q)
+  and per vote (the same CPU / votes), the worker's per room question.
+- the frames received, by type, and their sizes.
+Every error frame (by code) and failed connection is counted; any makes the bench print them
+and exit non-zero. --record PATH appends each figure as a line of JSON (bench/harness.py).
 
     python bench/bench_rooms_ws.py --rooms 50 --players 20 --questions 3
     python bench/bench_rooms_ws.py --database-url postgres://fm2:fm2@127.0.0.1:5433/fm2
@@ -30,17 +44,18 @@ import json
 import os
 import random
 import resource
-import shutil
+import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_rounds_ws import FLOOR_APP, GAME_APP, report  # noqa: E402
+from harness import REPO, Record, add_service_args, free_port, machine_jiffies, pct, refuse_errors, rss_kib, services, stop, tree_cpu_seconds, wait_port  # noqa: E402
+
 sys.path.insert(0, str(REPO))
-from bench.bench_rounds_ws import fresh_database, free_port, machine_jiffies, pct, rss_kib, tree_cpu_seconds, wait_port  # noqa: E402
 from foolgame.serving import uvicorn_flags  # noqa: E402
 
 SETUP = r"""
@@ -89,8 +104,19 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
     from websockets.asyncio.client import connect
 
     headers = {"Cookie": f"sessionid={session}", "Origin": origin}
+
+    async def receive(timeout: float) -> dict:
+        text = await asyncio.wait_for(ws.recv(), timeout=timeout)
+        frame = json.loads(text)
+        results["frames"][frame["type"]] += 1
+        if len(results["sizes"][frame["type"]]) < 2000:
+            results["sizes"][frame["type"]].append(len(text.encode()))
+        if frame["type"] == "error":
+            results["errors"][frame.get("code", "?")] += 1
+        return frame
+
     async with connect(f"ws://127.0.0.1:{port}/ws/rooms/{room.code}/", additional_headers=headers, open_timeout=120, max_queue=None) as ws:
-        while json.loads(await asyncio.wait_for(ws.recv(), timeout=120))["type"] != "room":
+        while (await receive(120))["type"] != "room":
             pass
         results["connected"] += 1
         if results["connected"] == results["expected"]:
@@ -109,13 +135,13 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
             sent = time.monotonic()
             room.votes[n].append(sent)
             voted_at[n] = sent
-            await ws.send(json.dumps({"type": "vote", "false_claim": random.randint(0, 1)}))
+            await ws.send(json.dumps({"type": "vote", "false_claim": random.randint(0, 1) if args.vote_claim is None else args.vote_claim}))
 
         voted_at: dict[int, float] = {}
         if host:
             pending.add(asyncio.create_task(start()))
         while True:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=args.seconds + args.vote_window + 60))
+            frame = await receive(args.seconds + args.vote_window + 60)
             now = time.monotonic()
             kind = frame["type"]
             if kind == "question":
@@ -132,8 +158,8 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
             elif kind == "ended":
                 results["ended"] += 1
                 return
-            elif kind == "error":
-                results["errors"].append(frame["code"])
+            elif kind == "error" and frame.get("code") in ("invalid_claim", "not_playing"):
+                return  # its vote was refused: the room's answer would wait for its deadline
 
 
 async def loop_lag(samples: list[float], stop: asyncio.Event) -> None:
@@ -146,7 +172,8 @@ async def loop_lag(samples: list[float], stop: asyncio.Event) -> None:
 
 
 async def run_clients(port: int, origin: str, rooms: list[dict], args: argparse.Namespace) -> tuple[dict, list[Room]]:
-    results: dict = {"expected": sum(len(r["sessions"]) for r in rooms), "connected": 0, "ended": 0, "ack": [], "ack_at": [], "errors": [], "lag": []}
+    results: dict = {"expected": sum(len(r["sessions"]) for r in rooms), "connected": 0, "ended": 0, "ack": [], "ack_at": [], "errors": Counter(),
+                     "lag": [], "frames": Counter(), "sizes": defaultdict(list)}
     everyone = asyncio.Event()
     stop_lag = asyncio.Event()
     lag = asyncio.create_task(loop_lag(results["lag"], stop_lag))
@@ -160,8 +187,112 @@ async def run_clients(port: int, origin: str, rooms: list[dict], args: argparse.
     done = await asyncio.gather(*tasks, return_exceptions=True)
     stop_lag.set()
     await lag
-    results["failures"] = [repr(d) for d in done if isinstance(d, BaseException)][:3]
+    failed = [d for d in done if isinstance(d, BaseException)]
+    results["failures"] = [repr(d) for d in failed][:3]
+    for failure in failed:
+        results["errors"][f"failed connection ({type(failure).__name__})"] += 1
     return results, played
+
+
+def frame_sizes(results: dict) -> dict[str, int]:
+    return {kind: int(statistics.median(sizes)) for kind, sizes in results["sizes"].items() if sizes}
+
+
+def run_case(kind: str, svc, env: dict, rooms: list[dict], args: argparse.Namespace, floor_config: dict | None) -> dict:
+    """One server (the game, the floor, or the game read for its frames' sizes) and the rooms played on it."""
+    web_port = free_port()
+    app = FLOOR_APP if kind == "floor" else GAME_APP
+    env = {**env, "FM2_FLOOR": json.dumps(floor_config or {})}
+    server = subprocess.Popen([sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(web_port), "--log-level", "warning",
+                               *uvicorn_flags()], cwd=REPO, env=env)
+    worker = None
+    if kind != "floor":
+        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
+                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(web_port)
+        watched = [("server", server.pid)] + ([("worker", worker.pid)] if worker else []) + ([("redis", svc.redis_pid)] if svc.redis_pid else [])
+        cpu_before = {name: tree_cpu_seconds(pid) for name, pid in watched}
+        client_before = resource.getrusage(resource.RUSAGE_SELF)
+        machine_before = machine_jiffies()
+        started = time.monotonic()
+        if kind == "probe":  # quick: the sizes are what matters
+            args = argparse.Namespace(**{**vars(args), "start_window": 0.5, "vote_window": 0.5, "vote_claim": None})
+        results, played = asyncio.run(run_clients(web_port, f"http://127.0.0.1:{web_port}", rooms, args))
+        wall = time.monotonic() - started
+        client_after = resource.getrusage(resource.RUSAGE_SELF)
+        machine_after = machine_jiffies()
+        spent = {name: tree_cpu_seconds(pid) - cpu_before[name] for name, pid in watched}
+        rss = rss_kib(server.pid)
+    finally:
+        stop(server, worker)
+    if kind == "probe":
+        return results
+    cpu = {name: round(100 * seconds / wall, 1) for name, seconds in spent.items()}
+    cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
+    cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
+    spread, delay, scoreboard, incomplete = [], [], [], 0
+    for room in played:
+        for number, arrivals in room.arrivals.items():
+            if len(arrivals) < room.size or len(room.answers[number]) < room.size:
+                incomplete += 1
+            spread.append(max(arrivals) - min(arrivals))
+            delay += [a - room.started[number] for a in arrivals if number in room.started]
+            if room.votes[number]:
+                last_vote = max(room.votes[number])
+                scoreboard += [a - last_vote for a in room.answers[number]]
+    ms = lambda values, q: round(1000 * pct(values, q), 1)  # noqa: E731
+    questions = len(spread)
+    figure = {
+        "kind": kind,
+        "sockets": results["connected"],
+        "room_questions_measured": questions,
+        "incomplete_questions": incomplete,
+        "rooms_ended": results["ended"] // max(1, args.players),
+        "errors": dict(results["errors"]),
+        "question_spread_ms_p50": ms(spread, 50),
+        "question_spread_ms_p99": ms(spread, 99),
+        "question_delay_ms_p50": ms(delay, 50),
+        "question_delay_ms_p99": ms(delay, 99),
+        "vote_ack_ms_p50": ms(results["ack"], 50),
+        "vote_ack_ms_p99": ms(results["ack"], 99),
+        "votes": len(results["ack"]),
+        "scoreboard_ms_p50": ms(scoreboard, 50),
+        "scoreboard_ms_p99": ms(scoreboard, 99),
+        "client_loop_lag_ms_p50": ms(results["lag"], 50),
+        "client_loop_lag_ms_p99": ms(results["lag"], 99),
+        "server_rss_mib": round(rss / 1024, 1),
+        "cpu_percent": cpu,
+        "server_cpu_s": round(spent["server"], 2),
+        "cpu_ms_per_room_question": round(1000 * spent["server"] / max(1, questions), 2),
+        "cpu_ms_per_vote": round(1000 * spent["server"] / max(1, len(results["ack"])), 2),
+        "frames": dict(results["frames"]),
+        "frame_bytes": frame_sizes(results),
+        "wall_s": round(wall, 1),
+        "failures": results["failures"],
+    }
+    if "worker" in spent:
+        figure["worker_cpu_ms_per_room_question"] = round(1000 * spent["worker"] / max(1, questions), 2)
+    if args.dump and kind == "game":
+        rooms_seen = [{"started": r.started, "arrivals": r.arrivals, "votes": r.votes, "answers": r.answers} for r in played]
+        args.dump.write_text(json.dumps({"t0": started, "ack": results["ack"], "ack_at": results["ack_at"], "rooms": rooms_seen}))
+    return figure
+
+
+COMPARED = [
+    ("vote_ack_ms_p99", "ms", 2.0),
+    ("scoreboard_ms_p99", "ms", 3.0),
+    ("question_spread_ms_p99", "ms", None),
+    ("question_delay_ms_p99", "ms", None),
+    ("vote_ack_ms_p50", "ms", None),
+    ("scoreboard_ms_p50", "ms", None),
+    ("question_delay_ms_p50", "ms", None),
+    ("client_loop_lag_ms_p99", "ms", None),
+    ("cpu_ms_per_room_question", "ms", None),
+    ("cpu_ms_per_vote", "ms", None),
+    ("worker_cpu_ms_per_room_question", "ms", None),
+]
+ABSOLUTE = {"question_spread_ms_p99": 100, "vote_ack_ms_p99": 100, "scoreboard_ms_p99": 200}  # at 50 rooms of 20 players
 
 
 def main() -> None:
@@ -174,104 +305,44 @@ def main() -> None:
     parser.add_argument("--vote-window", type=float, default=30.0,
                         help="each player votes at random in this window after the question (50 x 20 players over 30 s: 33 votes a second, as bench_rounds_ws)")
     parser.add_argument("--arrival-rate", type=float, default=100.0, help="new connections a second")
-    parser.add_argument("--dump", type=Path, help="write every sample (acks with their moment, questions' starts and answers) to this JSON file")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"), help="PostgreSQL (a throwaway database is made beside it); default SQLite")
+    parser.add_argument("--dump", type=Path, help="write every sample of the game's run (acks with their moment, questions' starts and answers) to this JSON file")
+    parser.add_argument("--no-floor", action="store_true", help="measure the game only, without the floor")
+    parser.add_argument("--vote-claim", type=int, default=None, help="vote on this claim index instead of a random one (2: a run the server refuses)")
+    add_service_args(parser)
     args = parser.parse_args()
-    if not shutil.which("redis-server"):
-        sys.exit("redis-server is not installed (apt-get install redis-server)")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
-    workdir = Path(tempfile.mkdtemp(prefix="fm2-bench-rooms-"))
-    redis_port, web_port = free_port(), free_port()
-    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
-    database_url, drop_database = fresh_database(args.database_url, f"fm2_bench_rooms_{os.getpid()}")
-    env = {**os.environ, "FM2_DATA_DIR": str(workdir), "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "CELERY_TASK_ALWAYS_EAGER": "0",
-           "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0", "LOG_LEVEL": "WARNING", "DEBUG": "0"}
-    env.pop("DATABASE_URL", None)
-    if database_url:
-        env["DATABASE_URL"] = database_url
-    server = worker = None
-    try:
-        wait_port(redis_port)
+    record = Record("bench_rooms_ws", args.record)
+    print(f"machine: {record.machine}")
+    with services(args, "rooms") as svc:
+        env = svc.env(CELERY_TASK_ALWAYS_EAGER="0", FM2_WARM_MODELS="0")
         manage = [sys.executable, "manage.py"]
         subprocess.run(manage + ["migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
         subprocess.run(manage + ["load_demo"], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
-        spec = f"{args.rooms},{args.players},{args.questions},{args.seconds}"
+        probes = 0 if args.no_floor else 1
+        spec = f"{args.rooms + probes},{args.players},{args.questions},{args.seconds}"
         setup = subprocess.run(manage + ["shell", "-c", SETUP.replace("sys.argv[-1]", repr(spec))], cwd=REPO, env=env, check=True, capture_output=True, text=True)
-        rooms = json.loads(setup.stdout.strip().splitlines()[-1])
-        server = subprocess.Popen([sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(web_port),
-                                   "--log-level", "warning", *uvicorn_flags()], cwd=REPO, env=env)
-        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
-                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(web_port)
-        processes = (("server", server), ("worker", worker), ("redis", redis))
-        cpu_before = {name: tree_cpu_seconds(p.pid) for name, p in processes}
-        client_before = resource.getrusage(resource.RUSAGE_SELF)
-        machine_before = machine_jiffies()
-        started = time.monotonic()
-        results, played = asyncio.run(run_clients(web_port, f"http://127.0.0.1:{web_port}", rooms, args))
-        wall = time.monotonic() - started
-        client_after = resource.getrusage(resource.RUSAGE_SELF)
-        machine_after = machine_jiffies()
-        cpu = {name: round(100 * (tree_cpu_seconds(p.pid) - cpu_before[name]) / wall, 1) for name, p in processes}
-        cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
-        cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
-        spread, delay, scoreboard, incomplete = [], [], [], 0
-        for room in played:
-            for number, arrivals in room.arrivals.items():
-                if len(arrivals) < room.size or len(room.answers[number]) < room.size:
-                    incomplete += 1
-                spread.append(max(arrivals) - min(arrivals))
-                delay += [a - room.started[number] for a in arrivals if number in room.started]
-                if room.votes[number]:
-                    last_vote = max(room.votes[number])
-                    scoreboard += [a - last_vote for a in room.answers[number]]
-        ms = lambda values, q: round(1000 * pct(values, q), 1)  # noqa: E731
-        figure = {
-            "rooms": args.rooms,
-            "players": args.players,
-            "sockets": results["connected"],
-            "questions": args.questions,
-            "database": "postgresql" if database_url else "sqlite",
-            "room_questions_measured": len(spread),
-            "incomplete_questions": incomplete,
-            "rooms_ended": results["ended"] // max(1, args.players),
-            "question_spread_ms_p50": ms(spread, 50),
-            "question_spread_ms_p99": ms(spread, 99),
-            "question_delay_ms_p50": ms(delay, 50),
-            "question_delay_ms_p99": ms(delay, 99),
-            "vote_ack_ms_p50": ms(results["ack"], 50),
-            "vote_ack_ms_p99": ms(results["ack"], 99),
-            "votes": len(results["ack"]),
-            "vote_rate_per_s": round(args.rooms * args.players / args.vote_window, 1),
-            "scoreboard_ms_p50": ms(scoreboard, 50),
-            "scoreboard_ms_p99": ms(scoreboard, 99),
-            "client_loop_lag_ms_p50": ms(results["lag"], 50),
-            "client_loop_lag_ms_p99": ms(results["lag"], 99),
-            "error_codes": sorted(set(results["errors"])),
-            "server_rss_mib": round(rss_kib(server.pid) / 1024, 1),
-            "cpu_percent": cpu,
-            "cores": os.cpu_count(),
-            "load_average": os.getloadavg(),
-            "wall_s": round(wall, 1),
-            "failures": results["failures"],
-        }
-        print(json.dumps(figure), flush=True)
-        if args.dump:
-            rooms_seen = [{"started": r.started, "arrivals": r.arrivals, "votes": r.votes, "answers": r.answers} for r in played]
-            args.dump.write_text(json.dumps({"t0": started, "ack": results["ack"], "ack_at": results["ack_at"], "rooms": rooms_seen}))
-    finally:
-        for process in (server, worker, redis):
-            if process is not None:
-                process.terminate()
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-        drop_database()
-        shutil.rmtree(workdir, ignore_errors=True)
-    print("targets at 50 rooms of 20 players: question spread p99 <= 100 ms, vote ack p99 <= 100 ms, scoreboard p99 <= 200 ms after the last vote")
+        probe, rooms = (lambda all_rooms: (all_rooms[:probes], all_rooms[probes:]))(json.loads(setup.stdout.strip().splitlines()[-1]))
+        case = f"{args.rooms} rooms of {args.players} x {args.questions} questions {svc.database}"
+        floor = None
+        if not args.no_floor:
+            # The game's frame sizes, from one room of the same size on it; the floor plays the
+            # same rooms as the game after it (it touches no database).
+            probed = run_case("probe", svc, env, probe, args, None)
+            refuse_errors(probed["errors"], f"answers on the game while reading its frame sizes ({case})")
+            floor = run_case("floor", svc, env, rooms, args, {"sizes": frame_sizes(probed), "questions": args.questions})
+            refuse_errors(floor["errors"], f"answers from the floor ({case})")
+        game = run_case("game", svc, env, rooms, args, None)
+        refuse_errors(game["errors"], f"answers from the game ({case})")
+        figure = {"rooms": args.rooms, "players": args.players, "questions": args.questions, "database": svc.database,
+                  "vote_rate_per_s": round(args.rooms * args.players / args.vote_window, 1), "cores": os.cpu_count(),
+                  "load_average": [round(x, 2) for x in os.getloadavg()], **game}
+        ratios = report(record, case, game, floor, COMPARED, ABSOLUTE)
+        print(json.dumps({**figure, "floor": floor, "ratios": ratios}), flush=True)
+        for name, value in game["cpu_percent"].items():
+            record.add(case, f"cpu_percent_{name}", value, "% of one core")
+    print("targets: vote ack p99 <= 2x floor, scoreboard p99 <= 3x floor; at 50 rooms of 20 players question spread p99 <= 100 ms, "
+          "vote ack p99 <= 100 ms, scoreboard p99 <= 200 ms after the last vote")
 
 
 if __name__ == "__main__":
