@@ -1,0 +1,91 @@
+"""bench/floor.py, the benchmarks' floor: bare consumers that answer the game's frames at the
+game's sizes. A floor that answered something else would make every ratio to it a lie."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from bench import floor
+
+ORIGIN = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
+
+
+async def open_socket(path: str) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(floor.application, path, headers=ORIGIN)
+    connected, code = await communicator.connect()
+    assert connected, code
+    return communicator
+
+
+async def next_frame(communicator: WebsocketCommunicator, *types: str) -> tuple[dict, int]:
+    """The next frame of one of ``types`` (others, e.g. ticks, are skipped, for 5 s at most),
+    and its size in bytes."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + 5
+    while loop.time() < give_up:
+        text = await communicator.receive_from(timeout=3)
+        frame = json.loads(text)
+        if frame["type"] in types:
+            return frame, len(text.encode())
+    raise AssertionError(f"no {' or '.join(types)} frame")
+
+
+@pytest.fixture
+def sizes(monkeypatch):
+    monkeypatch.setattr(floor, "SIZES", {"state": 700, "result": 900, "question": 600, "answer": 1400, "ended": 800})
+    monkeypatch.setattr(floor, "QUESTIONS", 1)
+    floor.ROOMS.clear()
+
+
+@pytest.mark.parametrize("frame_type, size", [("state", 700), ("result", 900), ("tick", 0)])
+def test_a_frame_is_padded_to_the_game_size_and_never_cut(sizes, frame_type, size) -> None:
+    text = floor.padded(frame_type, remaining=171.5, points=95)
+    assert len(text.encode()) == max(size, len(json.dumps({"type": frame_type, "remaining": 171.5, "points": 95})))
+
+
+async def test_a_round_answers_start_ticks_then_answers_the_vote(sizes) -> None:
+    ws = await open_socket("/ws/rounds/7/")
+    try:
+        await ws.send_json_to({"type": "start"})
+        state, size = await next_frame(ws, "state")
+        assert (state["id"], size) == (7, 700) and state["started_at"]
+        tick, _ = await next_frame(ws, "tick")
+        assert 0 < tick["remaining"] <= 180
+        await ws.send_json_to({"type": "vote", "false_claim": 2})
+        refused, _ = await next_frame(ws, "error")
+        assert refused["code"] == "invalid_claim"
+        await ws.send_json_to({"type": "vote", "false_claim": 1})
+        _, size = await next_frame(ws, "result")
+        assert size == 900
+        await ws.send_json_to({"type": "nonsense"})
+        assert (await next_frame(ws, "error"))[0]["code"] == "unknown_type"
+    finally:
+        await ws.disconnect()
+
+
+async def test_a_room_broadcasts_its_question_and_after_the_last_vote_its_answer_and_end(sizes) -> None:
+    host, guest = await open_socket("/ws/rooms/ABCD/"), await open_socket("/ws/rooms/ABCD/")
+    try:
+        for ws in (host, guest):
+            await next_frame(ws, "room")
+        await host.send_json_to({"type": "start"})
+        for ws in (host, guest):
+            question, size = await next_frame(ws, "question")
+            assert (question["number"], size) == (1, 600)
+        await host.send_json_to({"type": "vote", "false_claim": 0})
+        await next_frame(host, "voted")
+        assert (await next_frame(guest, "votes"))[0]["votes"] == 1
+        assert floor.ROOMS["ABCD"].playing  # no answer before the room's last vote
+        await guest.send_json_to({"type": "vote", "false_claim": 1})
+        await next_frame(guest, "voted")
+        for ws in (host, guest):
+            answer, size = await next_frame(ws, "answer")
+            assert (answer["over"], size) == (True, 1400)
+            assert (await next_frame(ws, "ended"))[1] == 800
+    finally:
+        await host.disconnect()
+        await guest.disconnect()
