@@ -10,7 +10,12 @@ train the first verifier when the code has one), then, in a fresh process (a ser
 started), signs a player in through the test client and times: taking a write task, the draft
 check, the first save, a second task and save. With eager tasks it then waits for the
 background thread and says how long the training took there. Throwaway databases are made
-beside --database-url and dropped after (the role needs CREATEDB).
+beside --database-url and dropped after (the role needs CREATEDB, no superuser: harness.py).
+Without --redis-url no Redis is used (the embedded default runs its tasks eagerly, which is
+what this bench measures there). The models warm as a started server's do (FM2_WARM_MODELS
+is left on): their warm-up is part of what a first save may wait for. Every answer that is
+not a success (a task, a draft check, a save) is counted; any makes the bench print them and
+exit non-zero. --record PATH appends the times as lines of JSON.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,13 +33,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_rounds_ws import fresh_database  # noqa: E402
+from harness import Record, _delete_prefixed, add_service_args, fresh_database, refuse_errors  # noqa: E402
 
-DB_NAME = "fm2_bench_first_save"
+DB_NAME = f"fm2_bench_first_save_{os.getpid()}"
+
+
+PREFIX = f"fm2bench{os.getpid()}"  # this run's keys in a --redis-url's Redis, deleted after
 
 
 def _env(repo: Path, database_url: str, redis_url: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(repo), "HF_HUB_OFFLINE": "1", "DATABASE_URL": database_url, "REDIS_URL": redis_url}
+    env = {**os.environ, "PYTHONPATH": str(repo), "HF_HUB_OFFLINE": "1", "DATABASE_URL": database_url, "REDIS_URL": redis_url,
+           "CHANNEL_PREFIX": PREFIX, "FM2_CACHE_KEY_PREFIX": PREFIX}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     return env
 
@@ -55,9 +65,12 @@ user = get_user_model().objects.create_user("bench-writer", password="a long eno
 client = Client()
 client.force_login(user)
 
+statuses = {}
+
 def post(url, data):
     started = time.perf_counter()
     response = client.post(url, data, content_type="application/json")
+    statuses[url] = statuses.get(url, []) + [response.status_code]
     return response, (time.perf_counter() - started) * 1000
 
 def write(name):
@@ -92,19 +105,20 @@ print(json.dumps({
     "first_codes": [w.get("code") for w in (body.get("warnings") or [])] if status == 201 else body, "check": check,
     "detectors_before": detectors_before, "detectors_at_first_response": detectors_at_response,
     "detectors_after": GiveawayModel.objects.count(), "background_ms_after_second_save": background,
-    "verdict": body.get("verdict") if status == 201 else None,
+    "verdict": body.get("verdict") if status == 201 else None, "statuses": statuses,
 }))
 """
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default="", help="PostgreSQL beside which a throwaway database is made; default SQLite")
-    parser.add_argument("--redis-url", default="", help="Redis for the channel layer, cache and broker (no worker is started: a task sent there waits)")
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout to measure (default: this one)")
     parser.add_argument("--think", type=float, default=10.0, help="seconds between taking the first task and checking and saving it (a writer reading and typing; default 10)")
     parser.add_argument("--fm2", type=Path, default=None, help="import this FM2 file (e.g. ../shared/data/fm2/dev.jsonl) after the demo: the issue's 'after an import'")
+    add_service_args(parser)
     args = parser.parse_args()
+    args.redis_url = args.redis_url or ""  # none: the embedded default, eager tasks (no worker is started: a task sent to a Redis waits)
+    record = Record("bench_first_save", args.record)
     folder = tempfile.mkdtemp(prefix="fm2-first-save-")
     url, drop = fresh_database(args.database_url, DB_NAME)
     url = url or f"sqlite:///{folder}/fm2.sqlite3"
@@ -128,6 +142,9 @@ def main() -> None:
         result = json.loads(child.stdout.strip().splitlines()[-1])
     finally:
         drop()
+        shutil.rmtree(folder, ignore_errors=True)
+        if args.redis_url:
+            _delete_prefixed(args.redis_url, PREFIX)
     where = "PostgreSQL + Redis" if args.database_url and args.redis_url else ("PostgreSQL" if args.database_url else "the embedded default (SQLite, eager tasks)")
     print(f"\nfirst save after a start, on {where}, code at {args.repo} ({args.think:g} s between the first task and its draft check):")
     for name, ms in result["times_ms"].items():
@@ -140,6 +157,10 @@ def main() -> None:
         print(f"  the first save was refused: {result['first_codes']}")
     if result.get("verdict"):
         print(f"  the model's verdict on the first claim: {result['verdict']}")
+    case = f"{'postgresql' if args.database_url else 'sqlite'}{' + redis' if args.redis_url else ''}"
+    for name, ms in result["times_ms"].items():
+        record.add(case, name, round(ms, 1), "ms")
+    refuse_errors([f"{url} {status}" for url, codes in result["statuses"].items() for status in codes if status >= 400], "answers")
 
 
 if __name__ == "__main__":
