@@ -16,6 +16,12 @@ JSON object. Figures only, no targets.
 
 ``--no-pool`` runs the configuration before issue 12: ``DB_POOL=false`` and
 ``CONN_MAX_AGE=60`` (persistent connections, one per request thread under ASGI).
+
+Redis: --redis-url, or a redis-server started here (bench/harness.py). The throwaway database
+is dropped without superuser rights. Every answer of 400 or more and every request that got no
+answer is counted: the connection figures are printed, then the counts, and the bench exits
+non-zero without printing latencies made of errors (``--no-pool`` exhausting the server's
+connections shows that way). --record PATH appends the figures as lines of JSON.
 """
 
 from __future__ import annotations
@@ -26,11 +32,9 @@ import json
 import os
 import random
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -38,9 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_hints_http import PASSWORD, SETUP, Author  # noqa: E402
-from bench_rounds_ws import fresh_database, free_port, pct, wait_port  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
+from harness import REPO, Record, add_service_args, free_port, pct, refuse_errors, services, wait_port  # noqa: E402
 
 
 class Player(Author):
@@ -138,31 +140,30 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="web processes (WEB_CONCURRENCY)")
     parser.add_argument("--no-pool", action="store_true", help="before issue 12: DB_POOL=false, CONN_MAX_AGE=60")
     parser.add_argument("--pool-max", type=int, default=int(os.environ.get("DB_POOL_MAX_SIZE", 10)), help="DB_POOL_MAX_SIZE per web process")
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""),
-                        help="PostgreSQL (a throwaway database is made beside it)")
+    add_service_args(parser)
     args = parser.parse_args()
+    args.database_url = args.database_url or os.environ.get("DATABASE_URL", "")
     if not args.database_url.startswith("postgres"):
         print("bench_rest_pool: skipped, needs PostgreSQL (--database-url or DATABASE_URL)")
         return
-    if not shutil.which("redis-server"):
-        sys.exit("redis-server is not installed (apt-get install redis-server)")
     import psycopg
 
-    workdir = Path(tempfile.mkdtemp(prefix="fm2-bench-pool-"))
-    redis_port, web_port = free_port(), free_port()
-    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
-    name = f"fm2_bench_pool_{os.getpid()}"
-    database_url, drop_database = fresh_database(args.database_url, name)
-    env = {**os.environ, "FM2_DATA_DIR": str(workdir), "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "DATABASE_URL": database_url,
-           "CELERY_TASK_ALWAYS_EAGER": "0", "HF_HUB_OFFLINE": "1", "FM2_BUILD_INDEXES_ON_IMPORT": "0", "LOG_LEVEL": "WARNING",
-           "DEBUG": "0", "PORT": str(web_port), "WEB_CONCURRENCY": str(args.workers), "DB_POOL_MAX_SIZE": str(args.pool_max)}
+    record = Record("bench_rest_pool", args.record)
+    with services(args, "pool") as svc:
+        run(args, svc, psycopg, record)
+
+
+def run(args: argparse.Namespace, svc, psycopg, record: Record) -> None:
+    web_port = free_port()
+    database_url = svc.database_url
+    name = database_url.rsplit("/", 1)[1]
+    env = svc.env(CELERY_TASK_ALWAYS_EAGER="0", PORT=str(web_port), WEB_CONCURRENCY=str(args.workers), DB_POOL_MAX_SIZE=str(args.pool_max))
     if args.no_pool:
         env.update(DB_POOL="false", CONN_MAX_AGE="60")
     else:
         env.update(DB_POOL="true")
-    processes: list[subprocess.Popen] = [redis]
+    processes: list[subprocess.Popen] = []
     try:
-        wait_port(redis_port)
         manage = [sys.executable, "manage.py"]
         subprocess.run(manage + ["migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
         subprocess.run(manage + ["load_demo"], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
@@ -231,11 +232,16 @@ def main() -> None:
             "max_connections": max_connections,
             "failures": failures[:3],
         }
-        print(f"{figure['configuration']}: {done} requests in {wall:.0f} s ({figure['requests_per_s']}/s), errors {errors or 0}, reconnects {figure['reconnects']}, "
-              f"latency p50/p95/p99 {figure['latency_ms_p50']}/{figure['latency_ms_p95']}/{figure['latency_ms_p99']} ms, "
+        print(f"{figure['configuration']}: {done} requests in {wall:.0f} s ({figure['requests_per_s']}/s), reconnects {figure['reconnects']}, "
               f"server connections peak {figure['db_connections_peak']} steady {figure['db_connections_steady']} "
               f"(pool allows {figure['pool_max_total']}, max_connections {max_connections})")
+        refuse_errors({**errors, **{f"login failed: {f}": 1 for f in failures}}, "answers")
+        print(f"latency p50/p95/p99 {figure['latency_ms_p50']}/{figure['latency_ms_p95']}/{figure['latency_ms_p99']} ms")
         print(json.dumps(figure), flush=True)
+        case = f"{args.clients} clients, {args.workers} web processes, {figure['configuration']}, postgresql"
+        for key, unit in (("requests_per_s", "requests/s"), ("latency_ms_p50", "ms"), ("latency_ms_p95", "ms"), ("latency_ms_p99", "ms"),
+                          ("db_connections_peak", "connections"), ("db_connections_steady", "connections")):
+            record.add(case, key, figure[key], unit)
     finally:
         for process in reversed(processes):
             process.terminate()
@@ -244,8 +250,6 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        drop_database()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
