@@ -133,6 +133,7 @@ class Services:
             env["REDIS_URL"] = self.redis_url
             env["CHANNEL_PREFIX"] = self.prefix
             env["FM2_CACHE_KEY_PREFIX"] = self.prefix
+            env["FM2_BROKER_KEY_PREFIX"] = f"{self.prefix}:"
         return {**env, **extra}
 
 

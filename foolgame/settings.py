@@ -221,6 +221,11 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT = "foolgame.celery:RedisTransport"
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+    # A benchmark given a shared Redis (--redis-url) keeps its queues and results under a
+    # prefix of its own, which it deletes after (bench/harness.py).
+    if env.str("FM2_BROKER_KEY_PREFIX", default=""):
+        CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": env.str("FM2_BROKER_KEY_PREFIX")}
+        CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": env.str("FM2_BROKER_KEY_PREFIX")}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
