@@ -35,14 +35,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
 from foolgame.players.services import guest_create
 from foolgame.rooms import events
-from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, Winner
+from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, VotesCount, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core.throttle import throttle_bump
 from foolgame.rooms.selectors import question_votes, room_results_first, room_scoreboard, room_winners, withheld_players, withheld_questions
@@ -303,25 +303,67 @@ def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False
     return {"number": question.number, "skipped": skip}
 
 
-def room_votes_counted(*, question_id: int) -> bool:
+def _question_tally(question_id: int, now: datetime) -> tuple[int, str, bool, bool, int, int] | None:
+    """A question still playing, as the vote path needs it, in one unlocked query: its room's id
+    and code, whether it is over (``_question_over``: its deadline passed, or no round of it
+    can take a vote) and whether any of its rounds still says playing, how many of its members
+    have voted and how many were dealt it. None when it is done (or no such question)."""
+    playing = Q(plays__round__state=Round.State.PLAYING)
+    row = (
+        RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING)
+        .annotate(
+            dealt=Count("plays"),
+            voted=Count("plays__round__vote"),
+            open=Count("plays", filter=playing & Q(plays__round__deadline__gt=now)),
+            still=Count("plays", filter=playing),
+        )
+        .values_list("room_id", "room__code", "deadline", "open", "still", "voted", "dealt")
+        .first()
+    )
+    if row is None:
+        return None
+    room_id, code, deadline, open_rounds, still, voted, dealt = row
+    return room_id, code, now >= deadline or not open_rounds, bool(still), voted, dealt
+
+
+def room_question_voted(*, question_id: int) -> tuple[bool, VotesCount | None]:
+    """After a vote (or another end of a round) on a room's question: end the question when
+    that was the last round it waited for (as ``room_question_finish``), else read how many of
+    its members have voted now, for the room's ``votes`` message. Returns whether this call
+    ended it, and the count (None once the question is over). One query when it plays on
+    (``room_question_finish`` then ``room_votes_counted`` took four)."""
+    now = clock.now()
+    tally = _question_tally(question_id, now)
+    if tally is None:
+        return False, None
+    room_id, code, over, still, voted, dealt = tally
+    if over:
+        with transaction.atomic():
+            room = Room.objects.select_for_update().get(pk=room_id)
+            return _finish_question(room, question_id, now, over=(room_id, still)), None
+    return False, {"code": code, "question_id": question_id, "votes": voted, "players": dealt}
+
+
+def room_votes_counted(*, question_id: int, counted: VotesCount | None = None) -> bool:
     """After a vote (or another end of a round) on a question still playing: every socket of
     the room gets how many of its members have voted (the ``votes`` frame: a count, never
     who). Sent only when the count moved since the last one this cache saw, so reads that ask
     (``round_settled`` is sent by a round's reads too) cost one count and no broadcast.
-    Returns True when it sent one."""
-    row = RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING).values_list("room__code", flat=True).first()
-    if row is None:
-        return False
-    question = RoomQuestion(pk=question_id)
-    votes, players = question_votes(question=question), RoomRound.objects.filter(question_id=question_id).count()
-    key = f"rooms:votes:{row}:{question_id}"  # with the room's random code: ids restart with a new database, the cache may not
+    ``counted``: the count ``room_question_voted`` just read. Returns True when it sent one."""
+    if counted is None:
+        tally = _question_tally(question_id, clock.now())
+        if tally is None:
+            return False
+        counted = {"code": tally[1], "question_id": question_id, "votes": tally[4], "players": tally[5]}
+    code, votes = counted["code"], counted["votes"]
+    key = f"rooms:votes:{code}:{question_id}"  # with the room's random code: ids restart with a new database, the cache may not
     try:
         if cache.get(key) == votes:
             return False
         cache.set(key, votes, timeout=int(_round_seconds()) + 60)
     except Exception:  # noqa: BLE001 - the cache is an optimisation: without it, send anyway
         logger.warning("rooms: the votes count of question %s was sent without the cache", question_id)
-    events.votes_counted_on_commit(row, question_id=question_id, votes=votes, players=players)
+    events.votes_counted_on_commit(code, question_id=question_id, votes=votes, players=counted["players"])
     return True
 
 
