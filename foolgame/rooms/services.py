@@ -35,7 +35,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
@@ -45,7 +45,7 @@ from foolgame.rooms import events
 from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, VotesCount, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core.throttle import throttle_bump
-from foolgame.rooms.selectors import question_votes, room_results_first, room_scoreboard, room_winners, withheld_players, withheld_questions
+from foolgame.rooms.selectors import question_tally, question_votes, room_results_first, room_scoreboard, room_winners, withheld_players, withheld_questions
 from foolgame.core import clock
 from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import dealing, payloads
@@ -303,29 +303,6 @@ def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False
     return {"number": question.number, "skipped": skip}
 
 
-def _question_tally(question_id: int, now: datetime) -> tuple[int, str, bool, bool, int, int] | None:
-    """A question still playing, as the vote path needs it, in one unlocked query: its room's id
-    and code, whether it is over (``_question_over``: its deadline passed, or no round of it
-    can take a vote) and whether any of its rounds still says playing, how many of its members
-    have voted and how many were dealt it. None when it is done (or no such question)."""
-    playing = Q(plays__round__state=Round.State.PLAYING)
-    row = (
-        RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING)
-        .annotate(
-            dealt=Count("plays"),
-            voted=Count("plays__round__vote"),
-            open=Count("plays", filter=playing & Q(plays__round__deadline__gt=now)),
-            still=Count("plays", filter=playing),
-        )
-        .values_list("room_id", "room__code", "deadline", "open", "still", "voted", "dealt")
-        .first()
-    )
-    if row is None:
-        return None
-    room_id, code, deadline, open_rounds, still, voted, dealt = row
-    return room_id, code, now >= deadline or not open_rounds, bool(still), voted, dealt
-
-
 def room_question_voted(*, question_id: int) -> tuple[bool, VotesCount | None]:
     """After a vote (or another end of a round) on a room's question: end the question when
     that was the last round it waited for (as ``room_question_finish``), else read how many of
@@ -333,7 +310,7 @@ def room_question_voted(*, question_id: int) -> tuple[bool, VotesCount | None]:
     ended it, and the count (None once the question is over). One query when it plays on
     (``room_question_finish`` then ``room_votes_counted`` took four)."""
     now = clock.now()
-    tally = _question_tally(question_id, now)
+    tally = question_tally(question_id=question_id, now=now)
     if tally is None:
         return False, None
     room_id, code, over, still, voted, dealt = tally
@@ -351,7 +328,7 @@ def room_votes_counted(*, question_id: int, counted: VotesCount | None = None) -
     (``round_settled`` is sent by a round's reads too) cost one count and no broadcast.
     ``counted``: the count ``room_question_voted`` just read. Returns True when it sent one."""
     if counted is None:
-        tally = _question_tally(question_id, clock.now())
+        tally = question_tally(question_id=question_id, now=clock.now())
         if tally is None:
             return False
         counted = {"code": tally[1], "question_id": question_id, "votes": tally[4], "players": tally[5]}
