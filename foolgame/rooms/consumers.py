@@ -37,7 +37,6 @@ from foolgame.core.sockets import (
     claim_field,
     database_sync_to_async,
 )
-from foolgame.rooms.models import RoomMember
 from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame, VotesCount, VotesFrame
 from foolgame.voting.models import Round
 
@@ -154,10 +153,10 @@ class RoomConsumer(GameSocketConsumer):
 
     def _opening_state(self, user: Any) -> tuple[RoomState | None, int]:
         try:
-            state = services.room_state(code=self.code, player=user)
+            state, room_id, self.member_id = services.room_socket_state(code=self.code, player=user)
         except ServiceError:
             return None, CLOSE_NO_SUCH_ROOM
-        self.room_id, self.member_id = RoomMember.objects.filter(room__code=self.code, player=user).values_list("room_id", "pk").first() or (None, None)
+        self.room_id = room_id if self.member_id is not None else None
         return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
 
     async def disconnect(self, code: int) -> None:

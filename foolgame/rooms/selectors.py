@@ -87,7 +87,7 @@ def room_results_first(*, room: Room, question: RoomQuestion | None = None, hide
         sums["found"] = Max("round__vote__points", filter=right)
         sums["found_at"] = Max("round__vote__created", filter=right)  # one vote a round: that vote's time
     plays = RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).exclude(question_id__in=list(hide))
-    totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)}
+    totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)} if room.current else {}  # none dealt yet: no query
     rows: list[Score] = []
     found: list[Found] = []
     first: tuple[Any, Found] | None = None

@@ -455,6 +455,8 @@ def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: i
 
 
 def _open_question(room: Room) -> RoomQuestion | None:
+    if room.current == 0:  # in its lobby: no question yet
+        return None
     return RoomQuestion.objects.filter(room=room, number=room.current, state=RoomQuestion.State.PLAYING).first()
 
 
@@ -629,6 +631,17 @@ def room_state(*, code: str, player: AbstractBaseUser) -> RoomState:
     vote; of the others, only how many have voted) or, for a member who joined during it,
     none (watching: not even the claims). Anyone else sees what they need to join, not the
     scoreboard. A question found over its deadline is finished first."""
+    return _room_state(code=code, player=player)[0]
+
+
+def room_socket_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, int, int | None]:
+    """``room_state`` for a room socket opening, with the ids its socket keeps: the room's and
+    the player's membership (None for one who never joined)."""
+    state, room, member = _room_state(code=code, player=player)
+    return state, room.pk, member.pk if member is not None else None
+
+
+def _room_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, Room, RoomMember | None]:
     room = _get_room(code)
     question = _open_question(room)
     if question is not None and room_question_finish(question_id=question.pk):
@@ -655,21 +668,21 @@ def room_state(*, code: str, player: AbstractBaseUser) -> RoomState:
         "next": None,
     }
     if member is None:
-        return state
-    hidden = withheld_questions(room=room, player_id=player.pk)  # given up before their deadline
+        return state, room, member
+    hidden = withheld_questions(room=room, player_id=player.pk) if room.current else set()  # given up before their deadline
     state["scoreboard"] = room_scoreboard(room=room, hide=hidden)
     if room.state == Room.State.ENDED:
         state["winners"] = room_winners(room=room, hide=hidden)
         if room.next_room_id is not None and member.left_at is None:
             state["next"] = Room.objects.filter(pk=room.next_room_id).values_list("code", flat=True).first()
     if room.current == 0:
-        return state
+        return state, room, member
     question = (
         RoomQuestion.objects.select_related("left_claim__page", "right_claim__page").filter(room=room, number=room.current).first()
     )
     if question is not None:
         state["question"] = question_view(question, room=room, player_id=player.pk, hide=hidden)
-    return state
+    return state, room, member
 
 
 def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: set[int] | None = None) -> QuestionView:
