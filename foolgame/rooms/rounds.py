@@ -5,7 +5,8 @@ of a room's round is the whole room's, out when its question is over) and its re
 The room socket asks the room whether its question is over after each vote; a member who
 votes, gives up or reports over REST (or the round socket) gets the same: once the round
 service has committed, ``round_settled`` reaches ``room_round_settled``, which asks
-``room_question_finish``, so when that round was the last one the question waited for, every
+``room_question_voted`` (the same question as ``room_question_finish``, and the count of votes
+in the same query), so when that round was the last one the question waited for, every
 socket of the room gets the answer at once (not at the deadline).
 """
 
