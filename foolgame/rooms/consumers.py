@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import weakref
 from datetime import datetime, timezone
 from collections.abc import Mapping
 from typing import Any
@@ -23,7 +24,7 @@ from django.conf import settings
 
 from foolgame.core.errors import ServiceError
 from foolgame.rooms import services
-from foolgame.rooms.events import room_group
+from foolgame.rooms.events import room_group, votes_message
 from foolgame.core import clock
 from foolgame.voting import payloads
 from foolgame.voting import services as rounds
@@ -36,8 +37,7 @@ from foolgame.core.sockets import (
     claim_field,
     database_sync_to_async,
 )
-from foolgame.rooms.models import RoomMember
-from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame, VotesFrame
+from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame, VotesCount, VotesFrame
 from foolgame.voting.models import Round
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,54 @@ _presence = ProcessBatch(
 """The members whose room sockets this process holds open, marked seen in one UPDATE every
 SEEN_EVERY_SECONDS for all of them (not one write per socket: 1,000 sockets would cost 100
 writes a second)."""
+
+
+class _VotesCounts:
+    """The room's ``votes`` messages after the votes cast on this process's sockets: at most
+    one per question each MEMBERS_FRAME_SECONDS, the first at once and then the latest count
+    at the end of each interval (a count of the votes of other processes too: it is read from
+    the database). Every socket sends its own frame at most that often anyway, so a message a
+    vote (20 votes of a room: 20 messages through Redis, each handed to its 20 sockets) only
+    cost the process work its sockets then threw away. Counts sent by two processes may cross:
+    the sockets keep the larger one. Kept per event loop, on that loop."""
+
+    def __init__(self) -> None:
+        self.loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, list[VotesCount | None]]] = weakref.WeakKeyDictionary()
+        self.sending: set[asyncio.Task] = set()
+
+    def offer(self, layer: Any, counted: VotesCount) -> None:
+        loop = asyncio.get_running_loop()
+        questions = self.loops.setdefault(loop, {})
+        waiting = questions.get(counted["question_id"])
+        if waiting is None:  # nothing sent for this question within the interval: now
+            questions[counted["question_id"]] = [None]
+            self._send(layer, counted)
+            loop.call_later(float(settings.FM2_ROOMS["MEMBERS_FRAME_SECONDS"]), self._due, layer, questions, counted["question_id"])
+        elif waiting[0] is None or waiting[0]["votes"] < counted["votes"]:
+            waiting[0] = counted
+
+    def _due(self, layer: Any, questions: dict[int, list[VotesCount | None]], question_id: int) -> None:
+        counted = questions[question_id][0]
+        if counted is None:
+            del questions[question_id]
+            return
+        questions[question_id][0] = None
+        self._send(layer, counted)
+        asyncio.get_running_loop().call_later(float(settings.FM2_ROOMS["MEMBERS_FRAME_SECONDS"]), self._due, layer, questions, question_id)
+
+    def _send(self, layer: Any, counted: VotesCount) -> None:
+        message = votes_message(question_id=counted["question_id"], votes=counted["votes"], players=counted["players"])
+        task = asyncio.ensure_future(layer.group_send(room_group(counted["code"]), message))
+        self.sending.add(task)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task) -> None:
+        self.sending.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # the next count, or the answer, follows
+            logger.warning("room socket: a votes count was not sent: %s", task.exception())
+
+
+_votes_counts = _VotesCounts()
 
 
 class RoomConsumer(GameSocketConsumer):
@@ -105,10 +153,10 @@ class RoomConsumer(GameSocketConsumer):
 
     def _opening_state(self, user: Any) -> tuple[RoomState | None, int]:
         try:
-            state = services.room_state(code=self.code, player=user)
+            state, room_id, self.member_id = services.room_socket_state(code=self.code, player=user)
         except ServiceError:
             return None, CLOSE_NO_SUCH_ROOM
-        self.room_id, self.member_id = RoomMember.objects.filter(room__code=self.code, player=user).values_list("room_id", "pk").first() or (None, None)
+        self.room_id = room_id if self.member_id is not None else None
         return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
 
     async def disconnect(self, code: int) -> None:
@@ -171,21 +219,24 @@ class RoomConsumer(GameSocketConsumer):
         everyone at once, when the question is over. The vote, then the question's finish
         when that was the last vote it waited for (``room_question_finish``: one query when
         it was not), are one trip to a database thread; the ack is handed to the loop as soon
-        as the vote is in (no second wait for a thread before the room's answer)."""
+        as the vote is in (no second wait for a thread before the room's answer). The room's
+        count of votes then goes out through ``_votes_counts``."""
         false_claim = claim_field(frame, "false_claim")
         round_id, question_id, player = self._own_round(), self.question_id, self.scope["user"]
         loop = asyncio.get_running_loop()
 
-        def vote_then_finish() -> None:
+        def vote_then_finish() -> VotesCount | None:
             result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
             asyncio.run_coroutine_threadsafe(self._voted(result), loop)
             try:
-                if not services.room_question_finish(question_id=question_id):
-                    services.room_votes_counted(question_id=question_id)
+                return services.room_question_voted(question_id=question_id)[1]
             except Exception:  # the vote stands; the deadline, the task or the sweep ends the question
                 logger.exception("room socket: question %s not finished after a vote", question_id)
+                return None
 
-        await database_sync_to_async(vote_then_finish)()
+        counted = await database_sync_to_async(vote_then_finish)()
+        if counted is not None:
+            _votes_counts.offer(self.channel_layer, counted)
 
     async def _voted(self, result: Mapping[str, Any]) -> None:
         self.status = Round.State.VOTED

@@ -6,6 +6,7 @@ starting a question reaches all members without a query per socket."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from foolgame.rooms.payloads import RoomAnswer, Score, Winner
 from foolgame.rooms.models import Room, RoomQuestion
@@ -61,9 +62,13 @@ def room_ended_on_commit(room: Room, *, scoreboard: list[Score] | None = None, w
     group_send_on_commit(room_group(room.code), message)
 
 
-def votes_counted_on_commit(code: str, *, question_id: int, votes: int, players: int) -> None:
+def votes_message(*, question_id: int, votes: int, players: int) -> dict[str, Any]:
     """How many have voted on the question playing: a count for every socket, never who."""
-    group_send_on_commit(room_group(code), {"type": "room.votes", "question_id": question_id, "votes": votes, "players": players})
+    return {"type": "room.votes", "question_id": question_id, "votes": votes, "players": players}
+
+
+def votes_counted_on_commit(code: str, *, question_id: int, votes: int, players: int) -> None:
+    group_send_on_commit(room_group(code), votes_message(question_id=question_id, votes=votes, players=players))
 
 
 def finish_task_on_commit(question: RoomQuestion) -> None:

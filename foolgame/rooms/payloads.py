@@ -129,6 +129,12 @@ class VotesFrame(TypedDict):
     players: int
 
 
+class VotesCount(VotesFrame):
+    """A ``votes`` frame's count with the code of its room (whose group it goes to)."""
+
+    code: str
+
+
 class EndedFrame(TypedDict):
     reason: str
     scoreboard: list[Score]

@@ -5,7 +5,8 @@ of a room's round is the whole room's, out when its question is over) and its re
 The room socket asks the room whether its question is over after each vote; a member who
 votes, gives up or reports over REST (or the round socket) gets the same: once the round
 service has committed, ``round_settled`` reaches ``room_round_settled``, which asks
-``room_question_finish``, so when that round was the last one the question waited for, every
+``room_question_voted`` (the same question as ``room_question_finish``, and the count of votes
+in the same query), so when that round was the last one the question waited for, every
 socket of the room gets the answer at once (not at the deadline).
 """
 
@@ -19,22 +20,23 @@ from django.db.models import Q, QuerySet
 from foolgame.core.hooks import RoundGroups
 from foolgame.rooms.models import RoomRound
 from foolgame.rooms.selectors import given_up, round_answer_withheld, round_room_question
-from foolgame.rooms.services import room_question_finish, room_votes_counted
+from foolgame.rooms.services import room_question_voted, room_votes_counted
 from foolgame.voting.models import Round
 
 
 def room_round_settled(*, round_id: int) -> bool:
     """After a round service's commit: if the round is a room's, end its question when
     nothing is left to wait for. A solo round, or a question not over or already done,
-    changes nothing; one still playing tells the room how many have voted (``room_votes_counted``).
+    changes nothing; one still playing tells the room how many have voted (``room_votes_counted``):
+    one query for both (``room_question_voted``).
     Returns True when this call ended the question."""
     question_id = round_room_question(round_id=round_id)
     if question_id is None:
         return False
-    if room_question_finish(question_id=question_id):
-        return True
-    room_votes_counted(question_id=question_id)  # the room's answers-in count, when it moved
-    return False
+    ended, counted = room_question_voted(question_id=question_id)
+    if counted is not None:
+        room_votes_counted(question_id=question_id, counted=counted)  # the room's answers-in count, when it moved
+    return ended
 
 
 class RoomGroups(RoundGroups):

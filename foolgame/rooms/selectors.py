@@ -19,12 +19,13 @@ from typing import Any
 
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import Count, Max, Q, Sum
 
 from foolgame.rooms.payloads import Found, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core import clock
-from foolgame.voting.models import Round
+from foolgame.voting.models import Round, Vote
 
 def given_up(prefix: str = "") -> Q:
     """A round (``prefix``: the path to it, e.g. ``"round__"``) given up: a forfeit (the round
@@ -86,7 +87,7 @@ def room_results_first(*, room: Room, question: RoomQuestion | None = None, hide
         sums["found"] = Max("round__vote__points", filter=right)
         sums["found_at"] = Max("round__vote__created", filter=right)  # one vote a round: that vote's time
     plays = RoomRound.objects.filter(question__room=room, question__state=RoomQuestion.State.DONE).exclude(question_id__in=list(hide))
-    totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)}
+    totals = {row["player_id"]: row for row in plays.values("player_id").annotate(**sums)} if room.current else {}  # none dealt yet: no query
     rows: list[Score] = []
     found: list[Found] = []
     first: tuple[Any, Found] | None = None
@@ -129,6 +130,55 @@ def room_winners(*, room: Room | int, hide: Iterable[int] = ()) -> list[Winner]:
         if winners[number]["username"] is None:
             winners[number].update(username=username, points=points)
     return list(winners.values())
+
+
+def _tally_sql() -> str:
+    def table(model: Any) -> str:
+        return connection.ops.quote_name(model._meta.db_table)
+
+    def column(model: Any, name: str) -> str:
+        return connection.ops.quote_name(model._meta.get_field(name).column)
+
+    q, r, p, rd, v = RoomQuestion, Room, RoomRound, Round, Vote
+    return (
+        f"SELECT q.{column(q, 'room')}, r.{column(r, 'code')},"
+        f" MAX(CASE WHEN q.{column(q, 'deadline')} <= %s THEN 1 ELSE 0 END),"
+        f" COUNT(CASE WHEN rd.{column(rd, 'state')} = %s AND rd.{column(rd, 'deadline')} > %s THEN 1 END),"
+        f" COUNT(CASE WHEN rd.{column(rd, 'state')} = %s THEN 1 END),"
+        f" COUNT(v.{column(v, 'id')}), COUNT(p.{column(p, 'id')})"
+        f" FROM {table(q)} q INNER JOIN {table(r)} r ON r.{column(r, 'id')} = q.{column(q, 'room')}"
+        f" LEFT OUTER JOIN {table(p)} p ON p.{column(p, 'question')} = q.{column(q, 'id')}"
+        f" LEFT OUTER JOIN {table(rd)} rd ON rd.{column(rd, 'id')} = p.{column(p, 'round')}"
+        f" LEFT OUTER JOIN {table(v)} v ON v.{column(v, 'round')} = rd.{column(rd, 'id')}"
+        f" WHERE q.{column(q, 'id')} = %s AND q.{column(q, 'state')} = %s"
+        f" GROUP BY q.{column(q, 'room')}, r.{column(r, 'code')}"
+    )
+
+
+_TALLY_SQL: dict[str, str] = {}  # by database vendor
+
+
+def question_tally(*, question_id: int, now: datetime) -> tuple[int, str, bool, bool, int, int] | None:
+    """A question still playing, as the room asks after each vote, in one unlocked query: its
+    room's id and code, whether it is over (its deadline passed, or none of its rounds can take
+    a vote: ``services._question_over``), whether any of its rounds still says playing, how
+    many of its members have voted (``question_votes``: a count, never who) and how many were
+    dealt it. None when it is done, or no such question.
+
+    Written as SQL, kept per database vendor: the ORM's compilation of this aggregate over
+    three joins cost a millisecond of CPU per vote, ten times its execution (bench_rooms_ws)."""
+    sql = _TALLY_SQL.get(connection.vendor)
+    if sql is None:
+        sql = _TALLY_SQL[connection.vendor] = _tally_sql()
+    at = connection.ops.adapt_datetimefield_value(now)
+    playing = Round.State.PLAYING.value
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [at, playing, at, playing, question_id, RoomQuestion.State.PLAYING.value])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    room_id, code, past_deadline, open_rounds, still, voted, dealt = row
+    return room_id, code, bool(past_deadline) or not open_rounds, bool(still), voted, dealt
 
 
 def question_votes(*, question: RoomQuestion) -> int:

@@ -42,10 +42,10 @@ from foolgame.claims.models import Claim
 from foolgame.pages.models import Category
 from foolgame.players.services import guest_create
 from foolgame.rooms import events
-from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, Winner
+from foolgame.rooms.payloads import QuestionView, RoomAnswer, RoomState, Score, VotesCount, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core.throttle import throttle_bump
-from foolgame.rooms.selectors import question_votes, room_results_first, room_scoreboard, room_winners, withheld_players, withheld_questions
+from foolgame.rooms.selectors import question_tally, question_votes, room_results_first, room_scoreboard, room_winners, withheld_players, withheld_questions
 from foolgame.core import clock
 from foolgame.voting.counters import claim_refs_lock
 from foolgame.voting import dealing, payloads
@@ -303,25 +303,44 @@ def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False
     return {"number": question.number, "skipped": skip}
 
 
-def room_votes_counted(*, question_id: int) -> bool:
+def room_question_voted(*, question_id: int) -> tuple[bool, VotesCount | None]:
+    """After a vote (or another end of a round) on a room's question: end the question when
+    that was the last round it waited for (as ``room_question_finish``), else read how many of
+    its members have voted now, for the room's ``votes`` message. Returns whether this call
+    ended it, and the count (None once the question is over). One query when it plays on
+    (``room_question_finish`` then ``room_votes_counted`` took four)."""
+    now = clock.now()
+    tally = question_tally(question_id=question_id, now=now)
+    if tally is None:
+        return False, None
+    room_id, code, over, still, voted, dealt = tally
+    if over:
+        with transaction.atomic():
+            room = Room.objects.select_for_update().get(pk=room_id)
+            return _finish_question(room, question_id, now, over=(room_id, still)), None
+    return False, {"code": code, "question_id": question_id, "votes": voted, "players": dealt}
+
+
+def room_votes_counted(*, question_id: int, counted: VotesCount | None = None) -> bool:
     """After a vote (or another end of a round) on a question still playing: every socket of
     the room gets how many of its members have voted (the ``votes`` frame: a count, never
     who). Sent only when the count moved since the last one this cache saw, so reads that ask
     (``round_settled`` is sent by a round's reads too) cost one count and no broadcast.
-    Returns True when it sent one."""
-    row = RoomQuestion.objects.filter(pk=question_id, state=RoomQuestion.State.PLAYING).values_list("room__code", flat=True).first()
-    if row is None:
-        return False
-    question = RoomQuestion(pk=question_id)
-    votes, players = question_votes(question=question), RoomRound.objects.filter(question_id=question_id).count()
-    key = f"rooms:votes:{row}:{question_id}"  # with the room's random code: ids restart with a new database, the cache may not
+    ``counted``: the count ``room_question_voted`` just read. Returns True when it sent one."""
+    if counted is None:
+        tally = question_tally(question_id=question_id, now=clock.now())
+        if tally is None:
+            return False
+        counted = {"code": tally[1], "question_id": question_id, "votes": tally[4], "players": tally[5]}
+    code, votes = counted["code"], counted["votes"]
+    key = f"rooms:votes:{code}:{question_id}"  # with the room's random code: ids restart with a new database, the cache may not
     try:
         if cache.get(key) == votes:
             return False
         cache.set(key, votes, timeout=int(_round_seconds()) + 60)
     except Exception:  # noqa: BLE001 - the cache is an optimisation: without it, send anyway
         logger.warning("rooms: the votes count of question %s was sent without the cache", question_id)
-    events.votes_counted_on_commit(row, question_id=question_id, votes=votes, players=players)
+    events.votes_counted_on_commit(code, question_id=question_id, votes=votes, players=counted["players"])
     return True
 
 
@@ -436,6 +455,8 @@ def _deal(room: Room, players: list[AbstractBaseUser], left_id: int, right_id: i
 
 
 def _open_question(room: Room) -> RoomQuestion | None:
+    if room.current == 0:  # in its lobby: no question yet
+        return None
     return RoomQuestion.objects.filter(room=room, number=room.current, state=RoomQuestion.State.PLAYING).first()
 
 
@@ -610,6 +631,17 @@ def room_state(*, code: str, player: AbstractBaseUser) -> RoomState:
     vote; of the others, only how many have voted) or, for a member who joined during it,
     none (watching: not even the claims). Anyone else sees what they need to join, not the
     scoreboard. A question found over its deadline is finished first."""
+    return _room_state(code=code, player=player)[0]
+
+
+def room_socket_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, int, int | None]:
+    """``room_state`` for a room socket opening, with the ids its socket keeps: the room's and
+    the player's membership (None for one who never joined)."""
+    state, room, member = _room_state(code=code, player=player)
+    return state, room.pk, member.pk if member is not None else None
+
+
+def _room_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, Room, RoomMember | None]:
     room = _get_room(code)
     question = _open_question(room)
     if question is not None and room_question_finish(question_id=question.pk):
@@ -636,21 +668,21 @@ def room_state(*, code: str, player: AbstractBaseUser) -> RoomState:
         "next": None,
     }
     if member is None:
-        return state
-    hidden = withheld_questions(room=room, player_id=player.pk)  # given up before their deadline
+        return state, room, member
+    hidden = withheld_questions(room=room, player_id=player.pk) if room.current else set()  # given up before their deadline
     state["scoreboard"] = room_scoreboard(room=room, hide=hidden)
     if room.state == Room.State.ENDED:
         state["winners"] = room_winners(room=room, hide=hidden)
         if room.next_room_id is not None and member.left_at is None:
             state["next"] = Room.objects.filter(pk=room.next_room_id).values_list("code", flat=True).first()
     if room.current == 0:
-        return state
+        return state, room, member
     question = (
         RoomQuestion.objects.select_related("left_claim__page", "right_claim__page").filter(room=room, number=room.current).first()
     )
     if question is not None:
         state["question"] = question_view(question, room=room, player_id=player.pk, hide=hidden)
-    return state
+    return state, room, member
 
 
 def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: set[int] | None = None) -> QuestionView:

@@ -307,3 +307,27 @@ async def test_a_last_vote_through_the_round_socket_ends_the_question_for_the_ro
     assert shown["false_claim"] == answer and {f["username"] for f in shown["found"]} == {"hana", "pia", "otto"}
     await round_socket.disconnect()
     await close_all(sockets)
+
+
+async def test_a_process_sends_a_questions_votes_count_at_most_once_an_interval(settings) -> None:
+    """The socket votes of one process: the first count at once, the latest one of the burst
+    at the end of the interval, and nothing more once the counts stop (every socket sends its
+    frame at most that often anyway)."""
+    from foolgame.rooms.consumers import _VotesCounts
+
+    settings.FM2_ROOMS = {**settings.FM2_ROOMS, "MEMBERS_FRAME_SECONDS": 0.2}
+    sent: list[tuple[str, dict]] = []
+
+    class Layer:
+        async def group_send(self, group: str, message: dict) -> None:
+            sent.append((group, message))
+
+    counts, layer = _VotesCounts(), Layer()
+    for votes in (1, 3, 2):  # counts read by votes may arrive out of order: the largest stands
+        counts.offer(layer, {"code": "ABCDEF", "question_id": 7, "votes": votes, "players": 5})
+    counts.offer(layer, {"code": "ABCDEF", "question_id": 8, "votes": 1, "players": 5})
+    await asyncio.sleep(0)
+    assert [m["votes"] for _, m in sent] == [1, 1] and {g for g, _ in sent} == {"room-ABCDEF"}
+    await asyncio.sleep(0.5)
+    assert sent[2] == ("room-ABCDEF", {"type": "room.votes", "question_id": 7, "votes": 3, "players": 5})
+    assert len(sent) == 3 and not counts.loops[asyncio.get_running_loop()], "nothing left waiting"
