@@ -11,8 +11,8 @@ each) on the least-voted deal, and --deals other players with history on the lev
 (``FM2_DEAL_LEVEL_SHARE`` 1: the claims nearest their rating).
 Printed per size and group: p50, p99 and max in ms (200 deals a group by default, so the
 p99 is the 198th of 200, not the max; five untimed deals first warm the process), the CPU the bench process spent per deal
-(``time.process_time`` around the timed deals: Python's share; PostgreSQL's own work is in
-its server process), and for every size after the first the ratio of its p99 to the first
+(``time.process_time`` around the timed deals) and, on PostgreSQL, the CPU its
+database backend spent per deal (read from /proc: the server runs on this machine), and for every size after the first the ratio of its p99 to the first
 size's, per group, against the target p99 <= 1.5x the 1k figure. Recorded with --record
 (``harness.Record``). The deal uses no Redis (round_create reads and writes the database
 only), so the bench takes no --redis-url. A size whose run fails prints no figure and the
@@ -144,16 +144,33 @@ if connection.vendor == "postgresql":
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
 
-cpu = {}
+from django.db import connection
+backend_pid = None
+if connection.vendor == "postgresql":
+    with connection.cursor() as cursor:  # the one connection this process keeps open throughout
+        cursor.execute("SELECT pg_backend_pid()")
+        backend_pid = cursor.fetchone()[0]
+
+def backend_cpu():
+    # The PostgreSQL backend's own CPU (utime + stime from /proc): the database's share of a deal.
+    if backend_pid is None:
+        return 0.0
+    fields = open(f"/proc/{backend_pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+cpu, db_cpu = {}, {}
 def timed(players, group):
     out = []
     players = list(players)
-    began = time.process_time()
+    began, db_began = time.process_time(), backend_cpu()
     for player in players:
         t = time.perf_counter()
         services.round_create(player=player)
         out.append((time.perf_counter() - t) * 1000)
     cpu[group] = (time.process_time() - began) * 1000 / len(players)
+    db_cpu[group] = (backend_cpu() - db_began) * 1000 / len(players) if backend_pid else None
+    if backend_pid is not None:
+        assert connection.connection is not None and connection.connection.info.backend_pid == backend_pid, "the connection changed"
     return out
 
 from django.conf import settings
@@ -173,7 +190,7 @@ if levels is not None:
     level = timed(sample[deals:], "level")
 def figures(ms, group):
     ms = sorted(ms)
-    return {"p50": statistics.median(ms), "p99": ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))], "max": ms[-1], "cpu_ms": cpu[group]}
+    return {"p50": statistics.median(ms), "p99": ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))], "max": ms[-1], "cpu_ms": cpu[group], "db_cpu_ms": db_cpu[group]}
 print(json.dumps({"built_s": built, "refit_s": refit_s, "rounds": Round.objects.count(), "fresh": figures(fresh, "fresh"), "history": figures(veterans, "history"),
                   "level": figures(level, "level") if level else None, "seen_per_veteran": SeenClaim.objects.filter(player=users[0]).count()}))
 """
@@ -212,9 +229,11 @@ def main() -> None:
             if f is None:
                 continue
             line = (f"    {group:<8} {args.deals} deals: p50 {f['p50']:7.1f} ms  p99 {f['p99']:7.1f} ms  max {f['max']:7.1f} ms  "
-                    f"CPU {f['cpu_ms']:5.1f} ms a deal")
+                    f"CPU {f['cpu_ms']:5.1f} ms a deal" + (f" (+ database {f['db_cpu_ms']:4.1f} ms)" if f.get("db_cpu_ms") is not None else ""))
             record.add(f"{case} {group}", "p50", round(f["p50"], 2), "ms")
             record.add(f"{case} {group}", "CPU per deal", round(f["cpu_ms"], 2), "ms")
+            if f.get("db_cpu_ms") is not None:
+                record.add(f"{case} {group}", "database CPU per deal", round(f["db_cpu_ms"], 2), "ms")
             if group not in floor:
                 floor[group] = f["p99"]
                 record.add(f"{case} {group}", "p99", round(f["p99"], 2), "ms")
