@@ -7,7 +7,8 @@ reads that process's own peak RSS and CPU time (``os.wait4``), so the figures ar
 export's alone. The export uses no Redis (it reads the database and writes files), so the
 bench takes no --redis-url.
 
-Printed: the export's wall time, CPU seconds (user + system) and peak RSS, with the load
+Printed: the export's wall time, CPU seconds (user + system; on PostgreSQL also its
+database backends' CPU, polled from /proc) and peak RSS, with the load
 average before and after; recorded with --record (``harness.Record``). Exits non-zero, with
 no figure, when the build or the export fails.
 
@@ -28,8 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
@@ -128,6 +131,44 @@ def _prepare(args: argparse.Namespace) -> tuple[harness.Services, object, bool]:
     return harness.Services(folder, url, None), lambda: None, False
 
 
+class DatabaseCpu:
+    """On PostgreSQL (on this machine), the CPU the export's database backends spend: their
+    pids from ``pg_stat_activity`` and their CPU from /proc, polled while the export runs (a
+    backend's last reading before it exits counts). The export's own CPU leaves that out."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url, self.seen, self.stop = url, {}, threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True) if url else None
+
+    def __enter__(self) -> "DatabaseCpu":
+        if self.thread:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread:
+            self.thread.join()
+
+    def _poll(self) -> None:
+        import psycopg
+
+        name = urlsplit(self.url).path.lstrip("/")
+        with psycopg.connect(self.url, autocommit=True) as connection:
+            while not self.stop.wait(0.2):
+                pids = [row[0] for row in connection.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name])]
+                for pid in pids:
+                    try:
+                        self.seen[pid] = harness.cpu_seconds(pid)
+                    except OSError:
+                        continue
+
+    @property
+    def seconds(self) -> float | None:
+        return sum(self.seen.values()) if self.url else None
+
+
 def _drop_kept(args: argparse.Namespace) -> None:
     folder = args.keep.resolve()
     if args.database_url:
@@ -179,7 +220,8 @@ def main() -> None:
             command = [str(spy), "record", "--gil", "-r", "100", "-f", "raw", "-o", str(args.profile.resolve()), "--", *command]
         load_before = os.getloadavg()
         began = time.perf_counter()
-        with (services.data_dir / "export.out").open("w") as stdout, (services.data_dir / "export.err").open("w") as stderr:
+        with (services.data_dir / "export.out").open("w") as stdout, (services.data_dir / "export.err").open("w") as stderr, \
+                DatabaseCpu(services.database_url) as database_cpu:
             child = subprocess.Popen(command, cwd=REPO, env=env, stdout=stdout, stderr=stderr)
             _, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - began
@@ -193,13 +235,17 @@ def main() -> None:
         print((services.data_dir / "export.out").read_text().strip())
         ok_time, ok_rss = seconds <= TIME_TARGET_S, peak_mb <= RSS_TARGET_MB
         print(f"export ({services.database}, {args.claims} claims, {args.votes} votes): {seconds:.1f} s, CPU {cpu:.1f} s "
-              f"(user {usage.ru_utime:.1f}, system {usage.ru_stime:.1f}), peak RSS {peak_mb:.0f} MB, {size_mb:.0f} MB written; "
+              f"(user {usage.ru_utime:.1f}, system {usage.ru_stime:.1f})"
+              + (f" + database {database_cpu.seconds:.1f} s" if database_cpu.seconds is not None else "")
+              + f", peak RSS {peak_mb:.0f} MB, {size_mb:.0f} MB written; "
               f"load {load_before[0]:.2f} before, {load_after[0]:.2f} after (2-core machine)\n"
               f"targets: <= {TIME_TARGET_S} s {'OK' if ok_time else 'OVER'}, <= {RSS_TARGET_MB} MB {'OK' if ok_rss else 'OVER'}")
         case = f"{services.database} {args.claims} claims {args.votes} votes"
         record.add(case, "time", round(seconds, 1), "s", target=f"<= {TIME_TARGET_S} s", ok=ok_time)
         record.add(case, "peak RSS", round(peak_mb), "MB", target=f"<= {RSS_TARGET_MB} MB", ok=ok_rss)
         record.add(case, "CPU", round(cpu, 1), "s")
+        if database_cpu.seconds is not None:
+            record.add(case, "database CPU", round(database_cpu.seconds, 1), "s")
         if args.keep is not None:
             print("kept: run the same command again to time the export only; --drop-kept to drop it")
     finally:
