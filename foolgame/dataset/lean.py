@@ -8,16 +8,23 @@ export imports scikit-learn once with those two refused, as if they were not ins
 which scikit-learn supports (both are optional for it and it checks for them at call time,
 in ``sys.modules``). Only the import is affected: the refusal is lifted right after, so
 anything that imports pandas later in the process gets it as usual.
+
+And glibc's malloc is kept from holding on to large freed blocks
+(:func:`large_allocations_mapped`): about 24 MB off the classifier's fit.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib.abc
 import sys
 import threading
 from typing import Any
 
 DATA_FRAME_LIBRARIES = frozenset({"pandas", "pyarrow"})
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_ALLOCATION = 128 * 1024
 _lock = threading.Lock()
 
 
@@ -43,3 +50,23 @@ def sklearn_import_lean() -> None:
             import sklearn.pipeline  # noqa: F401
         finally:
             sys.meta_path.remove(finder)
+
+
+def large_allocations_mapped() -> None:
+    """Keep every allocation of 128 KiB or more in its own mapping, returned to the system
+    when freed (glibc's own starting threshold, held there).
+
+    glibc raises that threshold each time such a block is freed, up to 32 MiB, after which
+    the large temporary arrays of the export (the LMI's token arrays, the classifier's
+    sparse matrices) come from the heap and their pages stay resident after they are freed:
+    the classifier's fit then peaked about 24 MB higher (280 against 256 MiB on 8,000 claims).
+    Nothing changes but where those blocks live; on another C library this does nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    name = ctypes.util.find_library("c")
+    if not name:
+        return
+    try:
+        ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, LARGE_ALLOCATION)
+    except (OSError, AttributeError):
+        pass
