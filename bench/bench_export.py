@@ -18,14 +18,15 @@ no figure, when the build or the export fails.
                                                              # command again re-runs the export only
     python bench/bench_export.py --keep /tmp/export-100k --drop-kept   # drop what --keep kept
 
-Figures (100k claims, 300k votes, 2 cores shared with other sessions at load 5 to 10 on
-25 November, so the wall times are the load's; the CPU seconds compare):
+Figures (100k claims, 300k votes; 2 cores shared with other sessions, load 3 to 4 on
+25 November evening; the CPU seconds are the figure to compare, the wall time moves with
+the load: 81 s before and 106 s after at load 7 to 9):
 
                         wall      CPU (+ database)   peak RSS
-    before  sqlite      81.1 s    33.1 s              359 MB
-            postgresql  91.9 s    29.2 s              350 MB
-    after   sqlite     106.2 s    34.4 s              272 MB   (run beside the PostgreSQL one)
-            postgresql 106.8 s    29.7 s (+ 7.0 s)    263 MB
+    before  sqlite      35.9 s    32.0 s              360 MB
+            postgresql  44.3 s    28.5 s (+ 6.7 s)    350 MB
+    after   sqlite      42.3 s    31.9 s              272 MB
+            postgresql  47.7 s    29.0 s (+ 7.7 s)    263 MB
 """
 
 from __future__ import annotations
