@@ -202,6 +202,7 @@ def _rounds(written_ids: list[str], active: VerifierVersion | None) -> list[dict
 
 def _claim_only(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]]) -> tuple[dict[str, Any] | None, str]:
     """The claim-only baseline on the evaluated test claims, or None and why."""
+    from foolgame.dataset.lean import sklearn_import_lean
     from scoring.artifacts import claim_only_baseline
 
     if not train:
@@ -210,6 +211,7 @@ def _claim_only(train: Sequence[tuple[str, str]], test: Sequence[tuple[str, str]
         return None, "train has one label only"
     if not test:
         return None, "no test claim to evaluate"
+    sklearn_import_lean()
     predicted = claim_only_baseline(train, {"test": test}).predictions["test"]
     return _figures(predicted, [label for _, label in test]), ""
 

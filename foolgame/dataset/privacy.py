@@ -78,17 +78,19 @@ class Fragments:
         self._role = role
         self._caps = caps
         self._max_records = max_records
-        self._runs: dict[int, tuple[int, dict[str, int]]] = {}
+        self._runs: dict[int, tuple[int, dict[str, int], str]] = {}
 
     def __call__(self, user_id: int, shown: Mapping[str, int]) -> str:
-        run, sums = self._runs.get(user_id, (0, {}))
+        run, sums, name = self._runs.get(user_id, (0, {}, ""))
         if sums and (
             sums["records"] >= self._max_records
             or any(sums.get(kind, 0) + points > self._caps.get(kind, 0) for kind, points in shown.items() if points)
         ):
-            run, sums = run + 1, {}
+            run, sums, name = run + 1, {}, ""
         sums["records"] = sums.get("records", 0) + 1
         for kind, points in shown.items():
             sums[kind] = sums.get(kind, 0) + points
-        self._runs[user_id] = (run, sums)
-        return self._pseudonyms.named(f"{self._role}:{user_id}:{run}")
+        # The run's pseudonym is hashed once, at its first record (one HMAC per run, not per record).
+        name = name or self._pseudonyms.named(f"{self._role}:{user_id}:{run}")
+        self._runs[user_id] = (run, sums, name)
+        return name

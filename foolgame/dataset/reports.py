@@ -20,6 +20,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from foolgame.dataset.lean import sklearn_import_lean
 from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
 from foolgame.dataset.model_loop import Progress, model_markdown, model_statistics
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
@@ -243,6 +244,7 @@ def _baseline(out_dir: Path, *, seed: int, tag: Tag, max_claims: int) -> dict[st
     in bounded memory however many claims there are. Dev and test are predicted in
     batches, every claim of them; the cross-validation covers the sample only.
     """
+    sklearn_import_lean()
     train, train_total = claim_sample(out_dir, "train", max_claims=max_claims, seed=seed)
     out: dict[str, Any] = {
         "model": "logistic regression over TF-IDF word 1-2-grams and character 2-5-grams of the claim alone",

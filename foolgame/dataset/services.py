@@ -25,6 +25,7 @@ from foolgame.core import events
 from foolgame.core.errors import ServiceError
 from foolgame.dataset import certify, reports
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
+from foolgame.dataset.lean import large_allocations_mapped
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
 from foolgame.dataset.splits import parse_proportions, split_summary
@@ -72,6 +73,7 @@ def dataset_export(
     Raises :class:`ExportError` on bad options before writing anything.
     """
     report = progress or (lambda stage, done, total: None)
+    large_allocations_mapped()
     pseudonyms = Pseudonyms(salt if salt is not None else new_salt())
     summary = write_records(out_dir=out_dir, options=options, pseudonyms=pseudonyms, progress=report)
     assert summary.plan is not None
