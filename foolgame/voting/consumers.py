@@ -27,7 +27,30 @@ from foolgame.core.sockets import (
 from foolgame.voting import payloads, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Report, Round
-from foolgame.voting.payloads import RoundState
+
+def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
+    """The round's committed state and deadline."""
+    return Round.objects.filter(pk=round_id).values_list("state", "deadline").first()
+
+
+def _expired_row(*, round_id: int) -> tuple[str, datetime | None] | None:
+    """Close the round if its time is up, and read its clock after: one trip to the database."""
+    services.round_expire(round_id=round_id)
+    return _clock_row(round_id=round_id)
+
+
+def _settling(service: Callable[..., Any], then: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """``service`` followed, once it has committed, by ``round_settled`` (a group, a room's
+    question, may be over now) and ``then`` (its answer is returned instead), in the same
+    trip to the database: a hop to a database thread costs more than the hook's query."""
+
+    def settling(*, round_id: int, **kwargs: Any) -> Any:
+        result = service(round_id=round_id, **kwargs)
+        hooks.round_settled.send(round_id=round_id)
+        return then(round_id=round_id) if then is not None else result
+
+    return settling
+
 
 class RoundConsumer(GameSocketConsumer):
     kind = "round"
@@ -69,10 +92,9 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim"))
+        result = await self._call(_settling(services.vote_cast), false_claim=claim_field(frame, "false_claim"))
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
-        await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group (a room's question) may be over now
 
     async def on_like(self, frame: dict[str, Any]) -> None:
         await self._call(services.round_like, claim=claim_field(frame, "claim", nullable=True))
@@ -84,23 +106,31 @@ class RoundConsumer(GameSocketConsumer):
             raise FrameError("invalid_reason", "reason must be one of: " + ", ".join(Report.Reason.values) + ".")
         if not isinstance(note, str):
             raise FrameError("invalid_note", "note must be text.")
-        await self._call(services.round_report, claim=claim_field(frame, "claim"), reason=reason, note=note)
-        await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group may be over now
-        await self._refresh()
+        row = await self._call(_settling(services.round_report, then=_clock_row), claim=claim_field(frame, "claim"), reason=reason, note=note)
+        self._take_row(row)
         await self.send_frame("ok", payloads.OkFrame({"for": "report"}))
 
     HANDLERS = {"start": on_start, "state": on_state, "reveal": on_reveal, "vote": on_vote, "like": on_like, "report": on_report}
 
     # --- the clock ------------------------------------------------------------------------
 
-    def _opening_state(self, user: Any) -> tuple[RoundState | None, int]:
-        """The round's state for its player, or None and the close code for anyone else:
-        the service answers "not found" for both, so one more query tells them apart."""
+    def _opening_state(self, user: Any) -> tuple[Mapping[str, Any] | None, int]:
+        """The round's state for its player, or None and the close code for anyone else.
+        A round not started yet (every new socket's) sends no state on opening (``connect``)
+        and has no clock: its owner and status, in one narrow query, are all it needs; the
+        full state (``round_get_state``: claims, pages, clues, lazy expiry) is read for the
+        others, a reconnect's."""
+        row = Round.objects.filter(pk=self.round_id).values_list("player_id", "state").first()
+        if row is None:
+            return None, CLOSE_NO_SUCH_ROUND
+        if row[0] != user.pk:
+            return None, CLOSE_NOT_YOUR_ROUND
+        if row[1] == Round.State.READY:
+            return {"status": Round.State.READY, "deadline": None}, 0
         try:
             return services.round_get_state(round_id=self.round_id, player=user), 0
-        except ServiceError:
-            exists = Round.objects.filter(pk=self.round_id).exists()
-            return None, CLOSE_NOT_YOUR_ROUND if exists else CLOSE_NO_SUCH_ROUND
+        except ServiceError:  # withdrawn since the query above
+            return None, CLOSE_NO_SUCH_ROUND
 
     async def _remember(self, state: Mapping[str, Any]) -> None:
         """Keep the round's status and deadline from a state the services just returned."""
@@ -109,9 +139,9 @@ class RoundConsumer(GameSocketConsumer):
         self.deadline = datetime.fromisoformat(deadline) if deadline and self.status == Round.State.PLAYING else None
 
     async def _refresh(self) -> None:
-        row = await database_sync_to_async(
-            lambda: Round.objects.filter(pk=self.round_id).values_list("state", "deadline").first()
-        )()
+        self._take_row(await database_sync_to_async(_clock_row)(round_id=self.round_id))
+
+    def _take_row(self, row: tuple[str, datetime | None] | None) -> None:
         if row is not None:
             self.status, self.deadline = row[0], row[1] if row[0] == Round.State.PLAYING else None
 
@@ -148,8 +178,7 @@ class RoundConsumer(GameSocketConsumer):
                     continue
                 remaining = (self.deadline - clock.now()).total_seconds()
                 if remaining <= 0:
-                    await database_sync_to_async(services.round_expire)(round_id=self.round_id)
-                    await self._refresh()
+                    self._take_row(await database_sync_to_async(_expired_row)(round_id=self.round_id))
                     await self._announce_timeout()
                     continue
                 await self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining)))
