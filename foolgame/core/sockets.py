@@ -17,6 +17,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -187,6 +188,15 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        """Channels' without its ``close_old_connections`` after ``disconnect``: one more hop
+        to the thread-sensitive thread per socket, for connections the consumers' own calls
+        close themselves (see ``dispatch``)."""
+        for group in self.groups:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
         await super().accept(subprotocol, headers)
