@@ -78,6 +78,58 @@ class ProcessBatch:
                 logger.exception("sockets: %s not renewed", self.what)
 
 
+class Heartbeat:
+    """Every socket's once-a-second beat, from one timer per event loop: the beats fall in
+    tenths of a second (``SLOTS``), each socket's in the tenth it joined in, and the timer
+    wakes ten times a second to run that tenth's, in the order they joined. One task per
+    socket sleeping a second each woke the process once per socket a second (1,000 sockets:
+    1,000 timer wakeups, each a system call and a switch back to the event loop), which cost
+    more CPU than the ticks' own frames. A beat is a plain function: one that must wait (a
+    frame to send, the database) starts its own task, so no socket holds the others up."""
+
+    SLOTS = 10
+
+    def __init__(self) -> None:
+        self.slots: list[dict[object, Callable[[], None]]] = [{} for _ in range(self.SLOTS)]
+        self.slot_of: dict[object, int] = {}
+        self.runner: asyncio.Task | None = None
+
+    def add(self, key: object, beat: Callable[[], None]) -> None:
+        """``beat`` runs about once a second from one second after now, until ``discard(key)``."""
+        loop = asyncio.get_running_loop()
+        slot = math.ceil((loop.time() + 1.0) * self.SLOTS) % self.SLOTS
+        self.slots[slot][key] = beat
+        self.slot_of[key] = slot
+        if self.runner is None or self.runner.done() or self.runner.get_loop() is not loop:
+            self.runner = loop.create_task(self._run())
+
+    def discard(self, key: object) -> None:
+        slot = self.slot_of.pop(key, None)
+        if slot is not None:
+            self.slots[slot].pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.slot_of
+
+    async def _run(self) -> None:
+        """Drift-free: each tenth is scheduled from the last one's due time."""
+        loop = asyncio.get_running_loop()
+        step = 1.0 / self.SLOTS
+        tenth = math.ceil(loop.time() * self.SLOTS)
+        while self.slot_of:  # none left: the next socket starts it again
+            await asyncio.sleep(max(0.0, tenth * step - loop.time()))
+            for beat in list(self.slots[tenth % self.SLOTS].values()):
+                try:
+                    beat()
+                except Exception:  # one socket's failure never stops the others' clocks
+                    logger.exception("sockets: a beat failed")
+            tenth += 1
+
+
+heartbeat = Heartbeat()
+"""The beats of this process's open sockets (``GameSocketConsumer._start_beating``)."""
+
+
 _leases = ProcessBatch(
     "socket leases",
     flush=lambda leases: sync_to_async(socket_leases_renew, thread_sensitive=False)(leases=leases),
@@ -254,6 +306,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         if self.ticker is not None:
             self.ticker.cancel()
             self.ticker = None
+        heartbeat.discard(self)
         leased, self.leased = self.leased, False
         if leased:  # no longer renewed, whatever happens below
             _leases.discard((self.scope["user"].pk, self.channel_name))
@@ -265,6 +318,15 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
                 await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
         except SERVICE_DOWN_ERRORS as error:
             logger.warning("%s socket: could not leave %s %s cleanly: %s", self.kind, self.kind, self.label, error)
+
+    def _start_beating(self, beat: Callable[[], None]) -> None:
+        """Have ``beat`` called once a second (``heartbeat``) until the socket is released:
+        a subclass's clock without a task of its own; ``beating`` says it runs."""
+        heartbeat.add(self, beat)
+
+    @property
+    def beating(self) -> bool:
+        return self in heartbeat
 
     async def _beats(self) -> AsyncIterator[None]:
         """Once a second on the loop's clock, without drift (each beat is scheduled from the

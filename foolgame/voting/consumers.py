@@ -10,6 +10,7 @@ only clock: every action re-checks the time under the round's row lock.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import datetime, timezone
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,6 +28,8 @@ from foolgame.core.sockets import (
 from foolgame.voting import payloads, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Report, Round
+
+logger = logging.getLogger(__name__)
 
 def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
     """The round's committed state and deadline."""
@@ -58,6 +61,7 @@ class RoundConsumer(GameSocketConsumer):
     deadline: datetime | None
     status: str
     timeout_sent: bool = False
+    expiring: asyncio.Future | None = None
 
     async def connect(self) -> None:
         self.round_id = self.label = int(self.scope["url_route"]["kwargs"]["round_id"])
@@ -71,7 +75,7 @@ class RoundConsumer(GameSocketConsumer):
         if state["status"] != Round.State.READY:
             # A reconnect: the true remaining time and the clues already bought.
             await self.send_frame("state", state)
-        self.ticker = asyncio.create_task(self._tick())
+        self._start_beating(self._tick)
 
     async def _call(self, service: Callable[..., Any], **kwargs: Any) -> Any:
         return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
@@ -147,7 +151,7 @@ class RoundConsumer(GameSocketConsumer):
 
     async def round_changed(self, event: dict[str, Any]) -> None:
         """A socket, a REST call or a task changed the round: take its committed clock."""
-        if self.ticker is None:  # not accepted (yet, or ever): nothing to keep in step
+        if not self.beating:  # not accepted (yet, or ever): nothing to keep in step
             return
         self.status = event["state"]
         deadline = event.get("deadline")
@@ -171,16 +175,22 @@ class RoundConsumer(GameSocketConsumer):
                 "forfeited", payloads.ForfeitedFrame(remaining=0, points=0, answer_at=state.get("answer_at"), message=payloads.FORFEIT_MESSAGE)
             )
 
-    async def _tick(self) -> None:
+    def _tick(self) -> None:
+        """The socket's beat (``heartbeat``): a ``tick`` frame with the time left on the
+        deadline it holds; at the deadline, once, the round is closed if the database agrees
+        its time is up and the timeout announced. Each starts a task of its own."""
+        if self.status != Round.State.PLAYING or self.deadline is None:
+            return
+        remaining = (self.deadline - clock.now()).total_seconds()
+        if remaining <= 0:
+            if self.expiring is None or self.expiring.done():
+                self.expiring = asyncio.ensure_future(self._expire())
+            return
+        asyncio.ensure_future(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
+
+    async def _expire(self) -> None:
         try:
-            async for _ in self._beats():
-                if self.status != Round.State.PLAYING or self.deadline is None:
-                    continue
-                remaining = (self.deadline - clock.now()).total_seconds()
-                if remaining <= 0:
-                    self._take_row(await database_sync_to_async(_expired_row)(round_id=self.round_id))
-                    await self._announce_timeout()
-                    continue
-                await self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining)))
-        except asyncio.CancelledError:
-            pass
+            self._take_row(await database_sync_to_async(_expired_row)(round_id=self.round_id))
+            await self._announce_timeout()
+        except Exception:  # a service down: the next beat tries again
+            logger.warning("round socket: could not close round %s at its deadline", self.round_id, exc_info=True)
