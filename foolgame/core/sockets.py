@@ -254,11 +254,14 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         await super().accept(subprotocol, headers)
         self._accepted = True
 
-    async def _admit(self) -> bool:
-        """Take one of the player's socket leases and accept; refused with 4429 (and out of
-        the group again) when the player already holds their share."""
+    async def _admit(self, leased: bool | None = None) -> bool:
+        """Take one of the player's socket leases (``leased``: taken already, or refused) and
+        accept; refused with 4429 (and out of the group again) when the player already holds
+        their share."""
         user = self.scope["user"]
-        if not await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name):
+        if leased is None:
+            leased = await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name)
+        if not leased:
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._refuse(CLOSE_TOO_MANY_SOCKETS)
             return False
@@ -270,23 +273,31 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
 
     async def _open(self) -> Mapping[str, Any] | None:
         """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket;
-        join the group *before* reading the state (``_opening_state(user)``, one trip to the
-        database), so no change committed after the read is missed, while group messages
-        wait until the socket is accepted; refuse with the state's code, or over the
-        player's socket limit. The state, or None when the socket was refused."""
+        join the group *before* reading the state (``_opening_state(user)``), so no change
+        committed after the read is missed, while group messages wait until the socket is
+        accepted; refuse with the state's code, or over the player's socket limit. The state
+        and the lease are read and taken in one trip to a database thread. The state, or None
+        when the socket was refused."""
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self._refuse(CLOSE_UNAUTHENTICATED)
             return None
         await self.channel_layer.group_add(self.group, self.channel_name)
-        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        state, refusal, leased = await database_sync_to_async(self._opening)(user)
         if state is None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._refuse(refusal)
             return None
-        if not await self._admit():
+        if not await self._admit(leased):
             return None
         return state
+
+    def _opening(self, user: Any) -> tuple[Mapping[str, Any] | None, int, bool]:
+        """``_opening_state``, and the player's socket lease when the state admits them."""
+        state, refusal = self._opening_state(user)
+        if state is None:
+            return None, refusal, False
+        return state, refusal, socket_lease_take(player_id=user.pk, channel=self.channel_name)
 
     def _opening_state(self, user: Any) -> tuple[Mapping[str, Any] | None, int]:
         raise NotImplementedError
