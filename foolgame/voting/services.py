@@ -20,7 +20,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connections, models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models.query import get_related_populators
 from django.db.transaction import TransactionManagementError
 
@@ -42,6 +42,7 @@ from foolgame.voting.payloads import (
     RoundState,
     answer_out,
     clue_payload,
+    compiled_rows,
     deadline_after,
     game_settings,
     past_round,
@@ -191,26 +192,6 @@ def _round_by_id(rounds: models.QuerySet[Round], round_id: int, *, shape: tuple[
             populator.populate(row, round_)
         return round_
     return None
-
-
-_COMPILED_EXISTS: dict[tuple[Any, ...], str] = {}
-
-
-def _exists_compiled(name: str, queryset: models.QuerySet[Any], params: list[Any]) -> bool:
-    """``queryset.exists()``, with its SQL compiled once per ``name`` and database (see
-    ``_round_by_id``): ``params`` are the values the SQL takes, in its order. The first
-    compile checks them against Django's own; where they differ (a database that wants them
-    adapted), every run is Django's."""
-    key = (queryset.db, name)
-    sql = _COMPILED_EXISTS.get(key)
-    if sql is None:
-        sql, compiled = queryset.query.exists().get_compiler(queryset.db).as_sql()
-        if list(compiled) != params:
-            return queryset.exists()
-        _COMPILED_EXISTS[key] = sql
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone() is not None
 
 
 def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
@@ -409,7 +390,7 @@ def _moderator_saw_claims(player: AbstractBaseUser, round_: Round, now: datetime
     before this vote? Only a sighting up to the vote's moment counts."""
     claim_ids = (round_.left_claim_id, round_.right_claim_id)
     sightings = Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
-    return _exists_compiled("moderator_saw_claims", sightings, [1, now, player.pk, *claim_ids])
+    return bool(compiled_rows("moderator_saw_claims", sightings.values_list("pk")[:1], [now, player.pk, *claim_ids]))
 
 
 def _vote_awards(round_: Round, *, correct: bool, remaining: float) -> list[Any]:
