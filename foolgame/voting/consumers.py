@@ -1,7 +1,7 @@
 """The round's WebSocket: transport only. Frames call the same services as the REST twins.
 
-The server pushes ``tick`` every second from a per-connection task (cancelled on
-disconnect). The consumer keeps the round's deadline in memory so a tick costs no query;
+The server pushes ``tick`` every second from the process's heartbeat
+(``core.sockets.heartbeat``; the socket leaves it on disconnect). The consumer keeps the round's deadline in memory so a tick costs no query;
 any change made elsewhere (a REST reveal or vote, a timeout) arrives as ``round.changed``
 through the channel layer and the deadline is re-read from the database, which stays the
 only clock: every action re-checks the time under the round's row lock.
