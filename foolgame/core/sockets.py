@@ -17,6 +17,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -75,6 +76,58 @@ class ProcessBatch:
                 await self.flush(list(self.held))
             except Exception:  # a service is down: the keys run out, the sockets go on
                 logger.exception("sockets: %s not renewed", self.what)
+
+
+class Heartbeat:
+    """Every socket's once-a-second beat, from one timer per event loop: the beats fall in
+    tenths of a second (``SLOTS``), each socket's in the tenth it joined in, and the timer
+    wakes ten times a second to run that tenth's, in the order they joined. One task per
+    socket sleeping a second each woke the process once per socket a second (1,000 sockets:
+    1,000 timer wakeups, each a system call and a switch back to the event loop), which cost
+    more CPU than the ticks' own frames. A beat is a plain function: one that must wait (a
+    frame to send, the database) starts its own task, so no socket holds the others up."""
+
+    SLOTS = 10
+
+    def __init__(self) -> None:
+        self.slots: list[dict[object, Callable[[], None]]] = [{} for _ in range(self.SLOTS)]
+        self.slot_of: dict[object, int] = {}
+        self.runner: asyncio.Task | None = None
+
+    def add(self, key: object, beat: Callable[[], None]) -> None:
+        """``beat`` runs about once a second from one second after now, until ``discard(key)``."""
+        loop = asyncio.get_running_loop()
+        slot = math.ceil((loop.time() + 1.0) * self.SLOTS) % self.SLOTS
+        self.slots[slot][key] = beat
+        self.slot_of[key] = slot
+        if self.runner is None or self.runner.done() or self.runner.get_loop() is not loop:
+            self.runner = loop.create_task(self._run())
+
+    def discard(self, key: object) -> None:
+        slot = self.slot_of.pop(key, None)
+        if slot is not None:
+            self.slots[slot].pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.slot_of
+
+    async def _run(self) -> None:
+        """Drift-free: each tenth is scheduled from the last one's due time."""
+        loop = asyncio.get_running_loop()
+        step = 1.0 / self.SLOTS
+        tenth = math.ceil(loop.time() * self.SLOTS)
+        while self.slot_of:  # none left: the next socket starts it again
+            await asyncio.sleep(max(0.0, tenth * step - loop.time()))
+            for beat in list(self.slots[tenth % self.SLOTS].values()):
+                try:
+                    beat()
+                except Exception:  # one socket's failure never stops the others' clocks
+                    logger.exception("sockets: a beat failed")
+            tenth += 1
+
+
+heartbeat = Heartbeat()
+"""The beats of this process's open sockets (``GameSocketConsumer._start_beating``)."""
 
 
 _leases = ProcessBatch(
@@ -188,15 +241,27 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        """Channels' without its ``close_old_connections`` after ``disconnect``: one more hop
+        to the thread-sensitive thread per socket, for connections the consumers' own calls
+        close themselves (see ``dispatch``)."""
+        for group in self.groups:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        await self.disconnect(message["code"])
+        raise StopConsumer()
+
     async def accept(self, subprotocol: str | None = None, headers: list | None = None) -> None:
         await super().accept(subprotocol, headers)
         self._accepted = True
 
-    async def _admit(self) -> bool:
-        """Take one of the player's socket leases and accept; refused with 4429 (and out of
-        the group again) when the player already holds their share."""
+    async def _admit(self, leased: bool | None = None) -> bool:
+        """Take one of the player's socket leases (``leased``: taken already, or refused) and
+        accept; refused with 4429 (and out of the group again) when the player already holds
+        their share."""
         user = self.scope["user"]
-        if not await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name):
+        if leased is None:
+            leased = await sync_to_async(socket_lease_take, thread_sensitive=False)(player_id=user.pk, channel=self.channel_name)
+        if not leased:
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._refuse(CLOSE_TOO_MANY_SOCKETS)
             return False
@@ -208,23 +273,31 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
 
     async def _open(self) -> Mapping[str, Any] | None:
         """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket;
-        join the group *before* reading the state (``_opening_state(user)``, one trip to the
-        database), so no change committed after the read is missed, while group messages
-        wait until the socket is accepted; refuse with the state's code, or over the
-        player's socket limit. The state, or None when the socket was refused."""
+        join the group *before* reading the state (``_opening_state(user)``), so no change
+        committed after the read is missed, while group messages wait until the socket is
+        accepted; refuse with the state's code, or over the player's socket limit. The state
+        and the lease are read and taken in one trip to a database thread. The state, or None
+        when the socket was refused."""
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self._refuse(CLOSE_UNAUTHENTICATED)
             return None
         await self.channel_layer.group_add(self.group, self.channel_name)
-        state, refusal = await database_sync_to_async(self._opening_state)(user)
+        state, refusal, leased = await database_sync_to_async(self._opening)(user)
         if state is None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._refuse(refusal)
             return None
-        if not await self._admit():
+        if not await self._admit(leased):
             return None
         return state
+
+    def _opening(self, user: Any) -> tuple[Mapping[str, Any] | None, int, bool]:
+        """``_opening_state``, and the player's socket lease when the state admits them."""
+        state, refusal = self._opening_state(user)
+        if state is None:
+            return None, refusal, False
+        return state, refusal, socket_lease_take(player_id=user.pk, channel=self.channel_name)
 
     def _opening_state(self, user: Any) -> tuple[Mapping[str, Any] | None, int]:
         raise NotImplementedError
@@ -244,6 +317,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         if self.ticker is not None:
             self.ticker.cancel()
             self.ticker = None
+        heartbeat.discard(self)
         leased, self.leased = self.leased, False
         if leased:  # no longer renewed, whatever happens below
             _leases.discard((self.scope["user"].pk, self.channel_name))
@@ -255,6 +329,15 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
                 await sync_to_async(socket_lease_drop, thread_sensitive=False)(player_id=self.scope["user"].pk, channel=self.channel_name)
         except SERVICE_DOWN_ERRORS as error:
             logger.warning("%s socket: could not leave %s %s cleanly: %s", self.kind, self.kind, self.label, error)
+
+    def _start_beating(self, beat: Callable[[], None]) -> None:
+        """Have ``beat`` called once a second (``heartbeat``) until the socket is released:
+        a subclass's clock without a task of its own; ``beating`` says it runs."""
+        heartbeat.add(self, beat)
+
+    @property
+    def beating(self) -> bool:
+        return self in heartbeat
 
     async def _beats(self) -> AsyncIterator[None]:
         """Once a second on the loop's clock, without drift (each beat is scheduled from the

@@ -1,7 +1,7 @@
 """The round's WebSocket: transport only. Frames call the same services as the REST twins.
 
-The server pushes ``tick`` every second from a per-connection task (cancelled on
-disconnect). The consumer keeps the round's deadline in memory so a tick costs no query;
+The server pushes ``tick`` every second from the process's heartbeat
+(``core.sockets.heartbeat``; the socket leaves it on disconnect). The consumer keeps the round's deadline in memory so a tick costs no query;
 any change made elsewhere (a REST reveal or vote, a timeout) arrives as ``round.changed``
 through the channel layer and the deadline is re-read from the database, which stays the
 only clock: every action re-checks the time under the round's row lock.
@@ -10,6 +10,7 @@ only clock: every action re-checks the time under the round's row lock.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import datetime, timezone
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,7 +28,32 @@ from foolgame.core.sockets import (
 from foolgame.voting import payloads, services
 from foolgame.voting.events import round_group
 from foolgame.voting.models import Report, Round
-from foolgame.voting.payloads import RoundState
+
+logger = logging.getLogger(__name__)
+
+def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
+    """The round's committed state and deadline."""
+    return Round.objects.filter(pk=round_id).values_list("state", "deadline").first()
+
+
+def _expired_row(*, round_id: int) -> tuple[str, datetime | None] | None:
+    """Close the round if its time is up, and read its clock after: one trip to the database."""
+    services.round_expire(round_id=round_id)
+    return _clock_row(round_id=round_id)
+
+
+def _settling(service: Callable[..., Any], then: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """``service`` followed, once it has committed, by ``round_settled`` (a group, a room's
+    question, may be over now) and ``then`` (its answer is returned instead), in the same
+    trip to the database: a hop to a database thread costs more than the hook's query."""
+
+    def settling(*, round_id: int, **kwargs: Any) -> Any:
+        result = service(round_id=round_id, **kwargs)
+        hooks.round_settled.send(round_id=round_id)
+        return then(round_id=round_id) if then is not None else result
+
+    return settling
+
 
 class RoundConsumer(GameSocketConsumer):
     kind = "round"
@@ -35,6 +61,7 @@ class RoundConsumer(GameSocketConsumer):
     deadline: datetime | None
     status: str
     timeout_sent: bool = False
+    expiring: asyncio.Future | None = None
 
     async def connect(self) -> None:
         self.round_id = self.label = int(self.scope["url_route"]["kwargs"]["round_id"])
@@ -48,7 +75,7 @@ class RoundConsumer(GameSocketConsumer):
         if state["status"] != Round.State.READY:
             # A reconnect: the true remaining time and the clues already bought.
             await self.send_frame("state", state)
-        self.ticker = asyncio.create_task(self._tick())
+        self._start_beating(self._tick)
 
     async def _call(self, service: Callable[..., Any], **kwargs: Any) -> Any:
         return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
@@ -69,10 +96,9 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim"))
+        result = await self._call(_settling(services.vote_cast), false_claim=claim_field(frame, "false_claim"))
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
-        await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group (a room's question) may be over now
 
     async def on_like(self, frame: dict[str, Any]) -> None:
         await self._call(services.round_like, claim=claim_field(frame, "claim", nullable=True))
@@ -84,23 +110,31 @@ class RoundConsumer(GameSocketConsumer):
             raise FrameError("invalid_reason", "reason must be one of: " + ", ".join(Report.Reason.values) + ".")
         if not isinstance(note, str):
             raise FrameError("invalid_note", "note must be text.")
-        await self._call(services.round_report, claim=claim_field(frame, "claim"), reason=reason, note=note)
-        await database_sync_to_async(hooks.round_settled.send)(round_id=self.round_id)  # a group may be over now
-        await self._refresh()
+        row = await self._call(_settling(services.round_report, then=_clock_row), claim=claim_field(frame, "claim"), reason=reason, note=note)
+        self._take_row(row)
         await self.send_frame("ok", payloads.OkFrame({"for": "report"}))
 
     HANDLERS = {"start": on_start, "state": on_state, "reveal": on_reveal, "vote": on_vote, "like": on_like, "report": on_report}
 
     # --- the clock ------------------------------------------------------------------------
 
-    def _opening_state(self, user: Any) -> tuple[RoundState | None, int]:
-        """The round's state for its player, or None and the close code for anyone else:
-        the service answers "not found" for both, so one more query tells them apart."""
+    def _opening_state(self, user: Any) -> tuple[Mapping[str, Any] | None, int]:
+        """The round's state for its player, or None and the close code for anyone else.
+        A round not started yet (every new socket's) sends no state on opening (``connect``)
+        and has no clock: its owner and status, in one narrow query, are all it needs; the
+        full state (``round_get_state``: claims, pages, clues, lazy expiry) is read for the
+        others, a reconnect's."""
+        row = Round.objects.filter(pk=self.round_id).values_list("player_id", "state").first()
+        if row is None:
+            return None, CLOSE_NO_SUCH_ROUND
+        if row[0] != user.pk:
+            return None, CLOSE_NOT_YOUR_ROUND
+        if row[1] == Round.State.READY:
+            return {"status": Round.State.READY, "deadline": None}, 0
         try:
             return services.round_get_state(round_id=self.round_id, player=user), 0
-        except ServiceError:
-            exists = Round.objects.filter(pk=self.round_id).exists()
-            return None, CLOSE_NOT_YOUR_ROUND if exists else CLOSE_NO_SUCH_ROUND
+        except ServiceError:  # withdrawn since the query above
+            return None, CLOSE_NO_SUCH_ROUND
 
     async def _remember(self, state: Mapping[str, Any]) -> None:
         """Keep the round's status and deadline from a state the services just returned."""
@@ -109,15 +143,15 @@ class RoundConsumer(GameSocketConsumer):
         self.deadline = datetime.fromisoformat(deadline) if deadline and self.status == Round.State.PLAYING else None
 
     async def _refresh(self) -> None:
-        row = await database_sync_to_async(
-            lambda: Round.objects.filter(pk=self.round_id).values_list("state", "deadline").first()
-        )()
+        self._take_row(await database_sync_to_async(_clock_row)(round_id=self.round_id))
+
+    def _take_row(self, row: tuple[str, datetime | None] | None) -> None:
         if row is not None:
             self.status, self.deadline = row[0], row[1] if row[0] == Round.State.PLAYING else None
 
     async def round_changed(self, event: dict[str, Any]) -> None:
         """A socket, a REST call or a task changed the round: take its committed clock."""
-        if self.ticker is None:  # not accepted (yet, or ever): nothing to keep in step
+        if not self.beating:  # not accepted (yet, or ever): nothing to keep in step
             return
         self.status = event["state"]
         deadline = event.get("deadline")
@@ -141,17 +175,22 @@ class RoundConsumer(GameSocketConsumer):
                 "forfeited", payloads.ForfeitedFrame(remaining=0, points=0, answer_at=state.get("answer_at"), message=payloads.FORFEIT_MESSAGE)
             )
 
-    async def _tick(self) -> None:
+    def _tick(self) -> None:
+        """The socket's beat (``heartbeat``): a ``tick`` frame with the time left on the
+        deadline it holds; at the deadline, once, the round is closed if the database agrees
+        its time is up and the timeout announced. Each starts a task of its own."""
+        if self.status != Round.State.PLAYING or self.deadline is None:
+            return
+        remaining = (self.deadline - clock.now()).total_seconds()
+        if remaining <= 0:
+            if self.expiring is None or self.expiring.done():
+                self.expiring = asyncio.ensure_future(self._expire())
+            return
+        asyncio.ensure_future(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
+
+    async def _expire(self) -> None:
         try:
-            async for _ in self._beats():
-                if self.status != Round.State.PLAYING or self.deadline is None:
-                    continue
-                remaining = (self.deadline - clock.now()).total_seconds()
-                if remaining <= 0:
-                    await database_sync_to_async(services.round_expire)(round_id=self.round_id)
-                    await self._refresh()
-                    await self._announce_timeout()
-                    continue
-                await self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining)))
-        except asyncio.CancelledError:
-            pass
+            self._take_row(await database_sync_to_async(_expired_row)(round_id=self.round_id))
+            await self._announce_timeout()
+        except Exception:  # a service down: the next beat tries again
+            logger.warning("round socket: could not close round %s at its deadline", self.round_id, exc_info=True)

@@ -21,6 +21,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, models, transaction
+from django.db.models.query import get_related_populators
+from django.db.transaction import TransactionManagementError
 
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
@@ -40,6 +42,7 @@ from foolgame.voting.payloads import (
     RoundState,
     answer_out,
     clue_payload,
+    compiled_rows,
     deadline_after,
     game_settings,
     past_round,
@@ -152,18 +155,55 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
 _UNUSED_CLAIM_FIELDS = ("left_claim__release_retrieved", "right_claim__release_retrieved")
 
 
+_COMPILED_ROUNDS: dict[tuple[Any, ...], tuple[str, list[Any], int, dict[str, Any], list[str], list[Any]]] = {}
+
+
+def _round_by_id(rounds: models.QuerySet[Round], round_id: int, *, shape: tuple[Any, ...]) -> Round | None:
+    """``rounds.filter(pk=round_id).first()``, with its SQL compiled once per ``shape`` (what
+    tells the querysets passed apart) and database. Django compiles a query again on every
+    run, and this one (seven tables: the round, its claims and their pages, a room's
+    question) cost more CPU to compile than to run, three times a round. Kept from the first
+    compile: the SQL, whose one parameter is the id, and what Django made of its columns
+    (which fill the round, which its related rows); each run reads its rows and builds the
+    round and its related objects from them as ``QuerySet`` does (``ModelIterable``)."""
+    query = rounds.filter(pk=round_id).order_by().query
+    compiler = query.get_compiler(using=rounds.db)
+    key = (rounds.db, compiler.connection.vendor, *shape)
+    compiled = _COMPILED_ROUNDS.get(key)
+    if compiled is None:
+        sql, params = compiler.as_sql()
+        if list(params) != [round_id]:  # not the one-parameter query this expects: run it as Django does
+            return next(iter(rounds.filter(pk=round_id).order_by()), None)
+        info = compiler.klass_info
+        start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+        init_list = [column[0].target.attname for column in compiler.select[start:end]]
+        compiled = (sql, compiler.select, compiler.col_count, info, init_list, get_related_populators(info, compiler.select, rounds.db))
+        _COMPILED_ROUNDS[key] = compiled
+    elif query.select_for_update and compiler.connection.get_autocommit():  # as Django's compile refuses it
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+    sql, compiler.select, compiler.col_count, info, init_list, populators = compiled
+    with compiler.connection.cursor() as cursor:
+        cursor.execute(sql, [round_id])
+        rows = cursor.fetchall()
+    start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+    for row in compiler.results_iter(results=[rows]):
+        round_ = Round.from_db(rounds.db, init_list, row[start:end])
+        for populator in populators:
+            populator.populate(row, round_)
+        return round_
+    return None
+
+
 def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
     """The round, if it is ``player``'s (anyone's when None); another player's round is
     "not found", so its existence does not leak. ``lock`` takes its row lock."""
     # The room question the round may belong to comes in the same query (an outer join):
     # its answer is withheld while that question plays (``round_answer_withheld``).
-    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", *hooks.round_groups.get().related).defer(*_UNUSED_CLAIM_FIELDS)
+    related = hooks.round_groups.get().related
+    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", *related).defer(*_UNUSED_CLAIM_FIELDS)
     if lock:
         rounds = rounds.select_for_update(of=("self",))
-    try:
-        round_ = rounds.get(pk=round_id)
-    except Round.DoesNotExist:
-        round_ = None
+    round_ = _round_by_id(rounds, round_id, shape=(lock, related))
     if round_ is None or (player is not None and round_.player_id != player.pk):
         raise ServiceError("round_not_found", "No such round.", status_code=404)
     return round_
@@ -348,9 +388,9 @@ def _rate_on_commit(vote: Vote) -> None:
 def _moderator_saw_claims(player: AbstractBaseUser, round_: Round, now: datetime) -> bool:
     """Had the voter seen either claim with its answer as a moderator (``moderation.Sighting``)
     before this vote? Only a sighting up to the vote's moment counts."""
-    return Claim.objects.filter(
-        pk__in=(round_.left_claim_id, round_.right_claim_id), moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now
-    ).exists()
+    claim_ids = (round_.left_claim_id, round_.right_claim_id)
+    sightings = Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
+    return bool(compiled_rows("moderator_saw_claims", sightings.values_list("pk")[:1], [now, player.pk, *claim_ids]))
 
 
 def _vote_awards(round_: Round, *, correct: bool, remaining: float) -> list[Any]:

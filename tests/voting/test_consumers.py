@@ -162,18 +162,21 @@ async def test_socket_from_a_foreign_origin_is_refused(game, dealt) -> None:
     assert not connected
 
 
-async def test_tick_task_stops_on_disconnect(game, dealt, fake_clock) -> None:
+async def test_ticks_stop_on_disconnect(game, dealt, fake_clock) -> None:
     import asyncio
 
+    from foolgame.core.sockets import heartbeat
+
+    others = set(heartbeat.slot_of)
     ws = await connect(dealt.pk, game.voter)
     await ws.send_json_to({"type": "start"})
     await frame(ws, "state")
-    before = {t for t in asyncio.all_tasks() if t.get_coro().__qualname__ == "RoundConsumer._tick"}
-    assert before
+    beating = set(heartbeat.slot_of) - others
+    assert beating
     await ws.disconnect()
-    deadline = asyncio.get_running_loop().time() + 5  # a cancelled task is done at its next step
-    while not all(t.done() for t in before):
-        assert asyncio.get_running_loop().time() < deadline, [repr(t) for t in before]
+    deadline = asyncio.get_running_loop().time() + 5
+    while beating & set(heartbeat.slot_of):
+        assert asyncio.get_running_loop().time() < deadline, beating & set(heartbeat.slot_of)
         await asyncio.sleep(0.01)
 
 
