@@ -115,7 +115,8 @@ class Author:
 
 def error_key(status: int, body: object) -> str:
     """``403 hints_need_task``: the status and the answer's code, to count errors by."""
-    code = body.get("code") or body.get("error") if isinstance(body, dict) else None
+    error = body.get("error") if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
     return f"{status} {code or type(body).__name__}"
 
 
