@@ -84,8 +84,8 @@ def number(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def with_unit(value: Any, unit: str | None) -> str:
-    text = number(value)
+def with_unit(value: Any, unit: str | None, *, none: str = "") -> str:
+    text = number(value) or none
     return f"{text} {unit}".strip() if text and unit else text
 
 
@@ -145,7 +145,7 @@ def render(lines: list[dict[str, Any]]) -> str:
             holds = {True: "✓", False: "✗"}.get(line.get("ok"), "")
             case = line.get("case") or ""
             out.append("| " + " | ".join(cell(x) for x in (
-                bench, case, line["figure"], with_unit(line["value"], line.get("unit")),
+                bench, case, line["figure"], with_unit(line["value"], line.get("unit"), none="none"),
                 with_unit(line.get("floor"), line.get("unit")), number(line.get("ratio")),
                 "; ".join(cpu.get(case, [])), line.get("target") or "", holds, measured)) + " |")
 
