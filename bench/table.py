@@ -9,6 +9,10 @@ figure is keyed by bench, case and figure, and a new one replaces the old; a fig
 run did not measure (a slow bench skipped, a bench that failed) keeps its own date, commit
 and machine and is marked as from an earlier run. The page is rendered from the store.
 
+A figure marked ``"legacy": true`` was carried over from the prose page this table replaced
+(measured before records existed; its commit is the page's): it is shown with ‡ until its
+bench records a figure of its own, and then dropped.
+
 A figure whose unit names CPU (``"ms CPU/request"``) is the case's CPU cost per unit: it
 fills the "CPU per unit" column of its case's rows, and is a row of its own only when it has
 a floor or a target.
@@ -35,6 +39,8 @@ BENCH_DATABASE_URL=postgres://... BENCH_REDIS_URL=redis://...` passes `--databas
 `--redis-url` to every bench that uses a database or Redis (default: SQLite and a redis-server of
 its own). Latencies move with the machine's load (shown per bench below); CPU per unit moves
 least. † = not measured in the latest run: the row keeps the date and commit it was measured at.
+‡ = carried over from the prose page this table replaced (no record of that run: no machine,
+no load); it goes when its bench records its own figures.
 """
 
 
@@ -71,6 +77,8 @@ def merge(stored: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]) -> li
                 if source == "new" and run_id is not None:
                     line = {**line, "run_id": run_id}
                 figures[figure_key(line)] = line
+    recorded = {line["bench"] for line in figures.values() if not line.get("legacy")}
+    figures = {key: line for key, line in figures.items() if not (line.get("legacy") and line["bench"] in recorded)}
     return [runs[name] for name in sorted(runs)] + [figures[key] for key in sorted(figures)]
 
 
@@ -141,7 +149,8 @@ def render(lines: list[dict[str, Any]]) -> str:
                 continue
             machine = line.get("machine") or {}
             earlier = latest is not None and line.get("run_id") != latest
-            measured = f"{machine.get('date', '')}, `{machine.get('commit', '')}`" + (" †" if earlier else "")
+            mark = " ‡" if line.get("legacy") else (" †" if earlier else "")
+            measured = f"{machine.get('date', '')}, `{machine.get('commit', '')}`{mark}"
             holds = {True: "✓", False: "✗"}.get(line.get("ok"), "")
             case = line.get("case") or ""
             out.append("| " + " | ".join(cell(x) for x in (

@@ -89,3 +89,15 @@ def test_main_writes_the_store_and_the_page(tmp_path):
     assert table.main(["--new", str(new), "--store", str(store), "--out", str(out)]) == 0
     assert len(store.read_text().splitlines()) == 2
     assert "| bench_integrity | seed 0 | honest held | 0 per 1,000 |" in out.read_text()
+
+
+def test_a_figure_carried_over_from_the_prose_goes_once_its_bench_records_its_own():
+    legacy = {**figure("bench_export", "100k claims", "time", 60.2, "s", date=OLD, commit="ce98252", target="<= 60 s", ok=False),
+              "legacy": True}
+    kept = table.render(table.merge([], [legacy]))
+    assert "60.2 s" in rows(kept, "bench_export")[0] and "`ce98252` ‡" in rows(kept, "bench_export")[0]
+    replaced = table.merge(table.merge([], [legacy]), [
+        run("bench_export", NEW, "bbb2222"),
+        figure("bench_export", "100,000 claims, 300,000 votes", "export time", 48.0, "s", date=NEW, commit="bbb2222")])
+    (row,) = rows(table.render(replaced), "bench_export")
+    assert "48 s" in row and "‡" not in row
