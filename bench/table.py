@@ -6,8 +6,10 @@
 ``harness.Record`` and one line per bench from ``bench/run_all.py`` (``"run": {command,
 exit, seconds, skipped}``). They are merged into ``--store``, the committed history: a
 figure is keyed by bench, case and figure, and a new one replaces the old; a figure this
-run did not measure (a slow bench skipped, a bench that failed) keeps its own date, commit
-and machine and is marked as from an earlier run. The page is rendered from the store.
+run did not measure (a slow bench skipped, a bench that failed, a case another run measured)
+keeps its own date, commit and machine and is marked as not from its bench's latest run. A
+bench's latest run is its last line from run_all (a skip included, which keeps the last real
+run's time beside it). The page is rendered from the store.
 
 A figure marked ``"legacy": true`` was carried over from the prose page this table replaced
 (measured before records existed; its commit is the page's): it is shown with ‡ until its
@@ -38,7 +40,8 @@ deal and export, the 60 s REST run, the verifier's cross-validation). `make benc
 BENCH_DATABASE_URL=postgres://... BENCH_REDIS_URL=redis://...` passes `--database-url` and
 `--redis-url` to every bench that uses a database or Redis (default: SQLite and a redis-server of
 its own). Latencies move with the machine's load (shown per bench below); CPU per unit moves
-least. † = not measured in the latest run: the row keeps the date and commit it was measured at.
+least. † = not measured in its bench's latest run (skipped, failed, or a case that run did not
+have): the row keeps the date and commit it was measured at.
 ‡ = carried over from the prose page this table replaced (no record of that run: no machine,
 no load); it goes when its bench records its own figures.
 """
@@ -70,8 +73,12 @@ def merge(stored: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]) -> li
     for source, lines in (("stored", stored), ("new", new)):
         for line in lines:
             if is_run(line):
-                if source == "new" and line["run"].get("skipped") and line["bench"] in runs:
-                    continue  # skipped now: its last real run stays the one shown
+                before = runs.get(line["bench"])
+                if line["run"].get("skipped") and before is not None:
+                    if before["run"].get("id") == line["run"].get("id"):
+                        continue  # its small stand-in ran in this same run
+                    last = before["run"].get("last") if before["run"].get("skipped") else before["run"]
+                    line = {**line, "run": {**line["run"], "last": last}}
                 runs[line["bench"]] = line
             else:
                 if source == "new" and run_id is not None:
@@ -132,13 +139,13 @@ def render(lines: list[dict[str, Any]]) -> str:
     out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for bench in sorted(set(by_bench) | set(runs)):
         run = runs.get(bench, {}).get("run", {})
-        if run and run.get("exit") not in (0, None) and run.get("id") == latest:
-            out.append(f"| {bench} | | run | **failed (exit {run['exit']})** | | | | exit 0 | ✗ | {run.get('id', '')} |")
+        failed = bool(run) and not run.get("skipped") and run.get("exit") != 0
+        if failed:
+            out.append(f"| {bench} | | run | **failed (exit {run.get('exit')})** | | | | exit 0 | ✗ | {run.get('id', '')} |")
         rows = by_bench.get(bench, [])
         if not rows:
-            status = "skipped (SLOW=1 runs it)" if run.get("skipped") else "no record"
-            if not (run.get("exit") not in (0, None) and run.get("id") == latest):
-                out.append(f"| {bench} | | | {status} | | | | | | |")
+            if not failed:
+                out.append(f"| {bench} | | | {'skipped (SLOW=1 runs it)' if run.get('skipped') else 'no record'} | | | | | | |")
             continue
         cpu: dict[str, list[str]] = {}
         for line in rows:
@@ -148,7 +155,7 @@ def render(lines: list[dict[str, Any]]) -> str:
             if is_cpu(line) and line.get("floor") is None and not line.get("target"):
                 continue
             machine = line.get("machine") or {}
-            earlier = latest is not None and line.get("run_id") != latest
+            earlier = bool(run) and line.get("run_id") != run.get("id")
             mark = " ‡" if line.get("legacy") else (" †" if earlier else "")
             measured = f"{machine.get('date', '')}, `{machine.get('commit', '')}`{mark}"
             holds = {True: "✓", False: "✗"}.get(line.get("ok"), "")
@@ -166,8 +173,11 @@ def render(lines: list[dict[str, Any]]) -> str:
     out.append("| --- | --- | --- | --- | --- | --- |")
     for bench in sorted(runs):
         run, machine = runs[bench]["run"], runs[bench].get("machine") or {}
-        outcome = "skipped (SLOW=1)" if run.get("skipped") else ("ok" if run.get("exit") == 0 else f"failed (exit {run.get('exit')})")
-        seconds = "" if run.get("skipped") else number(run.get("seconds"))
+        last = run.get("last") or {}
+        outcome = "ok" if run.get("exit") == 0 else f"failed (exit {run.get('exit')})"
+        if run.get("skipped"):
+            outcome = "skipped (SLOW=1)" + (f"; last run {last.get('id')}" if last else "")
+        seconds = number(last.get("seconds") if run.get("skipped") else run.get("seconds"))
         out.append("| " + " | ".join(cell(x) for x in (
             bench, f"`{run.get('command', '')}`", outcome, seconds, load_text(machine),
             f"{run.get('id', '')}, `{machine.get('commit', '')}`")) + " |")

@@ -101,3 +101,16 @@ def test_a_figure_carried_over_from_the_prose_goes_once_its_bench_records_its_ow
         figure("bench_export", "100,000 claims, 300,000 votes", "export time", 48.0, "s", date=NEW, commit="bbb2222")])
     (row,) = rows(table.render(replaced), "bench_export")
     assert "48 s" in row and "‡" not in row
+
+
+def test_a_run_of_one_bench_marks_only_that_bench_s_cases_it_did_not_measure():
+    first = table.merge([], [
+        run("bench_hints_http", OLD, "aaa1111"), run("bench_word_salad", OLD, "aaa1111"),
+        figure("bench_hints_http", "20 authors, sqlite", "latency p95", 14.0, "ms", date=OLD, commit="aaa1111"),
+        figure("bench_word_salad", "dev", "real claims refused", 0.5, "%", date=OLD, commit="aaa1111")])
+    page = table.render(table.merge(first, [
+        run("bench_hints_http", NEW, "bbb2222"),
+        figure("bench_hints_http", "20 authors, postgresql + Redis", "latency p95", 20.0, "ms", date=NEW, commit="bbb2222")]))
+    postgresql, sqlite = rows(page, "bench_hints_http")  # sorted by case
+    assert "†" not in postgresql and "`aaa1111` †" in sqlite
+    assert "†" not in rows(page, "bench_word_salad")[0]
