@@ -66,12 +66,13 @@ beat: setup
 	$(VENV)/bin/celery -A foolgame beat --loglevel INFO
 
 ## bench: the benchmarks (SLOW=1: the slow ones too), their figures written to docs/performance.md
-## (BENCH_DATABASE_URL / BENCH_REDIS_URL: PostgreSQL and Redis for every bench that takes them)
+## (BENCH_DATABASE_URL / BENCH_REDIS_URL: PostgreSQL and Redis for every bench that takes them; ONLY=bench_a,bench_b)
 SLOW ?=
+ONLY ?=
 BENCH_DATABASE_URL ?=
 BENCH_REDIS_URL ?=
 bench: $(VENV)/.installed-test
-	$(PY) bench/run_all.py $(if $(SLOW),--slow) $(if $(BENCH_DATABASE_URL),--database-url $(BENCH_DATABASE_URL)) $(if $(BENCH_REDIS_URL),--redis-url $(BENCH_REDIS_URL))
+	$(PY) bench/run_all.py $(if $(SLOW),--slow) $(if $(BENCH_DATABASE_URL),--database-url $(BENCH_DATABASE_URL)) $(if $(BENCH_REDIS_URL),--redis-url $(BENCH_REDIS_URL)) $(if $(ONLY),--only $(ONLY))
 
 typecheck: setup-test
 	$(VENV)/bin/mypy

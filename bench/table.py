@@ -86,7 +86,8 @@ def merge(stored: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]) -> li
                 figures[figure_key(line)] = line
     recorded = {line["bench"] for line in figures.values() if not line.get("legacy")}
     figures = {key: line for key, line in figures.items() if not (line.get("legacy") and line["bench"] in recorded)}
-    return [runs[name] for name in sorted(runs)] + [figures[key] for key in sorted(figures)]
+    # By bench, then in the order the bench wrote them (a replaced figure keeps its place).
+    return [runs[name] for name in sorted(runs)] + sorted(figures.values(), key=lambda line: line["bench"])
 
 
 def number(value: Any) -> str:
@@ -128,9 +129,16 @@ def render(lines: list[dict[str, Any]]) -> str:
     latest = max(run_ids) if run_ids else None
     out = [HEAD]
     if latest:
-        current = [line for line in runs.values() if line["run"].get("id") == latest]
-        machine = current[0]["machine"]
-        out.append(f"Latest run: {latest}, commit `{machine.get('commit', '')}`, {machine_text(machine)}.\n")
+        by_run: dict[str, list[dict[str, Any]]] = {}
+        for line in runs.values():
+            by_run.setdefault(line["run"].get("id") or "", []).append(line)
+        described = []
+        for run_id in sorted(by_run, reverse=True):
+            lines = by_run[run_id]
+            names = ", ".join(line["bench"] for line in lines) if len(lines) <= 3 else f"{len(lines)} benches"
+            machine = lines[0]["machine"]
+            described.append(f"{run_id} ({names}; commit `{machine.get('commit', '')}`, {machine_text(machine)})")
+        out.append(f"Latest run: {described[0]}." + (f" Earlier: {'; '.join(described[1:])}." if described[1:] else "") + "\n")
 
     by_bench: dict[str, list[dict[str, Any]]] = {}
     for line in figures:

@@ -48,7 +48,7 @@ def test_a_target_held_and_a_target_missed_are_marked_and_the_cpu_fills_its_case
     assert "| 45 ms | 15 ms | 3 |" in p99 and "| p99 <= 40 ms | ✗ |" in p99
     assert "6.8 ms CPU/request" in p95 and "6.8 ms CPU/request" in p99  # the column, not a row of its own
     assert "†" not in p95
-    assert f"Latest run: {NEW}, commit `bbb2222`, 2 cores, Test CPU" in page
+    assert f"Latest run: {NEW} (bench_hints_http; commit `bbb2222`, 2 cores, Test CPU)" in page
     assert "1.25 / 1.25 / 1.25" in page  # the load before the bench
 
 
@@ -111,6 +111,6 @@ def test_a_run_of_one_bench_marks_only_that_bench_s_cases_it_did_not_measure():
     page = table.render(table.merge(first, [
         run("bench_hints_http", NEW, "bbb2222"),
         figure("bench_hints_http", "20 authors, postgresql + Redis", "latency p95", 20.0, "ms", date=NEW, commit="bbb2222")]))
-    postgresql, sqlite = rows(page, "bench_hints_http")  # sorted by case
+    sqlite, postgresql = rows(page, "bench_hints_http")  # in the order recorded
     assert "†" not in postgresql and "`aaa1111` †" in sqlite
     assert "†" not in rows(page, "bench_word_salad")[0]
