@@ -65,9 +65,14 @@ worker: setup
 beat: setup
 	$(VENV)/bin/celery -A foolgame beat --loglevel INFO
 
-## bench: every benchmark under bench/, each printing its figures
-bench: setup-test
-	@for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+## bench: the benchmarks (SLOW=1: the slow ones too), their figures written to docs/performance.md
+## (BENCH_DATABASE_URL / BENCH_REDIS_URL: PostgreSQL and Redis for every bench that takes them; ONLY=bench_a,bench_b)
+SLOW ?=
+ONLY ?=
+BENCH_DATABASE_URL ?=
+BENCH_REDIS_URL ?=
+bench: $(VENV)/.installed-test
+	$(PY) bench/run_all.py $(if $(SLOW),--slow) $(if $(BENCH_DATABASE_URL),--database-url $(BENCH_DATABASE_URL)) $(if $(BENCH_REDIS_URL),--redis-url $(BENCH_REDIS_URL)) $(if $(ONLY),--only $(ONLY))
 
 typecheck: setup-test
 	$(VENV)/bin/mypy

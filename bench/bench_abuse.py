@@ -7,8 +7,11 @@ the figures are outcomes (what got hidden, paid, leaked, accepted), not timings,
 where the issue named one (memory under the frame flood).
 
 The server has its own Redis (a redis-server on a free loopback port, stopped at the end
-by the last attack, "redis_down") and a throwaway PostgreSQL database beside
---database-url (or SQLite in a work folder). Celery tasks run in the server's process
+by the last attack, "redis_down"), or with --redis-url a Redis that is given (keys under a
+prefix of this run, deleted after; the three attacks that stop Redis or start a worker on
+its queues, worker_redis, socket_redis and redis_down, are then skipped), and a throwaway
+PostgreSQL database beside --database-url (dropped after without superuser rights), or
+SQLite in a work folder. Celery tasks run in the server's process
 (``CELERY_TASK_ALWAYS_EAGER``), so a report's quality refresh lands before the next request.
 The demo data is loaded (and --claims-file, for more claims) and the giveaway detector
 trained; the operator's look-ups (gold sentences, hidden claims, a round's answer after the
@@ -19,7 +22,10 @@ forfeit, a room's live scoreboard, a moderator in play, word salad paid as claim
 worker killed by a Redis restart (a real worker and beat, as the Procfile runs them, beside a
 second web process that does not run tasks in-process), and the edges. Each attack writes
 its own accounts and rooms, so any subset runs alone; the ones that stop Redis come last.
-After the JSON lines, a table names each attack's outcome and whether the game held.
+After the JSON lines, a table names each attack's outcome and whether the game held; each
+row goes to --record (or FM2_BENCH_RECORD) with target "held". An attack the bench itself
+could not run (an exception, a figure the summary did not expect) is an error: the run
+exits non-zero.
 
     python bench/bench_abuse.py --database-url postgres://fm2:fm2@127.0.0.1:5432/fm2
     python bench/bench_abuse.py --only reports,hints
@@ -50,7 +56,8 @@ from types import SimpleNamespace
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from bench_rounds_ws import free_port, fresh_database, rss_kib, wait_port
+import harness
+from harness import free_port, fresh_database, rss_kib, wait_port
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery staple 42"
@@ -87,10 +94,12 @@ def procfile_process_args(kind: str) -> tuple[dict[str, str], list[str]]:
 
 
 class Server:
-    def __init__(self, database_url: str | None, claims_file: Path | None = None) -> None:
+    def __init__(self, database_url: str | None, claims_file: Path | None = None, redis_url: str | None = None) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="fm2-bench-abuse-"))
         self.redis_port, self.port = free_port(), free_port()
-        self.redis = self._redis()
+        self.given_redis = redis_url  # a Redis this bench did not start: never stopped, its keys under self.prefix deleted after
+        self.prefix = f"fm2abuse{os.getpid()}"
+        self.redis = None if redis_url else self._redis()
         # The throwaway database is named after the one --database-url names (fm2_abuse ->
         # fm2_abuse_bench_<pid>), so benches run from different worktrees never share one.
         base_name = Path(urlsplit(database_url).path).name if database_url else ""
@@ -103,6 +112,8 @@ class Server:
                     # Every attacker here signs up from 127.0.0.1; a real one has many addresses.
                     "FM2_SIGNUPS_PER_IP": "1000"}
         self.env.pop("DATABASE_URL", None)
+        if redis_url:
+            self.env.update(REDIS_URL=redis_url, CHANNEL_PREFIX=self.prefix, FM2_CACHE_KEY_PREFIX=self.prefix)
         if self.database_url:
             self.env["DATABASE_URL"] = self.database_url
         self.process: subprocess.Popen | None = None
@@ -139,7 +150,8 @@ class Server:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def start(self) -> None:
-        wait_port(self.redis_port)
+        if not self.given_redis:
+            wait_port(self.redis_port)
         self.manage("migrate", "--no-input", "-v0")
         self.manage("load_demo")
         if self.claims_file:
@@ -160,6 +172,8 @@ class Server:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+        if self.given_redis:
+            harness._delete_prefixed(self.given_redis, self.prefix)
         self.drop_database()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -1167,6 +1181,9 @@ ATTACKS: dict[str, Callable[[Server, argparse.Namespace], dict]] = {
 }
 
 
+STOP_REDIS = ("worker_redis", "socket_redis", "redis_down")
+
+
 # --- the summary: one line per outcome, and whether the game held -------------------------------
 
 Row = tuple[str, str, bool]
@@ -1267,7 +1284,7 @@ def _verdict(name: str, f: dict) -> list[Row]:
     return [(name, "?", False)]
 
 
-def print_summary(results: dict[str, dict]) -> None:
+def print_summary(results: dict[str, dict]) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     for name, figures in results.items():
         if "bench_error" in figures:
@@ -1283,11 +1300,11 @@ def print_summary(results: dict[str, dict]) -> None:
         print(f"{attack:{width}}  {verdict:7}  {outcome}")
     broke = sum(r[2] == "BROKE" for r in rows)
     print(f"{len(rows) - broke} of {len(rows)} held" + (f", {broke} broke" if broke else ""), flush=True)
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"), help="PostgreSQL (a throwaway database is made beside it); default SQLite")
     parser.add_argument("--only", default="", help="comma-separated attacks: " + ",".join(ATTACKS))
     parser.add_argument("--claims-file", type=Path, help="an FM2 release file imported after the demo data (more claims to deal)")
     parser.add_argument("--report-rounds", type=int, default=60, help="rounds each of the three reporters deals at most")
@@ -1304,11 +1321,18 @@ def main() -> None:
     parser.add_argument("--join-leave-calls", type=int, default=192)
     parser.add_argument("--join-leave-seconds", type=float, default=10)
     parser.add_argument("--join-leave-accounts", type=int, default=4, help="accounts sharing the join/leave calls, side by side")
+    harness.add_service_args(parser)
     args = parser.parse_args()
-    if not shutil.which("redis-server"):
-        sys.exit("redis-server is not installed (apt-get install redis-server)")
+    record = harness.Record("bench_abuse", args.record)
+    if not args.redis_url and not shutil.which("redis-server"):
+        sys.exit("redis-server is not installed (apt-get install redis-server), or pass --redis-url")
     chosen = [name for name in ATTACKS if not args.only or name in args.only.split(",")]
-    server = Server(args.database_url, args.claims_file)
+    if args.redis_url:
+        skipped = [name for name in chosen if name in STOP_REDIS]
+        chosen = [name for name in chosen if name not in STOP_REDIS]
+        if skipped:
+            print(f"skipped with --redis-url (they stop Redis or run a worker on its queues): {', '.join(skipped)}", flush=True)
+    server = Server(args.database_url, args.claims_file, args.redis_url)
     results: dict[str, dict] = {}
     try:
         server.start()
@@ -1320,9 +1344,16 @@ def main() -> None:
                 figures = {"bench_error": repr(error)[:300]}
             results[name] = figures
             print(json.dumps({"attack": name, **figures, "wall_s": round(time.monotonic() - started, 1)}, default=str), flush=True)
-        print_summary(results)
+        rows = print_summary(results)
     finally:
         server.stop()
+    attack = ""
+    for name, outcome, verdict in rows:
+        attack = name if not name.startswith(" ") else attack
+        case = name if not name.startswith(" ") else f"{attack}: {name.strip()}"
+        if verdict != "?":
+            record.add(case, "outcome", outcome, "", target="held", ok=verdict == "held")
+    harness.refuse_errors(Counter(name.strip() for name, _, verdict in rows if verdict == "?"), "attacks the bench could not run")
 
 
 if __name__ == "__main__":

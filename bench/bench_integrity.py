@@ -26,7 +26,11 @@ votes it takes to be flagged:
   cannot tell from a strong player for long).
 
 Usage: python bench/bench_integrity.py [--players 2000] [--claims 20000] [--votes 20]
-       [--seed 0] [--alpha 1e-4] [--read-start 3] [--no-cheaters]
+       [--seed 0] [--alpha 1e-4] [--read-start 3] [--no-cheaters] [--record PATH]
+
+Pure computation: no database, no Redis (it takes neither option). With --record (or
+FM2_BENCH_RECORD) the honest players flagged at the threshold (target at most 1 in 1,000)
+and the votes each cheater casts before it is flagged go to the record.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from scipy import special
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import harness  # noqa: E402
 from bench_ratings_sim import simulate  # noqa: E402
 
 from scoring import integrity  # noqa: E402
@@ -65,7 +70,10 @@ def main() -> None:
     parser.add_argument("--follow-days", type=float, default=7.0)
     parser.add_argument("--read-start", type=float, default=3.0, help="seconds before reading the claims helps at all")
     parser.add_argument("--no-cheaters", action="store_true", help="only the honest population (e.g. more seeds)")
+    harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
+    record = harness.Record("bench_integrity", args.record)
+    case = f"{args.players} players, {args.claims} claims, {args.votes} votes a claim, seed {args.seed}, alpha {args.alpha:.0e}"
 
     rng = np.random.default_rng(args.seed)
     n_claims = args.claims - args.claims % 2
@@ -132,6 +140,9 @@ def main() -> None:
         a, b = int((pv < alpha).sum()), int((fp < alpha).sum())
         either = int(((pv < alpha) | (fp < alpha)).sum())
         mark = "  <- the threshold" if alpha == args.alpha else ""
+        if alpha == args.alpha:
+            per_thousand = either / args.players * 1000
+            record.add(case, "honest players flagged", round(per_thousand, 2), "per 1,000", target="<= 1 per 1,000", ok=per_thousand <= 1)
         print(f"    alpha {alpha:.0e}: improbable {a}, following {b}, either {either} of {args.players} "
               f"= {either / args.players * 1000:.2f} per 1,000{mark}")
     worst = int(np.argmin(pv))
@@ -165,12 +176,19 @@ def main() -> None:
     fresh_streak = [integrity.VoteFact(True, 0, float(s)) for s in rng.uniform(2.0, 5.0, 60)]
     slow = [integrity.VoteFact(True, 1, float(s)) for s in rng.uniform(25.0, 40.0, 400)]
     for alpha in sorted({args.alpha, 1e-5}, reverse=True):
+        replay_improbable, replay_following = first_flag([], replay, alpha), first_follow_flag(replay, alpha)
+        streak_new, streak_honest = first_flag([], fresh_streak, alpha), first_flag(honest_history, streak, alpha)
+        slow_new = first_flag([], slow, alpha)
         print(f"\ncheaters, votes until flagged at alpha {alpha:.0e}{' (the threshold)' if alpha == args.alpha else ''}:")
-        print(f"    replay, 40 right in 4 s, no clue, new account: improbable after {first_flag([], replay, alpha)}, "
-              f"following the forfeits after {first_follow_flag(replay, alpha)} (of 40)")
-        print(f"    streak, right in 2-5 s, no clue: new account after {first_flag([], fresh_streak, alpha)}, "
-              f"after 100 honest votes after {first_flag(honest_history, streak, alpha)} (of 60)")
-        print(f"    slow, right every time in 25-40 s with 1 clue, new account: improbable after {first_flag([], slow, alpha)} (of 400)")
+        print(f"    replay, 40 right in 4 s, no clue, new account: improbable after {replay_improbable}, "
+              f"following the forfeits after {replay_following} (of 40)")
+        print(f"    streak, right in 2-5 s, no clue: new account after {streak_new}, "
+              f"after 100 honest votes after {streak_honest} (of 60)")
+        print(f"    slow, right every time in 25-40 s with 1 clue, new account: improbable after {slow_new} (of 400)")
+        if alpha == args.alpha:
+            record.add(case, "replay (right in 4 s, no clue, after forfeits): votes until flagged", replay_following, "votes of 40")
+            record.add(case, "streak (right in 2-5 s, no clue), new account: votes until flagged", streak_new, "votes of 60")
+            record.add(case, "slow (right in 25-40 s, 1 clue), new account: votes until flagged", slow_new, "votes of 400")
 
 
 if __name__ == "__main__":

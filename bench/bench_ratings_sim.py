@@ -17,18 +17,24 @@ rating's hardest claims in the number the Beta 4/1 filter flags (the rankings co
 flags, each threshold aside).
 
 Usage: python bench/bench_ratings_sim.py [--players 2000] [--claims 20000]
-       [--votes 5,10,20] [--seed 0] [--mean-skill 1.7] [--no-glicko]
+       [--votes 5,10,20] [--seed 0] [--mean-skill 1.7] [--no-glicko] [--record PATH]
+
+Pure computation: no database, no Redis (it takes neither option).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy import special, stats
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
 from scoring.filters import fit_beta_binomial_prior, is_too_hard as beta_too_hard, smoothed_rate
 from scoring.ratings import Z_90, RoundVote, fit_rasch, glicko2_replay, is_too_hard
 
@@ -68,10 +74,15 @@ def top_k(difficulty: np.ndarray, k: int) -> np.ndarray:
     return flagged
 
 
-def precision_recall(flagged: np.ndarray, truth: np.ndarray) -> str:
+def precision_and_recall(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     hits = int(np.sum(flagged & truth))
     precision = hits / flagged.sum() if flagged.any() else float("nan")
     recall = hits / truth.sum() if truth.any() else float("nan")
+    return float(precision), float(recall)
+
+
+def precision_recall(flagged: np.ndarray, truth: np.ndarray) -> str:
+    precision, recall = precision_and_recall(flagged, truth)
     return f"flagged {int(flagged.sum()):5d}  precision {precision:.3f}  recall {recall:.3f}"
 
 
@@ -87,7 +98,9 @@ def main() -> None:
     parser.add_argument(
         "--no-glicko", action="store_true", help="skip the (slower) Glicko-2 replay"
     )
+    harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
+    record = harness.Record("bench_ratings_sim", args.record)
 
     rng = np.random.default_rng(args.seed)
     n_claims = args.claims - args.claims % 2
@@ -109,9 +122,11 @@ def main() -> None:
         accuracy = np.mean([v.correct for v in votes])
         print(f"\n== {n} votes per claim: {len(votes)} votes, accuracy {accuracy:.3f}")
 
-        tic = time.perf_counter()
+        tic, cpu = time.perf_counter(), time.process_time()
         rasch = fit_rasch(votes)
-        rasch_seconds = time.perf_counter() - tic
+        rasch_seconds, rasch_cpu = time.perf_counter() - tic, time.process_time() - cpu
+        case = f"{args.players} players, {n_claims} claims, {n} votes a claim, seed {args.seed}"
+        record.add(case, "Rasch fit", round(rasch_cpu, 2), "s CPU")
         r_diff = np.array([rasch.claims[i].value for i in range(n_claims)])
         r_se = np.array([rasch.claims[i].se for i in range(n_claims)])
         r_skill = np.array([rasch.players[i].value if i in rasch.players else np.nan
@@ -121,9 +136,13 @@ def main() -> None:
         print(f"Rasch fit {rasch_seconds:.1f} s, converged {rasch.converged}, "
               f"intercept {rasch.intercept:.2f}, break-even {r_even:.2f} "
               f"(true {true_skill.mean():.2f})")
-        print(f"  Spearman claims  Rasch {stats.spearmanr(r_diff, true_difficulty)[0]:.3f}", end="")
+        rho_rasch = float(stats.spearmanr(r_diff, true_difficulty)[0])
+        print(f"  Spearman claims  Rasch {rho_rasch:.3f}", end="")
         beta_score = np.array([smoothed_rate(int(correct[i]), n) for i in range(n_claims)])
-        print(f"   Beta score {stats.spearmanr(-beta_score, true_difficulty)[0]:.3f}", end="")
+        rho_beta = float(stats.spearmanr(-beta_score, true_difficulty)[0])
+        print(f"   Beta score {rho_beta:.3f}", end="")
+        record.add(case, "Spearman of claims' difficulty, Rasch", round(rho_rasch, 3), "")
+        record.add(case, "Spearman of claims' difficulty, Beta score", round(rho_beta, 3), "")
         glicko = None
         if not args.no_glicko:
             tic = time.perf_counter()
@@ -133,10 +152,13 @@ def main() -> None:
             g_se = np.array([glicko.claims[i].phi for i in range(n_claims)])
             g_skill = np.array([glicko.players[i].mu if i in glicko.players else np.nan
                                 for i in range(args.players)])
-            print(f"   Glicko-2 {stats.spearmanr(g_diff, true_difficulty)[0]:.3f}", end="")
+            rho_glicko = float(stats.spearmanr(g_diff, true_difficulty)[0])
+            print(f"   Glicko-2 {rho_glicko:.3f}", end="")
+            record.add(case, "Spearman of claims' difficulty, Glicko-2", round(rho_glicko, 3), "")
         print()
         players_rho = stats.spearmanr(r_skill[voted], true_skill[voted])[0]
         print(f"  Spearman players Rasch {players_rho:.3f}", end="")
+        record.add(case, "Spearman of players' skill, Rasch", round(float(players_rho), 3), "")
         if glicko is not None:
             print(f"   Glicko-2 {stats.spearmanr(g_skill[voted], true_skill[voted])[0]:.3f} "
                   f"(replay {glicko_seconds:.1f} s)", end="")
@@ -167,8 +189,13 @@ def main() -> None:
         if glicko is not None:
             rows.append((f"Glicko-2, top {k} (Beta 4/1's count)", top_k(g_diff, k)))
         print(f"  too hard vs truly too hard ({int(truly_hard.sum())} claims):")
-        for name, flagged in rows:
+        for number, (name, flagged) in enumerate(rows):
             print(f"    {name:32s} {precision_recall(flagged, truly_hard)}")
+            if number == 0 or name.startswith("Rasch, top"):
+                precision, recall = precision_and_recall(flagged, truly_hard)
+                label = "Beta 4/1 prior" if number == 0 else "Rasch's hardest, as many"
+                record.add(case, f"too hard, {label}: precision", round(precision, 3), "")
+                record.add(case, f"too hard, {label}: recall", round(recall, 3), "")
         print(f"  ({time.perf_counter() - started:.1f} s for this vote count)")
 
 

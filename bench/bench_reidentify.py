@@ -10,6 +10,12 @@ salt tells which of its pairs are right.
 
     python bench/bench_reidentify.py                    # 240 players, seed 0
     python bench/bench_reidentify.py --players 500 --seed 3 --rooms 80
+    python bench/bench_reidentify.py --database-url postgres://fm2:fm2@127.0.0.1:5432/fm2
+
+The game runs on SQLite in a temporary folder, or with --database-url on a throwaway
+PostgreSQL database beside the one named (dropped after without superuser rights). It uses
+no Redis (tasks run in-process): it takes no --redis-url. With --record (or FM2_BENCH_RECORD)
+the "after" figures go to the record, target 0 named.
 
 Figures (players named by the join, of those on the leaderboards; no wrong pairs in any run;
 about 10 s a run; before = 3662535, the branch point; main at 1ef4699, with the skill table's
@@ -41,10 +47,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
 
 SIMULATE = r"""
 import json, sys
@@ -70,13 +77,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rooms", type=int, default=40, help="live rooms played among the players (2-6 members, 3-5 questions)")
     parser.add_argument("--base", default=None, help="the commit whose export is 'before' (default: git merge-base HEAD main)")
+    harness.add_service_args(parser, redis=False)
     options = parser.parse_args()
+    record = harness.Record("bench_reidentify", options.record)
     base = options.base or subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
     sys.path.insert(0, str(REPO))
-    with tempfile.TemporaryDirectory(prefix="fm2-reidentify-") as tmp:
-        work = Path(tmp)
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "foolgame.settings", "DATABASE_URL": f"sqlite:///{work / 'game.sqlite3'}",
-               "REDIS_URL": "", "PYTHONPATH": str(REPO)}
+    with harness.services(options, "reidentify", redis=False) as svc:
+        work = svc.data_dir
+        database_url = svc.database_url or f"sqlite:///{work / 'game.sqlite3'}"
+        env = {**svc.env(), "DJANGO_SETTINGS_MODULE": "foolgame.settings", "DATABASE_URL": database_url, "REDIS_URL": ""}
         run(REPO, ["-c", SIMULATE, str(options.players), str(options.seed), str(work / "game.json"), str(options.rooms)], env)
         old = work / "base"
         old.mkdir()
@@ -113,6 +122,11 @@ def main() -> None:
             print(f"{'  rooms join:':18} {len(named)} named of {rooms.players} room players, {wrong} wrong pins")
             both = set(named) | set(right)
             print(f"{'  either join:':18} {len(both)} named")
+            if label == "after":
+                case = f"{len(mine)} players, seed {options.seed}, {options.rooms} rooms, {svc.database}"
+                record.add(case, "players named by the leaderboards join", len(right), f"of {len(mine)}", target="0", ok=not right)
+                record.add(case, "wrong pairs of the leaderboards join", len(linkage.matches) - len(right), "pairs")
+                record.add(case, "room players named by the rooms join", len(named), f"of {rooms.players}", target="0", ok=not named)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@ its default batch size on the torch CPU backend, which is what a plain
 ``SentenceTransformer(model).encode(...)`` call does.
 
 Prints one line per path and, last, a JSON object with both rates, the ratio, and both
-recall@5 figures.
+recall@5 figures. The process's CPU time per sentence is printed beside each rate (the
+encoders use every core: the rate moves with the machine's load, the CPU much less).
+
+Pure computation: no database, no Redis (it takes neither option). With --record (or
+FM2_BENCH_RECORD) each path's rate, CPU per sentence and recall@5 go to the record.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
 
 from retrieval.dense import passage_text  # noqa: E402
 from retrieval.encoder import Encoder, Matrix, default_model_path, normalise_rows  # noqa: E402
@@ -52,7 +59,9 @@ def main() -> int:
     parser.add_argument("--fm2", type=Path, default=DEFAULT_FM2)
     parser.add_argument("--limit", type=int, default=None, help="time only the first N sentences")
     parser.add_argument("--onnx-cache-dir", type=Path, default=None)
+    harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
+    record = harness.Record("bench_retrieval_encoding", args.record)
     if not args.fm2.exists():
         print(f"no FM2 file at {args.fm2}", file=sys.stderr)
         return 2
@@ -76,16 +85,20 @@ def main() -> int:
     for name, encode in (("default_torch", default_encode), ("onnx_int8", fast_encode)):
         encode(texts[:64])  # warm-up: model load, ONNX export/session, first-call costs
         print(f"encoding {len(texts)} sentences with {name} ...", file=sys.stderr, flush=True)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         sentence_vectors = encode(texts)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu_ms = time.perf_counter() - started, (time.process_time() - cpu) * 1000 / len(texts)
         rate = len(texts) / elapsed
+        case = f"{name}, {len(texts)} sentences of {args.fm2.name}"
+        record.add(case, "rate", round(rate, 1), "sentences/s")
+        record.add(case, "CPU per sentence", round(cpu_ms, 2), "ms CPU/sentence")
         claim_vectors = encode(claims)
         vectors[name] = (sentence_vectors, claim_vectors)
         results[f"{name}_sentences_per_s"] = round(rate, 1)
         if args.limit is None:
             results[f"{name}_recall@5"] = round(recall_at_5(dataset, sentence_vectors, claim_vectors), 1)
-        print(f"{name:14s} {rate:8.1f} sentences/s", flush=True)
+            record.add(case, "recall@5 (page scope)", results[f"{name}_recall@5"], "%")
+        print(f"{name:14s} {rate:8.1f} sentences/s, {cpu_ms:.2f} ms CPU a sentence", flush=True)
 
     results["speedup"] = round(
         float(results["onnx_int8_sentences_per_s"]) / float(results["default_torch_sentences_per_s"]),  # type: ignore[arg-type]

@@ -72,6 +72,8 @@ gold items) and accuracies this close (Beta(8, 2)), the weights are mostly noise
 bar; ``--accuracy-beta 4,2 --gold-share 0.2`` and ``--spammers 0.3`` tell the same story.
 The simulated checkers are worse than MultiNLI's (individual labels matching the gold label
 84% against 88.7%), so its Table 2 is not reproduced, only its shape.
+Pure computation: no database, no Redis (it takes neither option). With --record (or
+FM2_BENCH_RECORD) each mode's recovered, wrong and precision shares go to the record.
 """
 
 from __future__ import annotations
@@ -84,6 +86,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
 
 from scoring.filters import wilson  # noqa: E402
 from scoring.validation import (  # noqa: E402
@@ -131,7 +136,9 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=50, help="players checking at once")
     parser.add_argument("--seconds-per-check", type=float, default=20.0)
     parser.add_argument("--pool", type=int, default=2000, help="claims waiting for checks")
+    harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
+    record = harness.Record("bench_validation_sim", args.record)
     started = time.perf_counter()
 
     rng = np.random.default_rng(args.seed)
@@ -209,6 +216,10 @@ def main() -> None:
         none = sum(g == NO_GOLD for g in golds)
         wrong = n - right - none
         print(f"{name:22s} {share(right, n):>22s} {share(wrong, n):>22s} {share(none, n):>22s} {share(right, n - none):>22s}")
+        case = f"{name}: {args.checkers} checkers ({args.spammers:.0%} spammers), {n} claims, {args.checks} checks, seed {args.seed}"
+        record.add(case, "gold label recovered", round(100 * right / n, 1), "% of claims")
+        record.add(case, "gold label wrong", round(100 * wrong / n, 1), "% of claims")
+        record.add(case, "precision", round(100 * right / (n - none), 1) if n - none else None, "%")
     right = int(np.sum(author == truth))
     print(f"{'author alone':22s} {share(right, n):>22s} {share(n - right, n):>22s} {'':>22s} {share(right, n):>22s}")
 

@@ -25,7 +25,10 @@ Prints, each accuracy with its Wilson 95% interval and n:
    scored on the frozen slice beside the claim-only baseline trained on the same claims;
    it is promoted only if it is not worse than the active version by more than 1 point.
 
-No figure is asserted: the numbers are for docs and for deciding.
+No figure is asserted: the numbers are for docs and for deciding. With --record (or
+FM2_BENCH_RECORD) the cross-validated accuracies, the difference, the training time and the
+verdict latency go to the record. Pure computation: no database, no Redis (it takes neither
+option).
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import harness  # noqa: E402
 import numpy as np  # noqa: E402
 
 from retrieval.encoder import Encoder, TextEncoder  # noqa: E402
@@ -183,7 +188,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--fm2", type=Path, default=DEFAULT_FM2)
     parser.add_argument("--round-size", type=int, default=200)
     parser.add_argument("--json", action="store_true", help="print one JSON object with every figure")
+    harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args(argv)
+    record = harness.Record("bench_verifier", args.record)
     if not args.fm2.is_file():
         print(f"skipped: {args.fm2} not found")
         return
@@ -413,6 +420,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{row['claim_only_baseline']:>10.1%}  {'yes' if row['promoted'] else 'no'}{was}"
         )
     out(f"   active at the end: v{figures['loop']['active_version']}")
+    case = f"{args.fm2.name}, {len(claims)} claims, page-disjoint {FOLDS}-fold CV"
+    for name in settings:
+        f = cv[name]
+        record.add(case, f"accuracy, {labels_text[name]}", round(100 * f["accuracy"], 1),
+                   f"% (95% CI {100 * f['ci95'][0]:.1f}-{100 * f['ci95'][1]:.1f})")
+    record.add(case, "head-gold minus claim-only", round(100 * d["points"], 1), f"points (95% CI {100 * d['ci95'][0]:+.1f} to {100 * d['ci95'][1]:+.1f})")
+    record.add(f"{args.fm2.name}, all {len(claims)} claims", "training (encoding included)", figures["training"]["seconds"], "s")
+    record.add("verdict in process, one claim and its gold sentences", "p50", lat["p50"], "ms")
+    record.add("verdict in process, one claim and its gold sentences", "p95", lat["p95"], "ms")
     if args.json:
         print(json.dumps(figures, default=float))
 

@@ -15,6 +15,9 @@ share refused with a 95% Wilson interval:
 Then the time per check. The shipped table was built from the FM2 *test* split, whose 234
 pages are none of the dev split's 209 (the table's ``source`` says so): no claim or page the
 benchmark checks went into the model or into the choice of the rule's thresholds.
+
+Pure computation: no database, no Redis (it takes neither option). With --record (or
+FM2_BENCH_RECORD) the three shares and the CPU per check go to the record.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import harness  # noqa: E402
 from scoring.filters import wilson  # noqa: E402
 from scoring.word_order import OrderRule, order_model_load, reads_as_sentence  # noqa: E402
 
@@ -57,7 +62,9 @@ def main() -> None:
     parser.add_argument("--fm2", type=Path, default=DEFAULT_FM2)
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--show", type=int, default=5, help="print this many examples of each kind of error")
+    harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
+    record = harness.Record("bench_word_salad", args.record)
     if not args.fm2.is_file():
         print(f"skipped: {args.fm2} not found")
         return
@@ -91,6 +98,9 @@ def main() -> None:
         hits = len(refused[name])
         low, high = wilson(hits, len(texts))
         print(f"  {name:32s} refused {hits:4d}/{len(texts)} = {hits / len(texts):6.1%}  (95% CI {low:.1%} to {high:.1%})")
+        record.add(f"{args.fm2.name}, seed {args.seed}", f"{name} refused", round(100 * hits / len(texts), 1),
+                   f"% (95% CI {100 * low:.1f}-{100 * high:.1f}, n {len(texts)})")
+    record.add(f"{args.fm2.name}, seed {args.seed}", "CPU per check", round(cpu_ms, 3), "ms CPU/check")
     timings.sort()
     print(
         f"time per check: CPU {cpu_ms:.2f} ms; wall mean {statistics.fmean(timings):.2f} ms, median {timings[len(timings) // 2]:.2f} ms, "

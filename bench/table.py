@@ -1,0 +1,209 @@
+"""The docs' performance page from the benches' records: one table, no prose.
+
+    python bench/table.py --new RUN.jsonl [--store bench/records.jsonl] [--out docs/performance.md]
+
+``RUN.jsonl`` is what one ``make bench`` wrote: the figures each bench recorded through
+``harness.Record`` and one line per bench from ``bench/run_all.py`` (``"run": {command,
+exit, seconds, skipped}``). They are merged into ``--store``, the committed history: a
+figure is keyed by bench, case and figure, and a new one replaces the old; a figure this
+run did not measure (a slow bench skipped, a bench that failed, a case another run measured)
+keeps its own date, commit and machine and is marked as not from its bench's latest run. A
+bench's latest run is its last line from run_all (a skip included, which keeps the last real
+run's time beside it). The page is rendered from the store.
+
+A figure marked ``"legacy": true`` was carried over from the prose page this table replaced
+(measured before records existed; its commit is the page's): it is shown with ‡ until its
+bench records a figure of its own, and then dropped.
+
+A figure whose unit names CPU (``"ms CPU/request"``) is the case's CPU cost per unit: it
+fills the "CPU per unit" column of its case's rows, and is a row of its own only when it has
+a floor or a target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+STORE = REPO / "bench" / "records.jsonl"
+OUT = REPO / "docs" / "performance.md"
+
+HEAD = """# Performance and measured figures
+
+Written by `make bench` (`bench/run_all.py` runs each bench with `--record`, then `bench/table.py`
+renders this page from `bench/records.jsonl`); `make bench SLOW=1` adds the slow ones (100k-claim
+deal and export, the 60 s REST run, the verifier's cross-validation). `make bench
+BENCH_DATABASE_URL=postgres://... BENCH_REDIS_URL=redis://...` passes `--database-url` and
+`--redis-url` to every bench that uses a database or Redis (default: SQLite and a redis-server of
+its own). Latencies move with the machine's load (shown per bench below); CPU per unit moves
+least. † = not measured in its bench's latest run (skipped, failed, or a case that run did not
+have): the row keeps the date and commit it was measured at.
+‡ = carried over from the prose page this table replaced (no record of that run: no machine,
+no load); it goes when its bench records its own figures.
+"""
+
+
+def read_lines(path: Path | None) -> list[dict[str, Any]]:
+    if path is None or not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def is_run(line: dict[str, Any]) -> bool:
+    return "run" in line
+
+
+def figure_key(line: dict[str, Any]) -> tuple[str, str, str]:
+    return line["bench"], line.get("case") or "", line["figure"]
+
+
+def merge(stored: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The store with this run's lines in: figures by (bench, case, figure), runs by bench.
+    Figures of this run carry its run id (``run_id``, from its run lines), so the page can tell
+    them from older ones."""
+    new = list(new)
+    run_ids = {line["run"].get("id") for line in new if is_run(line)} - {None}
+    run_id = max(run_ids) if run_ids else None
+    figures: dict[tuple[str, str, str], dict[str, Any]] = {}
+    runs: dict[str, dict[str, Any]] = {}
+    for source, lines in (("stored", stored), ("new", new)):
+        for line in lines:
+            if is_run(line):
+                before = runs.get(line["bench"])
+                if line["run"].get("skipped") and before is not None:
+                    if before["run"].get("id") == line["run"].get("id"):
+                        continue  # its small stand-in ran in this same run
+                    last = before["run"].get("last") if before["run"].get("skipped") else before["run"]
+                    line = {**line, "run": {**line["run"], "last": last}}
+                runs[line["bench"]] = line
+            else:
+                if source == "new" and run_id is not None:
+                    line = {**line, "run_id": run_id}
+                figures[figure_key(line)] = line
+    recorded = {line["bench"] for line in figures.values() if not line.get("legacy")}
+    figures = {key: line for key, line in figures.items() if not (line.get("legacy") and line["bench"] in recorded)}
+    # By bench, then in the order the bench wrote them (a replaced figure keeps its place).
+    return [runs[name] for name in sorted(runs)] + sorted(figures.values(), key=lambda line: line["bench"])
+
+
+def number(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def with_unit(value: Any, unit: str | None, *, none: str = "") -> str:
+    text = number(value) or none
+    return f"{text} {unit}".strip() if text and unit else text
+
+
+def is_cpu(line: dict[str, Any]) -> bool:
+    return "cpu" in (line.get("unit") or "").lower()
+
+
+def cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def machine_text(machine: dict[str, Any]) -> str:
+    return f"{machine.get('cores', '?')} cores, {machine.get('cpu') or 'unknown CPU'}"
+
+
+def load_text(machine: dict[str, Any]) -> str:
+    return " / ".join(f"{x:.2f}" for x in machine.get("load") or [])
+
+
+def render(lines: list[dict[str, Any]]) -> str:
+    """The page: a header naming the latest run, the table of figures, the benches' commands."""
+    runs = {line["bench"]: line for line in lines if is_run(line)}
+    figures = [line for line in lines if not is_run(line)]
+    run_ids = [line["run"].get("id") for line in runs.values() if line["run"].get("id")]
+    latest = max(run_ids) if run_ids else None
+    out = [HEAD]
+    if latest:
+        by_run: dict[str, list[dict[str, Any]]] = {}
+        for line in runs.values():
+            by_run.setdefault(line["run"].get("id") or "", []).append(line)
+        described = []
+        for run_id in sorted(by_run, reverse=True):
+            lines = by_run[run_id]
+            names = ", ".join(line["bench"] for line in lines) if len(lines) <= 3 else f"{len(lines)} benches"
+            machine = lines[0]["machine"]
+            described.append(f"{run_id} ({names}; commit `{machine.get('commit', '')}`, {machine_text(machine)})")
+        out.append(f"Latest run: {described[0]}." + (f" Earlier: {'; '.join(described[1:])}." if described[1:] else "") + "\n")
+
+    by_bench: dict[str, list[dict[str, Any]]] = {}
+    for line in figures:
+        by_bench.setdefault(line["bench"], []).append(line)
+    out.append("| bench | case | figure | value | floor | ratio | CPU per unit | target | holds | measured |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for bench in sorted(set(by_bench) | set(runs)):
+        run = runs.get(bench, {}).get("run", {})
+        failed = bool(run) and not run.get("skipped") and run.get("exit") != 0
+        if failed:
+            out.append(f"| {bench} | | run | **failed (exit {run.get('exit')})** | | | | exit 0 | ✗ | {run.get('id', '')} |")
+        rows = by_bench.get(bench, [])
+        if not rows:
+            if not failed:
+                out.append(f"| {bench} | | | {'skipped (SLOW=1 runs it)' if run.get('skipped') else 'no record'} | | | | | | |")
+            continue
+        cpu: dict[str, list[str]] = {}
+        for line in rows:
+            if is_cpu(line):
+                cpu.setdefault(line.get("case") or "", []).append(with_unit(line["value"], line.get("unit")))
+        for line in rows:
+            if is_cpu(line) and line.get("floor") is None and not line.get("target"):
+                continue
+            machine = line.get("machine") or {}
+            earlier = bool(run) and line.get("run_id") != run.get("id")
+            mark = " ‡" if line.get("legacy") else (" †" if earlier else "")
+            measured = f"{machine.get('date', '')}, `{machine.get('commit', '')}`{mark}"
+            holds = {True: "✓", False: "✗"}.get(line.get("ok"), "")
+            case = line.get("case") or ""
+            out.append("| " + " | ".join(cell(x) for x in (
+                bench, case, line["figure"], with_unit(line["value"], line.get("unit"), none="none"),
+                with_unit(line.get("floor"), line.get("unit")), number(line.get("ratio")),
+                "; ".join(cpu.get(case, [])), line.get("target") or "", holds, measured)) + " |")
+
+    out.append("\n## Benches\n")
+    out.append("Each bench's command as the latest `make bench` ran it (plus `--record`, and the database and "
+               "Redis options when given), its outcome, how long it took and the load average (1 / 5 / 15 min) "
+               "just before it started.\n")
+    out.append("| bench | command | outcome | seconds | load before | run |")
+    out.append("| --- | --- | --- | --- | --- | --- |")
+    for bench in sorted(runs):
+        run, machine = runs[bench]["run"], runs[bench].get("machine") or {}
+        last = run.get("last") or {}
+        outcome = "ok" if run.get("exit") == 0 else f"failed (exit {run.get('exit')})"
+        if run.get("skipped"):
+            outcome = "skipped (SLOW=1)" + (f"; last run {last.get('id')}" if last else "")
+        seconds = number(last.get("seconds") if run.get("skipped") else run.get("seconds"))
+        out.append("| " + " | ".join(cell(x) for x in (
+            bench, f"`{run.get('command', '')}`", outcome, seconds, load_text(machine),
+            f"{run.get('id', '')}, `{machine.get('commit', '')}`")) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--new", type=Path, help="this run's records (bench/run_all.py's file)")
+    parser.add_argument("--store", type=Path, default=STORE, help="the committed records the new ones are merged into")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    lines = merge(read_lines(args.store), read_lines(args.new))
+    args.store.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    args.out.write_text(render(lines), encoding="utf-8")
+    print(f"{args.out}: {sum(not is_run(line) for line in lines)} figures of {len({line['bench'] for line in lines})} benches")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""bench/table.py: the docs' performance page rendered from the benches' records."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+SPEC = importlib.util.spec_from_file_location("bench_table", Path(__file__).resolve().parents[2] / "bench" / "table.py")
+table = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(table)
+
+OLD, NEW = "2026-01-01 10:00:00 UTC", "2026-02-01 10:00:00 UTC"
+
+
+def machine(date: str, commit: str, load: float = 0.5) -> dict:
+    return {"cores": 2, "cpu": "Test CPU", "load": [load, load, load], "commit": commit, "date": date[:16] + " UTC"}
+
+
+def figure(bench: str, case: str, name: str, value: float, unit: str, *, date: str, commit: str, target: str | None = None,
+           ok: bool | None = None, floor: float | None = None) -> dict:
+    return {"bench": bench, "case": case, "figure": name, "value": value, "unit": unit, "floor": floor,
+            "ratio": round(value / floor, 2) if floor else None, "target": target, "ok": ok, "machine": machine(date, commit)}
+
+
+def run(bench: str, run_id: str, commit: str, *, exit: int = 0, skipped: bool = False) -> dict:
+    return {"bench": bench, "run": {"id": run_id, "exit": exit, "seconds": 12.0, "skipped": skipped, "command": f"python bench/{bench}.py"},
+            "machine": machine(run_id, commit, load=1.25)}
+
+
+def rows(page: str, bench: str) -> list[str]:
+    """The bench's rows in the table of figures (not in the list of benches below it)."""
+    figures = page.split("## Benches", 1)[0]
+    return [line for line in figures.splitlines() if line.startswith(f"| {bench} |")]
+
+
+def test_a_target_held_and_a_target_missed_are_marked_and_the_cpu_fills_its_case():
+    new = [
+        run("bench_hints_http", NEW, "bbb2222"),
+        figure("bench_hints_http", "20 authors", "latency p95", 14.0, "ms", date=NEW, commit="bbb2222", target="p95 <= 30 ms", ok=True),
+        figure("bench_hints_http", "20 authors", "latency p99", 45.0, "ms", date=NEW, commit="bbb2222", target="p99 <= 40 ms", ok=False,
+               floor=15.0),
+        figure("bench_hints_http", "20 authors", "CPU per hint request", 6.8, "ms CPU/request", date=NEW, commit="bbb2222"),
+    ]
+    page = table.render(table.merge([], new))
+    p95, p99 = rows(page, "bench_hints_http")
+    assert "| 14 ms |" in p95 and "| p95 <= 30 ms | ✓ |" in p95
+    assert "| 45 ms | 15 ms | 3 |" in p99 and "| p99 <= 40 ms | ✗ |" in p99
+    assert "6.8 ms CPU/request" in p95 and "6.8 ms CPU/request" in p99  # the column, not a row of its own
+    assert "†" not in p95
+    assert f"Latest run: {NEW} (bench_hints_http; commit `bbb2222`, 2 cores, Test CPU)" in page
+    assert "1.25 / 1.25 / 1.25" in page  # the load before the bench
+
+
+def test_a_figure_not_measured_again_keeps_its_own_date_and_commit_and_is_marked():
+    stored = table.merge([], [run("bench_deal", OLD, "aaa1111"),
+                              figure("bench_deal", "100k claims", "deal p99", 15.9, "ms", date=OLD, commit="aaa1111",
+                                     target="p99 <= 20 ms", ok=True)])
+    page = table.render(table.merge(stored, [run("bench_deal", NEW, "bbb2222", skipped=True), run("bench_hints_http", NEW, "bbb2222")]))
+    (deal,) = rows(page, "bench_deal")
+    assert "15.9 ms" in deal and "2026-01-01 10:00 UTC, `aaa1111` †" in deal
+    assert f"Latest run: {NEW}" in page
+
+
+def test_a_newer_figure_replaces_the_stored_one_by_bench_case_and_figure():
+    stored = table.merge([], [run("bench_word_salad", OLD, "aaa1111"),
+                              figure("bench_word_salad", "dev", "real claims refused", 0.5, "%", date=OLD, commit="aaa1111")])
+    merged = table.merge(stored, [run("bench_word_salad", NEW, "bbb2222"),
+                                  figure("bench_word_salad", "dev", "real claims refused", 0.7, "%", date=NEW, commit="bbb2222")])
+    page = table.render(merged)
+    (row,) = rows(page, "bench_word_salad")
+    assert "0.7 %" in row and "0.5 %" not in row and "†" not in row
+
+
+def test_a_failed_bench_shows_as_failed_and_one_without_records_says_so():
+    page = table.render(table.merge([], [run("bench_rooms_ws", NEW, "bbb2222", exit=1), run("bench_ws_flood", NEW, "bbb2222")]))
+    (rooms,) = rows(page, "bench_rooms_ws")
+    assert "**failed (exit 1)**" in rooms and "✗" in rooms
+    assert "no record" in rows(page, "bench_ws_flood")[0]
+    assert "failed (exit 1)" in page.split("## Benches", 1)[1]
+
+
+def test_main_writes_the_store_and_the_page(tmp_path):
+    new = tmp_path / "run.jsonl"
+    new.write_text(json.dumps(run("bench_integrity", NEW, "bbb2222")) + "\n"
+                   + json.dumps(figure("bench_integrity", "seed 0", "honest held", 0, "per 1,000", date=NEW, commit="bbb2222",
+                                       target="<= 1 per 1,000", ok=True)) + "\n")
+    store, out = tmp_path / "records.jsonl", tmp_path / "performance.md"
+    assert table.main(["--new", str(new), "--store", str(store), "--out", str(out)]) == 0
+    assert len(store.read_text().splitlines()) == 2
+    assert "| bench_integrity | seed 0 | honest held | 0 per 1,000 |" in out.read_text()
+
+
+def test_a_figure_carried_over_from_the_prose_goes_once_its_bench_records_its_own():
+    legacy = {**figure("bench_export", "100k claims", "time", 60.2, "s", date=OLD, commit="ce98252", target="<= 60 s", ok=False),
+              "legacy": True}
+    kept = table.render(table.merge([], [legacy]))
+    assert "60.2 s" in rows(kept, "bench_export")[0] and "`ce98252` ‡" in rows(kept, "bench_export")[0]
+    replaced = table.merge(table.merge([], [legacy]), [
+        run("bench_export", NEW, "bbb2222"),
+        figure("bench_export", "100,000 claims, 300,000 votes", "export time", 48.0, "s", date=NEW, commit="bbb2222")])
+    (row,) = rows(table.render(replaced), "bench_export")
+    assert "48 s" in row and "‡" not in row
+
+
+def test_a_run_of_one_bench_marks_only_that_bench_s_cases_it_did_not_measure():
+    first = table.merge([], [
+        run("bench_hints_http", OLD, "aaa1111"), run("bench_word_salad", OLD, "aaa1111"),
+        figure("bench_hints_http", "20 authors, sqlite", "latency p95", 14.0, "ms", date=OLD, commit="aaa1111"),
+        figure("bench_word_salad", "dev", "real claims refused", 0.5, "%", date=OLD, commit="aaa1111")])
+    page = table.render(table.merge(first, [
+        run("bench_hints_http", NEW, "bbb2222"),
+        figure("bench_hints_http", "20 authors, postgresql + Redis", "latency p95", 20.0, "ms", date=NEW, commit="bbb2222")]))
+    sqlite, postgresql = rows(page, "bench_hints_http")  # in the order recorded
+    assert "†" not in postgresql and "`aaa1111` †" in sqlite
+    assert "†" not in rows(page, "bench_word_salad")[0]
