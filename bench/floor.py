@@ -41,6 +41,8 @@ import django  # noqa: E402
 
 django.setup()
 
+from channels.consumer import get_handler_name  # noqa: E402
+from channels.exceptions import StopConsumer  # noqa: E402
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -73,6 +75,22 @@ def claim_ok(frame: dict[str, Any]) -> bool:
 class FloorSocket(AsyncWebsocketConsumer):
     group: str
     handlers: dict[str, str] = {}
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch without its ``close_old_connections`` hop to a thread before
+        every message, as the game's sockets (``GameSocketConsumer``): the floor has no
+        database, and a hop per message would be a cost the game does not pay."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        """Channels' without its ``close_old_connections`` (see ``dispatch``)."""
+        for group in self.groups:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:

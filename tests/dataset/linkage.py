@@ -289,7 +289,8 @@ def simulate_rooms(game: SimulatedGame, *, rooms: int = 30, seed: int = 0, start
                     for a in awards
                 )
         room.ended_at = moment + timedelta(seconds=180)
-        room.save(update_fields=["ended_at"])
+        room.current = room.questions  # as the services leave a room that dealt them all
+        room.save(update_fields=["ended_at", "current"])
     return asked
 
 
