@@ -437,12 +437,18 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
         return 0
     with transaction.atomic():
         locked = Vote.objects.filter(pk__in=due, settled=False).select_for_update(of=("self",))
-        votes = list(locked.select_related("round__left_claim", "round__right_claim").order_by("pk"))
+        votes = list(locked.select_related("round__left_claim", "round__right_claim").only(*_SETTLE_FIELDS).order_by("pk"))
         if not votes:
             return 0
         _votes_pay(votes)
         Vote.objects.filter(pk__in=[vote.pk for vote in votes]).update(settled=True)
     return len(votes)
+
+
+_SETTLE_FIELDS = ("round__player", "round__false_claim_index", "correct", "remaining", "unpaid") + tuple(
+    f"round__{side}_claim__{field}" for side in ("left", "right") for field in ("author", "label")
+)
+"""What paying a vote reads: not the claims' texts and evidence."""
 
 
 def _votes_pay(votes: list[Vote]) -> None:
