@@ -510,8 +510,9 @@ def _finish_question(
         over = over or _question_over(question.pk, now)
         if over is None:
             return False
-    still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
-    round_ids = list(question.plays.values_list("round_id", flat=True))
+    plays = list(question.plays.values_list("round_id", "player_id", "round__state"))  # one query, not one for the open ones and one for all
+    still_open = [(round_id, player_id) for round_id, player_id, state in plays if state == Round.State.PLAYING]
+    round_ids = [round_id for round_id, _, _ in plays]
     if force:
         _forfeit(still_open, rated=False)  # the host ended it, not the members: no rating
     elif early is not None:
