@@ -26,6 +26,7 @@ from foolgame.rooms.payloads import Found, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core import clock
 from foolgame.voting.models import Round, Vote
+from foolgame.voting.payloads import compiled_rows
 
 def given_up(prefix: str = "") -> Q:
     """A round (``prefix``: the path to it, e.g. ``"round__"``) given up: a forfeit (the round
@@ -91,7 +92,8 @@ def room_results_first(*, room: Room, question: RoomQuestion | None = None, hide
     rows: list[Score] = []
     found: list[Found] = []
     first: tuple[Any, Found] | None = None
-    for player_id, username, left_at in RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at"):
+    members = RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at")
+    for player_id, username, left_at in compiled_rows("room_members", members, [room.pk]):  # every opening and answer: compiled once
         total = totals.get(player_id, {})
         rows.append(
             {

@@ -510,8 +510,9 @@ def _finish_question(
         over = over or _question_over(question.pk, now)
         if over is None:
             return False
-    still_open = question.plays.filter(round__state=Round.State.PLAYING).values_list("round_id", "player_id")
-    round_ids = list(question.plays.values_list("round_id", flat=True))
+    plays = list(question.plays.values_list("round_id", "player_id", "round__state"))  # one query, not one for the open ones and one for all
+    still_open = [(round_id, player_id) for round_id, player_id, state in plays if state == Round.State.PLAYING]
+    round_ids = [round_id for round_id, _, _ in plays]
     if force:
         _forfeit(still_open, rated=False)  # the host ended it, not the members: no rating
     elif early is not None:
@@ -661,16 +662,18 @@ def _room_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, Room
         "seconds": room.seconds,
         "number": room.current,
         "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
-        "members": RoomMember.objects.filter(room=room, left_at__isnull=True).count(),
+        "members": 0,  # below: from the scoreboard's rows for a member, which list everyone
         "scoreboard": None,
         "question": None,
         "winners": None,
         "next": None,
     }
     if member is None:
+        state["members"] = RoomMember.objects.filter(room=room, left_at__isnull=True).count()
         return state, room, member
     hidden = withheld_questions(room=room, player_id=player.pk) if room.current else set()  # given up before their deadline
     state["scoreboard"] = room_scoreboard(room=room, hide=hidden)
+    state["members"] = sum(not row["left"] for row in state["scoreboard"])
     if room.state == Room.State.ENDED:
         state["winners"] = room_winners(room=room, hide=hidden)
         if room.next_room_id is not None and member.left_at is None:

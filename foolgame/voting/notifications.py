@@ -38,6 +38,18 @@ def notifications_for_vote(*, round_: Round, vote: Vote, ledger: Iterable[Ledger
     """A vote's news for the round's authors, in the vote's transaction: a wrong vote fooled
     both of them (the true claim taken for the false one, the false one for true); a correct
     vote pays each of them a "Hard to check" share, one notification per ``fool`` ledger row."""
+    return Notification.objects.bulk_create(vote_notifications(round_=round_, vote=vote, ledger=ledger))
+
+
+def notifications_for_votes(*, paid: Iterable[tuple[Round, Vote, Iterable[LedgerEntry]]]) -> list[Notification]:
+    """``notifications_for_vote`` for many votes (each with its round and ledger rows), in
+    one insert."""
+    return Notification.objects.bulk_create([note for round_, vote, ledger in paid for note in vote_notifications(round_=round_, vote=vote, ledger=ledger)])
+
+
+def vote_notifications(*, round_: Round, vote: Vote, ledger: Iterable[LedgerEntry]) -> list[Notification]:
+    """``notifications_for_vote``'s rows, not written yet: a caller paying many votes writes
+    them all with one insert."""
     voter_id = round_.player_id
     notes: list[Notification] = []
     if not vote.correct:
@@ -49,7 +61,7 @@ def notifications_for_vote(*, round_: Round, vote: Vote, ledger: Iterable[Ledger
     for entry in ledger:
         if entry.kind == LedgerEntry.Kind.FOOL and entry.player_id != voter_id:
             notes.append(Notification(player_id=entry.player_id, kind=Kind.FOOL_POINTS, claim=entry.claim, actor_id=voter_id, points=entry.amount))
-    return Notification.objects.bulk_create(notes)
+    return notes
 
 
 def notification_for_like(*, claim: Claim, voter: AbstractBaseUser, points: int) -> Notification | None:

@@ -435,17 +435,44 @@ def votes_settle(*, round_ids: list[int] | None = None) -> int:
     due = hooks.round_groups.get().votes_due(votes, clock.now())
     if not due:
         return 0
-    settled = 0
     with transaction.atomic():
         locked = Vote.objects.filter(pk__in=due, settled=False).select_for_update(of=("self",))
-        for vote in locked.select_related("round__left_claim", "round__right_claim").order_by("pk"):
-            round_ = vote.round
-            awards = [] if vote.unpaid else _vote_awards(round_, correct=vote.correct, remaining=vote.remaining)
-            _vote_pay(round_, vote, awards)
-            vote.settled = True
-            vote.save(update_fields=["settled"])
-            settled += 1
-    return settled
+        votes = list(locked.select_related("round__left_claim", "round__right_claim").only(*_SETTLE_FIELDS).order_by("pk"))
+        if not votes:
+            return 0
+        _votes_pay(votes)
+        Vote.objects.filter(pk__in=[vote.pk for vote in votes]).update(settled=True)
+    return len(votes)
+
+
+_SETTLE_FIELDS = ("round__player", "round__false_claim_index", "correct", "remaining", "unpaid") + tuple(
+    f"round__{side}_claim__{field}" for side in ("left", "right") for field in ("author", "label")
+)
+"""What paying a vote reads: not the claims' texts and evidence."""
+
+
+def _votes_pay(votes: list[Vote]) -> None:
+    """``_vote_pay`` for many votes at once (their rounds selected with their claims): one
+    insert of all their ledger rows, one of all their notifications, one rating task after
+    the commit; the unpaid ones (``Vote.unpaid``) do none of it. In the caller's transaction."""
+    paid = [vote for vote in votes if not vote.unpaid]
+    if not paid:
+        return
+    rows: list[tuple[Vote, list[LedgerEntry]]] = []
+    for vote in paid:
+        round_ = vote.round
+        true_claim, false_claim = round_.claims[1 - round_.false_index], round_.claims[round_.false_index]
+        claim_of_role = {"voter": false_claim, "true_claim_author": true_claim, "false_claim_author": false_claim}
+        awards = _vote_awards(round_, correct=vote.correct, remaining=vote.remaining)
+        rows.append((vote, [
+            LedgerEntry(player_id=a.player, amount=a.amount, kind=str(a.kind), claim=claim_of_role[str(a.role)], cause=f"round:{round_.pk}")
+            for a in awards
+        ]))
+    LedgerEntry.objects.bulk_create([entry for _, ledger in rows for entry in ledger])
+    notifications.notifications_for_votes(paid=[(vote.round, vote, ledger) for vote, ledger in rows])
+    from foolgame.voting import tasks
+
+    events.task_batched_on_commit(tasks.rate_votes, [vote.pk for vote in paid])
 
 
 def votes_unpay(*, round_ids: list[int], reason: str) -> int:

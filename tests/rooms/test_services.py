@@ -272,3 +272,18 @@ def test_the_tasks_finish_a_due_question_and_sweep(party, fake_clock) -> None:
     assert tasks.finish_question(question.pk) is True
     assert tasks.finish_question(question.pk) is False, "a second delivery does nothing"
     assert tasks.sweep_rooms() == 0
+
+
+@pytest.mark.django_db
+def test_a_room_socket_opens_in_the_lobby_with_its_members_count_in_four_queries(party, django_assert_max_num_queries) -> None:
+    """400 sockets open at once: the count of members present comes from the scoreboard's
+    rows (which list everyone, those who left marked), not from a query of its own."""
+    services.room_leave(code=party.room.code, player=party.players[1])
+    with django_assert_max_num_queries(4):
+        state, room_id, member_id = services.room_socket_state(code=party.room.code, player=party.players[0])
+    assert (state["members"], room_id, state["member"]) == (2, party.room.pk, True)
+    assert [row["left"] for row in sorted(state["scoreboard"], key=lambda r: r["username"])] == [False, True, False]
+    left = services.room_state(code=party.room.code, player=party.players[1])
+    assert (left["members"], left["member"]) == (2, False)
+    stranger = services.room_state(code=party.room.code, player=UserFactory(username="sam"))
+    assert (stranger["members"], stranger["member"], stranger["scoreboard"]) == (2, False, None)

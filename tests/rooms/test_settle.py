@@ -81,3 +81,30 @@ def test_after_a_give_up_the_room_votes_are_paid_at_the_questions_deadline(party
     fake_clock.current = question.deadline
     rounds.rounds_sweep()
     assert verify_board() == {"hana": 120}
+
+
+@pytest.mark.django_db
+def test_settling_a_questions_votes_writes_them_in_a_few_queries_whatever_their_number(party, fake_clock, django_assert_max_num_queries) -> None:
+    """A question's votes settle together at its end (every room ends its questions at
+    once): one insert of all their ledger rows, one of all their news, one update, not three
+    writes a vote; what they pay and tell is each vote's own."""
+    from foolgame.players.models import Notification
+
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    fake_clock.advance(20)
+    plays = rounds_of(question)
+    rounds.vote_cast(round_id=plays["hana"].pk, player=party.host, false_claim=question.false_claim_index)
+    for name, player in (("pia", party.players[0]), ("otto", party.players[1])):
+        rounds.vote_cast(round_id=plays[name].pk, player=player, false_claim=1 - question.false_claim_index)
+    question.state = question.State.DONE  # over: its votes are due
+    question.save(update_fields=["state"])
+    with django_assert_max_num_queries(8):
+        assert rounds.votes_settle(round_ids=[r.pk for r in plays.values()]) == 3
+    assert rounds.votes_settle() == 0, "each vote once"
+    assert set(Vote.objects.filter(round__in=plays.values()).values_list("settled", flat=True)) == {True}
+    for round_ in plays.values():
+        assert sum(LedgerEntry.objects.filter(cause=f"round:{round_.pk}").values_list("amount", flat=True)) in (0, 120)
+    assert LedgerEntry.objects.filter(cause=f"round:{plays['hana'].pk}", player=party.host, amount__gt=0).exists()
+    fooled = Notification.objects.filter(kind=Notification.Kind.FOOLED).values_list("actor_id", flat=True)
+    assert sorted(fooled) == sorted([party.players[0].pk] * 2 + [party.players[1].pk] * 2), "each wrong vote fooled both authors"
