@@ -162,6 +162,55 @@ async def test_socket_from_a_foreign_origin_is_refused(game, dealt) -> None:
     assert not connected
 
 
+def session_cookie(user) -> bytes:
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    else:
+        client.get("/")  # an anonymous visitor's session, if any
+    session = client.cookies.get(settings.SESSION_COOKIE_NAME)
+    return f"{settings.SESSION_COOKIE_NAME}={session.value if session else 'none'}".encode()
+
+
+async def through_the_stack(round_id: int, cookie: bytes) -> WebsocketCommunicator:
+    """A socket through the whole ASGI stack (origin check, cookies, session, user)."""
+    return WebsocketCommunicator(application, f"/ws/rounds/{round_id}/", headers=[(b"origin", b"http://localhost"), (b"host", b"localhost"), (b"cookie", cookie)])
+
+
+async def test_the_sockets_user_is_read_in_its_opening_trip_to_the_database(game, dealt, monkeypatch) -> None:
+    """A logged-in socket's user comes from its session in the same hop to a database thread
+    as the round's opening state: one hop to open a socket, not one for the user and one for
+    the round. An anonymous one is still refused with 4401."""
+    from channels.db import DatabaseSyncToAsync
+
+    hops = []
+    handler = DatabaseSyncToAsync.thread_handler
+    monkeypatch.setattr(DatabaseSyncToAsync, "thread_handler", lambda self, *a, **k: hops.append(self.func) or handler(self, *a, **k))
+    ws = await through_the_stack(dealt.pk, await database_sync_to_async(session_cookie)(game.voter))
+    hops.clear()
+    try:
+        connected, _ = await ws.connect()
+        assert connected
+        assert len(hops) == 1, hops
+        await ws.send_json_to({"type": "start"})
+        assert (await frame(ws, "state"))["status"] == Round.State.PLAYING
+    finally:
+        await ws.disconnect()
+    for user, expected in ((None, ("not_authenticated", 4401)), (game.true_author, ("not_your_round", 4403))):
+        ws = await through_the_stack(dealt.pk, await database_sync_to_async(session_cookie)(user))
+        try:
+            connected, _ = await ws.connect()
+            assert connected
+            error = json.loads(await ws.receive_from(timeout=3))
+            closed = await ws.receive_output(timeout=3)
+            assert (error["code"], closed["code"]) == expected
+        finally:
+            await ws.disconnect()
+
+
 async def test_ticks_stop_on_disconnect(game, dealt, fake_clock) -> None:
     import asyncio
 
