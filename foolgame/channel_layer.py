@@ -11,7 +11,7 @@ database threads hold most of the time, so on the rooms benchmark a room's answe
 Here one script does it all when a message is waiting: remove from the backup the messages
 already handed to their sockets (named exactly, so sending the same names twice is harmless),
 put back any other, pop the next message into the backup and return it. Only an empty queue
-falls back to the blocking BZPOPMIN and its ZADD. The backup still holds a popped message
+falls back to the blocking BZPOPMIN, whose message needs no backup (see ``_brpop_with_clean``). The backup still holds a popped message
 until it is handed over, so a receive cancelled in between loses nothing: the next receive
 puts it back first. The backup key expires with the messages (``expiry``), so the last
 message a stopped process handed over does not stay in Redis.
@@ -102,12 +102,13 @@ class RedisChannelLayer(_RedisChannelLayer):
         member = await connection.eval(POP_SCRIPT, 2, channel, backup, int(self.expiry), *handed)
         self._handed.pop(channel, None)  # removed by the script (a cancelled call sends them again)
         if member is None:
+            # Nothing waiting: block for the next message. It is not copied to the backup
+            # (channels-redis did, a round trip per message): from BZPOPMIN's answer to the
+            # message in its socket's buffer there is no await (``receive_single``), so no
+            # receive can stop in between; a receive cancelled while BZPOPMIN waits loses
+            # what Redis popped for it, backup or not.
             result = await connection.bzpopmin(channel, timeout=timeout)
-            if result is None:
-                return None
-            _, member, timestamp = result
-            async with connection.pipeline(transaction=False) as pipe:
-                await pipe.zadd(backup, {member: float(timestamp)}).expire(backup, int(self.expiry)).execute()
+            return None if result is None else result[1]
         self._popped[channel] = member
         return member
 

@@ -67,6 +67,33 @@ async def test_messages_handed_over_leave_no_backup_behind(layer) -> None:
     assert await connection.zcard(key) == 0
 
 
+async def test_a_message_that_finds_its_receive_waiting_costs_no_backup(layer) -> None:
+    """A receive blocked on an empty queue (BZPOPMIN) hands its message over with no await
+    in between: it is not copied to the backup (a round trip per message) nor left there."""
+    channel = await layer.new_channel()
+    key = layer.prefix + layer.non_local_name(channel)
+    connection = layer.connection(0)
+    waiting = asyncio.ensure_future(layer.receive(channel))
+    for _ in range(100):  # until the receive blocks in Redis
+        if any(client.get("cmd") == "bzpopmin" for client in await connection.client_list()):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the receive never blocked")
+    writes = []
+    real_zadd = type(connection).zadd
+    type(connection).zadd = lambda self, *a, **k: writes.append(a) or real_zadd(self, *a, **k)
+    try:
+        await layer.send(channel, {"type": "x", "n": 1})
+        assert (await asyncio.wait_for(waiting, 10))["n"] == 1
+    finally:
+        type(connection).zadd = real_zadd
+    assert [a for a in writes if a and layer._backup_channel_name(key) in map(str, a)] == []
+    assert await connection.zcard(layer._backup_channel_name(key)) == 0
+    with pytest.raises(asyncio.TimeoutError):  # and it comes once
+        await asyncio.wait_for(layer.receive(channel), 0.3)
+
+
 async def test_a_group_send_keeps_to_each_channels_capacity(layer) -> None:
     layer.capacity = 2
     channel = await layer.new_channel()
