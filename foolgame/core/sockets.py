@@ -12,7 +12,7 @@ import math
 import time
 from collections import deque
 from importlib import import_module
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -79,6 +79,40 @@ class ProcessBatch:
                 await self.flush(list(self.held))
             except Exception:  # a service is down: the keys run out, the sockets go on
                 logger.exception("sockets: %s not renewed", self.what)
+
+
+def run_eagerly(coroutine: Coroutine[Any, Any, Any]) -> asyncio.Future | None:
+    """Run ``coroutine`` at once, up to its first wait; only if it waits does the rest run
+    in a task (returned). A socket's frame goes straight to its transport when the socket
+    can write (uvicorn's send waits only while the client's buffer is full), so a tick sent
+    from a beat costs no task and no turn of the event loop."""
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration:
+        return None
+    return asyncio.ensure_future(_resume(coroutine, waiting_on))
+
+
+async def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Any:
+    """Drive ``coroutine`` on from a wait, as a task would: the future it waits on is
+    awaited here, then its outcome (a result, an error, a cancellation) sent into it."""
+    while True:
+        try:
+            if waiting_on is None:  # a bare yield (asyncio.sleep(0))
+                await asyncio.sleep(0)
+            else:
+                waiting_on._asyncio_future_blocking = False  # taken over, as a task takes it
+                await waiting_on
+        except BaseException as error:
+            try:
+                waiting_on = coroutine.throw(error)
+            except StopIteration as stop:
+                return stop.value
+            continue
+        try:
+            waiting_on = coroutine.send(None)
+        except StopIteration as stop:
+            return stop.value
 
 
 class Heartbeat:

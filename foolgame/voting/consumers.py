@@ -24,6 +24,7 @@ from foolgame.core.sockets import (
     GameSocketConsumer,
     claim_field,
     database_sync_to_async,
+    run_eagerly,
 )
 from foolgame.voting import payloads, services
 from foolgame.voting.events import round_group
@@ -178,7 +179,8 @@ class RoundConsumer(GameSocketConsumer):
     def _tick(self) -> None:
         """The socket's beat (``heartbeat``): a ``tick`` frame with the time left on the
         deadline it holds; at the deadline, once, the round is closed if the database agrees
-        its time is up and the timeout announced. Each starts a task of its own."""
+        its time is up and the timeout announced. A tick goes out at once (``run_eagerly``: a
+        task only while the client's buffer is full); the close starts a task of its own."""
         if self.status != Round.State.PLAYING or self.deadline is None:
             return
         remaining = (self.deadline - clock.now()).total_seconds()
@@ -186,7 +188,7 @@ class RoundConsumer(GameSocketConsumer):
             if self.expiring is None or self.expiring.done():
                 self.expiring = asyncio.ensure_future(self._expire())
             return
-        asyncio.ensure_future(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
+        run_eagerly(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
 
     async def _expire(self) -> None:
         try:
