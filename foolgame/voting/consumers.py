@@ -37,6 +37,13 @@ def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
     return Round.objects.filter(pk=round_id).values_list("state", "deadline").first()
 
 
+def _owner_row(*, round_id: int) -> tuple[int, str] | None:
+    """The round's player and state: what every new socket reads first, its SQL compiled
+    once (``payloads.compiled_rows``)."""
+    rows = payloads.compiled_rows("round_owner", Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
+    return tuple(rows[0]) if rows else None  # type: ignore[return-value]
+
+
 def _expired_row(*, round_id: int) -> tuple[str, datetime | None] | None:
     """Close the round if its time is up, and read its clock after: one trip to the database."""
     services.round_expire(round_id=round_id)
@@ -125,7 +132,7 @@ class RoundConsumer(GameSocketConsumer):
         and has no clock: its owner and status, in one narrow query, are all it needs; the
         full state (``round_get_state``: claims, pages, clues, lazy expiry) is read for the
         others, a reconnect's."""
-        row = Round.objects.filter(pk=self.round_id).values_list("player_id", "state").first()
+        row = _owner_row(round_id=self.round_id)
         if row is None:
             return None, CLOSE_NO_SUCH_ROUND
         if row[0] != user.pk:

@@ -216,6 +216,24 @@ async def test_the_sockets_user_is_read_in_its_opening_trip_to_the_database(game
             await ws.disconnect()
 
 
+async def test_a_new_socket_reads_its_round_without_compiling_the_query_again(game, dealt, monkeypatch) -> None:
+    """Every new socket reads its round's player and state: after the first socket the query
+    only runs (compiled once: ``payloads.compiled_rows``)."""
+    from django.db.models.sql.compiler import SQLCompiler
+
+    ws = await connect(dealt.pk, game.voter)
+    await ws.disconnect()
+    compiled = []
+    as_sql = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiled.append(self.query.model) or as_sql(self, *a, **k))
+    ws = await connect(dealt.pk, game.voter)  # the round not started: its owner and state are all it reads
+    try:
+        assert await ws.receive_nothing(timeout=0.1)
+        assert Round not in compiled
+    finally:
+        await ws.disconnect()
+
+
 async def test_ticks_stop_on_disconnect(game, dealt, fake_clock) -> None:
     import asyncio
 
