@@ -11,41 +11,20 @@ would log the player back in once Redis returns.
 from __future__ import annotations
 
 import logging
-import threading
-from typing import Any
 
 from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
 from django.contrib.sessions.backends.db import SessionStore as DBStore
-from django.core.cache import caches
+
+from foolgame.cache import shared_cache
 
 logger = logging.getLogger("django.contrib.sessions")
-
-_shared: tuple[Any, Any] | None = None  # (the cache's settings, the cache object)
-_shared_lock = threading.Lock()
-
-
-def session_cache() -> Any:
-    """The process's one object for the sessions' cache. Django keeps a cache object per
-    asyncio context, and every WebSocket runs in one of its own, so each socket's session
-    built a cache object (and its Redis client) to read one key. Django's cache backends are
-    safe to share between threads; a new one is made when the cache's settings change (a
-    test's ``override_settings``)."""
-    global _shared
-    config = settings.CACHES[settings.SESSION_CACHE_ALIAS]
-    shared = _shared
-    if shared is None or shared[0] is not config:
-        with _shared_lock:
-            shared = _shared
-            if shared is None or shared[0] is not config:
-                shared = _shared = (config, caches.create_connection(settings.SESSION_CACHE_ALIAS))
-    return shared[1]
 
 
 class SessionStore(CachedDBStore):
     def __init__(self, session_key: str | None = None) -> None:
         DBStore.__init__(self, session_key)
-        self._cache = session_cache()
+        self._cache = shared_cache(settings.SESSION_CACHE_ALIAS)  # one per process, not per socket
 
     def load(self):
         try:
