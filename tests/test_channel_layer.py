@@ -118,3 +118,32 @@ async def test_a_group_send_skips_expired_members_and_drops_expired_messages(lay
     key = layer.prefix + layer.non_local_name(fresh)  # the process's key, which held message 0 too
     assert await connection.zcard(key) == 1, "the expired message went with the send"
     assert await receive_all(layer, fresh, 1) == [1]
+
+
+async def test_commands_are_written_without_a_task_each(monkeypatch) -> None:
+    """With a socket timeout (the settings give one) redis-py wrote each command through
+    ``asyncio.wait_for``, a task and a timer per command; the layer's connections write at
+    once when the socket takes it all, and still deliver every message."""
+    import redis.asyncio.connection as connection_module
+
+    layer = RedisChannelLayer(hosts=[{"address": REDIS_URL, "socket_timeout": 5}], prefix=f"fm2test-{uuid.uuid4().hex[:8]}", expiry=60)
+    timed_writes = []
+    wait_for = asyncio.wait_for
+
+    def counting_wait_for(awaitable, timeout):
+        if getattr(awaitable, "__name__", "") == "_send_packed_command":
+            timed_writes.append(timeout)
+        return wait_for(awaitable, timeout)
+
+    monkeypatch.setattr(connection_module.asyncio, "wait_for", counting_wait_for)
+    try:
+        sockets = [await layer.new_channel() for _ in range(2)]
+        for channel in sockets:
+            await layer.group_add("room-XYZ", channel)
+        for n in range(5):
+            await layer.group_send("room-XYZ", {"type": "room.answer", "n": n})
+        assert await asyncio.gather(*(receive_all(layer, channel, 5) for channel in sockets)) == [list(range(5))] * 2
+        assert timed_writes == []
+    finally:
+        await layer.flush()
+        await layer.close_pools()
