@@ -9,10 +9,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foolgame.settings")
 # Django must be set up before the consumers (and the models they import) are loaded.
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from django.conf import settings  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from foolgame.core.sockets import SocketAuthMiddlewareStack  # noqa: E402
 from foolgame.middleware import BodySizeLimitMiddleware  # noqa: E402
 from foolgame.routing import websocket_urlpatterns  # noqa: E402
 from foolgame.security import OriginValidator  # noqa: E402
@@ -21,7 +21,8 @@ application = ProtocolTypeRouter(
     {
         # Request bodies past the cap are refused before Django spools them (FM2_HTTP).
         "http": BodySizeLimitMiddleware(django_asgi_app),
-        "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # The socket reads its user as it opens (core.sockets.PendingUser), in its opening trip.
+        "websocket": OriginValidator(SocketAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

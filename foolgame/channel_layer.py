@@ -11,7 +11,7 @@ database threads hold most of the time, so on the rooms benchmark a room's answe
 Here one script does it all when a message is waiting: remove from the backup the messages
 already handed to their sockets (named exactly, so sending the same names twice is harmless),
 put back any other, pop the next message into the backup and return it. Only an empty queue
-falls back to the blocking BZPOPMIN and its ZADD. The backup still holds a popped message
+falls back to the blocking BZPOPMIN, whose message needs no backup (see ``_brpop_with_clean``). The backup still holds a popped message
 until it is handed over, so a receive cancelled in between loses nothing: the next receive
 puts it back first. The backup key expires with the messages (``expiry``), so the last
 message a stopped process handed over does not stay in Redis.
@@ -31,7 +31,7 @@ from typing import Any
 
 from channels_redis.core import RedisChannelLayer as _RedisChannelLayer
 from channels_redis.utils import create_pool
-from redis.asyncio import ConnectionPool
+from redis.asyncio import Connection, ConnectionPool
 from redis.maint_notifications import MaintNotificationsConfig
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,33 @@ return over_capacity
 """
 
 
+class _Connection(Connection):
+    """redis-py's connection, writing a command without a task of its own. With a
+    ``socket_timeout`` (the settings give one) redis-py sends every command through
+    ``asyncio.wait_for``, which runs the write in a new task with a timer: most of the CPU a
+    command costs the server's event loop. A write that the kernel takes whole (the socket's
+    buffer was empty) has nothing to wait for; only a write left partly buffered waits for
+    the buffer to drain, under the timeout, as redis-py does."""
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        writer = self._writer
+        if not self.socket_timeout or writer is None or not self.is_connected or writer.transport.get_write_buffer_size():
+            return await super().send_packed_command(command, check_health)
+        if check_health:
+            await self.check_health()
+        if isinstance(command, str):
+            command = command.encode()
+        if isinstance(command, bytes):
+            command = [command]
+        try:
+            writer.writelines(command)
+        except BaseException:
+            await self.disconnect(nowait=True)
+            raise
+        if writer.transport.get_write_buffer_size():  # the rest waits for Redis to read, timed
+            await super().send_packed_command([], check_health=False)
+
+
 class RedisChannelLayer(_RedisChannelLayer):
     """channels-redis's layer with the receive above, and a group send in two round trips
     instead of four: the group's expired members dropped and the rest read in one pipeline,
@@ -92,8 +119,12 @@ class RedisChannelLayer(_RedisChannelLayer):
 
     def create_pool(self, index: int) -> ConnectionPool:
         """channels-redis' pool for the host, without maintenance notifications, so that the
-        pool replaces a connection Redis closed (a restart) instead of handing it out."""
-        return create_pool({"maint_notifications_config": MaintNotificationsConfig(enabled=False), **self.hosts[index]})
+        pool replaces a connection Redis closed (a restart) instead of handing it out; its
+        connections write without a task per command (``_Connection``)."""
+        host = {"maint_notifications_config": MaintNotificationsConfig(enabled=False), **self.hosts[index]}
+        if str(host.get("address", "")).startswith("redis://"):  # TCP, not TLS or a Unix socket
+            host.setdefault("connection_class", _Connection)
+        return create_pool(host)
 
     async def _brpop_with_clean(self, index: int, channel: str, timeout: int) -> bytes | None:
         backup = self._backup_channel_name(channel)
@@ -102,12 +133,13 @@ class RedisChannelLayer(_RedisChannelLayer):
         member = await connection.eval(POP_SCRIPT, 2, channel, backup, int(self.expiry), *handed)
         self._handed.pop(channel, None)  # removed by the script (a cancelled call sends them again)
         if member is None:
+            # Nothing waiting: block for the next message. It is not copied to the backup
+            # (channels-redis did, a round trip per message): from BZPOPMIN's answer to the
+            # message in its socket's buffer there is no await (``receive_single``), so no
+            # receive can stop in between; a receive cancelled while BZPOPMIN waits loses
+            # what Redis popped for it, backup or not.
             result = await connection.bzpopmin(channel, timeout=timeout)
-            if result is None:
-                return None
-            _, member, timestamp = result
-            async with connection.pipeline(transaction=False) as pipe:
-                await pipe.zadd(backup, {member: float(timestamp)}).expire(backup, int(self.expiry)).execute()
+            return None if result is None else result[1]
         self._popped[channel] = member
         return member
 

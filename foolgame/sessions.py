@@ -12,12 +12,20 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
+from django.contrib.sessions.backends.db import SessionStore as DBStore
+
+from foolgame.cache import shared_cache
 
 logger = logging.getLogger("django.contrib.sessions")
 
 
 class SessionStore(CachedDBStore):
+    def __init__(self, session_key: str | None = None) -> None:
+        DBStore.__init__(self, session_key)
+        self._cache = shared_cache(settings.SESSION_CACHE_ALIAS)  # one per process, not per socket
+
     def load(self):
         try:
             data = self._cache.get(self.cache_key)

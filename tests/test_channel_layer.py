@@ -67,6 +67,33 @@ async def test_messages_handed_over_leave_no_backup_behind(layer) -> None:
     assert await connection.zcard(key) == 0
 
 
+async def test_a_message_that_finds_its_receive_waiting_costs_no_backup(layer) -> None:
+    """A receive blocked on an empty queue (BZPOPMIN) hands its message over with no await
+    in between: it is not copied to the backup (a round trip per message) nor left there."""
+    channel = await layer.new_channel()
+    key = layer.prefix + layer.non_local_name(channel)
+    connection = layer.connection(0)
+    waiting = asyncio.ensure_future(layer.receive(channel))
+    for _ in range(100):  # until the receive blocks in Redis
+        if any(client.get("cmd") == "bzpopmin" for client in await connection.client_list()):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the receive never blocked")
+    writes = []
+    real_zadd = type(connection).zadd
+    type(connection).zadd = lambda self, *a, **k: writes.append(a) or real_zadd(self, *a, **k)
+    try:
+        await layer.send(channel, {"type": "x", "n": 1})
+        assert (await asyncio.wait_for(waiting, 10))["n"] == 1
+    finally:
+        type(connection).zadd = real_zadd
+    assert [a for a in writes if a and layer._backup_channel_name(key) in map(str, a)] == []
+    assert await connection.zcard(layer._backup_channel_name(key)) == 0
+    with pytest.raises(asyncio.TimeoutError):  # and it comes once
+        await asyncio.wait_for(layer.receive(channel), 0.3)
+
+
 async def test_a_group_send_keeps_to_each_channels_capacity(layer) -> None:
     layer.capacity = 2
     channel = await layer.new_channel()
@@ -91,3 +118,32 @@ async def test_a_group_send_skips_expired_members_and_drops_expired_messages(lay
     key = layer.prefix + layer.non_local_name(fresh)  # the process's key, which held message 0 too
     assert await connection.zcard(key) == 1, "the expired message went with the send"
     assert await receive_all(layer, fresh, 1) == [1]
+
+
+async def test_commands_are_written_without_a_task_each(monkeypatch) -> None:
+    """With a socket timeout (the settings give one) redis-py wrote each command through
+    ``asyncio.wait_for``, a task and a timer per command; the layer's connections write at
+    once when the socket takes it all, and still deliver every message."""
+    import redis.asyncio.connection as connection_module
+
+    layer = RedisChannelLayer(hosts=[{"address": REDIS_URL, "socket_timeout": 5}], prefix=f"fm2test-{uuid.uuid4().hex[:8]}", expiry=60)
+    timed_writes = []
+    wait_for = asyncio.wait_for
+
+    def counting_wait_for(awaitable, timeout):
+        if getattr(awaitable, "__name__", "") == "_send_packed_command":
+            timed_writes.append(timeout)
+        return wait_for(awaitable, timeout)
+
+    monkeypatch.setattr(connection_module.asyncio, "wait_for", counting_wait_for)
+    try:
+        sockets = [await layer.new_channel() for _ in range(2)]
+        for channel in sockets:
+            await layer.group_add("room-XYZ", channel)
+        for n in range(5):
+            await layer.group_send("room-XYZ", {"type": "room.answer", "n": n})
+        assert await asyncio.gather(*(receive_all(layer, channel, 5) for channel in sockets)) == [list(range(5))] * 2
+        assert timed_writes == []
+    finally:
+        await layer.flush()
+        await layer.close_pools()

@@ -15,8 +15,9 @@ import threading
 import time
 
 from django.conf import settings
-from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+
+from foolgame.cache import shared_cache
 
 
 def _lease_seconds() -> float:
@@ -24,7 +25,7 @@ def _lease_seconds() -> float:
 
 
 def _redis() -> RedisCache | None:
-    backend = caches["default"]
+    backend = shared_cache()  # the process's, not one built in each socket's context
     return backend if isinstance(backend, RedisCache) else None
 
 

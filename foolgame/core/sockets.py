@@ -11,14 +11,17 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from importlib import import_module
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from channels.auth import AuthMiddleware, UserLazyObject, get_user
 from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
 
 from foolgame.core.errors import SERVICE_DOWN_ERRORS, ServiceError
@@ -78,6 +81,40 @@ class ProcessBatch:
                 logger.exception("sockets: %s not renewed", self.what)
 
 
+def run_eagerly(coroutine: Coroutine[Any, Any, Any]) -> asyncio.Future | None:
+    """Run ``coroutine`` at once, up to its first wait; only if it waits does the rest run
+    in a task (returned). A socket's frame goes straight to its transport when the socket
+    can write (uvicorn's send waits only while the client's buffer is full), so a tick sent
+    from a beat costs no task and no turn of the event loop."""
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration:
+        return None
+    return asyncio.ensure_future(_resume(coroutine, waiting_on))
+
+
+async def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Any:
+    """Drive ``coroutine`` on from a wait, as a task would: the future it waits on is
+    awaited here, then its outcome (a result, an error, a cancellation) sent into it."""
+    while True:
+        try:
+            if waiting_on is None:  # a bare yield (asyncio.sleep(0))
+                await asyncio.sleep(0)
+            else:
+                waiting_on._asyncio_future_blocking = False  # taken over, as a task takes it
+                await waiting_on
+        except BaseException as error:
+            try:
+                waiting_on = coroutine.throw(error)
+            except StopIteration as stop:
+                return stop.value
+            continue
+        try:
+            waiting_on = coroutine.send(None)
+        except StopIteration as stop:
+            return stop.value
+
+
 class Heartbeat:
     """Every socket's once-a-second beat, from one timer per event loop: the beats fall in
     tenths of a second (``SLOTS``), each socket's in the tenth it joined in, and the timer
@@ -124,6 +161,59 @@ class Heartbeat:
                 except Exception:  # one socket's failure never stops the others' clocks
                     logger.exception("sockets: a beat failed")
             tenth += 1
+
+
+class PendingUser(UserLazyObject):
+    """``scope["user"]`` of a socket, read from its session only when the socket opens, in
+    the same trip to a database thread as the opening state (``GameSocketConsumer._open``).
+    Channels' ``AuthMiddleware`` read it before the consumer ran, in a trip of its own to
+    the process's one thread-sensitive thread: two thread hops per socket instead of one.
+    Used before it is read, it raises as channels' own lazy user does."""
+
+    def __init__(self, session: Any) -> None:
+        super().__init__()
+        self.__dict__["session"] = session
+
+    def read(self) -> Any:
+        """The session's user, or ``AnonymousUser`` (channels' ``get_user``); in a thread
+        that may use the database."""
+        return get_user.func({"session": self.__dict__["session"]})
+
+
+class SocketAuthMiddleware(AuthMiddleware):
+    """Channels' ``AuthMiddleware`` with the user left to be read by the socket as it opens
+    (``PendingUser``). A ``user`` already in the scope (a test's) is kept."""
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> Any:
+        scope = dict(scope)
+        if "session" not in scope:
+            raise ValueError("SocketAuthMiddleware cannot find session in scope. SessionMiddleware must be above it.")
+        if "user" not in scope:
+            scope["user"] = PendingUser(scope["session"])
+        return await self.inner(scope, receive, send)
+
+
+class SocketSessionMiddleware(SessionMiddleware):
+    """Channels' ``SessionMiddleware`` without its wrapper of a socket's ``send``: the wrapper
+    saves a changed session when an HTTP response starts, which a socket never sends, and
+    looked at the session on every frame the socket sent (every tick). The session, not
+    loaded yet, is put in the scope as channels does; HTTP keeps channels' own."""
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> Any:
+        if scope["type"] != "websocket" or "session" in scope:
+            return await super().__call__(scope, receive, send)
+        if "cookies" not in scope:
+            raise ValueError("No cookies in scope - SessionMiddleware needs to run inside of CookieMiddleware.")
+        scope = dict(scope)
+        store = import_module(settings.SESSION_ENGINE).SessionStore
+        scope["session"] = store(scope["cookies"].get(settings.SESSION_COOKIE_NAME))
+        return await self.inner(scope, receive, send)
+
+
+def SocketAuthMiddlewareStack(inner: Any) -> Any:
+    """Channels' ``AuthMiddlewareStack`` (cookies, session, user) with ``SocketSessionMiddleware``
+    and ``SocketAuthMiddleware``."""
+    return CookieMiddleware(SocketSessionMiddleware(SocketAuthMiddleware(inner)))
 
 
 heartbeat = Heartbeat()
@@ -272,14 +362,15 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         return True
 
     async def _open(self) -> Mapping[str, Any] | None:
-        """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket;
-        join the group *before* reading the state (``_opening_state(user)``), so no change
+        """The opening of ``connect``, after ``group`` is set: refuse an anonymous socket (one
+        whose user is still to be read from its session, in the trip below); join the group *before* reading the state (``_opening_state(user)``), so no change
         committed after the read is missed, while group messages wait until the socket is
         accepted; refuse with the state's code, or over the player's socket limit. The state
         and the lease are read and taken in one trip to a database thread. The state, or None
         when the socket was refused."""
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        pending = isinstance(user, PendingUser)
+        if user is None or (not pending and not user.is_authenticated):
             await self._refuse(CLOSE_UNAUTHENTICATED)
             return None
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -293,7 +384,12 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         return state
 
     def _opening(self, user: Any) -> tuple[Mapping[str, Any] | None, int, bool]:
-        """``_opening_state``, and the player's socket lease when the state admits them."""
+        """The socket's user read from its session (``PendingUser``: an anonymous one is
+        refused), ``_opening_state``, and the player's socket lease when the state admits them."""
+        if isinstance(user, PendingUser):
+            user = self.scope["user"] = user.read()
+            if not user.is_authenticated:
+                return None, CLOSE_UNAUTHENTICATED, False
         state, refusal = self._opening_state(user)
         if state is None:
             return None, refusal, False

@@ -24,6 +24,7 @@ from foolgame.core.sockets import (
     GameSocketConsumer,
     claim_field,
     database_sync_to_async,
+    run_eagerly,
 )
 from foolgame.voting import payloads, services
 from foolgame.voting.events import round_group
@@ -34,6 +35,13 @@ logger = logging.getLogger(__name__)
 def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
     """The round's committed state and deadline."""
     return Round.objects.filter(pk=round_id).values_list("state", "deadline").first()
+
+
+def _owner_row(*, round_id: int) -> tuple[int, str] | None:
+    """The round's player and state: what every new socket reads first, its SQL compiled
+    once (``payloads.compiled_rows``)."""
+    rows = payloads.compiled_rows("round_owner", Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
+    return tuple(rows[0]) if rows else None  # type: ignore[return-value]
 
 
 def _expired_row(*, round_id: int) -> tuple[str, datetime | None] | None:
@@ -124,7 +132,7 @@ class RoundConsumer(GameSocketConsumer):
         and has no clock: its owner and status, in one narrow query, are all it needs; the
         full state (``round_get_state``: claims, pages, clues, lazy expiry) is read for the
         others, a reconnect's."""
-        row = Round.objects.filter(pk=self.round_id).values_list("player_id", "state").first()
+        row = _owner_row(round_id=self.round_id)
         if row is None:
             return None, CLOSE_NO_SUCH_ROUND
         if row[0] != user.pk:
@@ -178,7 +186,8 @@ class RoundConsumer(GameSocketConsumer):
     def _tick(self) -> None:
         """The socket's beat (``heartbeat``): a ``tick`` frame with the time left on the
         deadline it holds; at the deadline, once, the round is closed if the database agrees
-        its time is up and the timeout announced. Each starts a task of its own."""
+        its time is up and the timeout announced. A tick goes out at once (``run_eagerly``: a
+        task only while the client's buffer is full); the close starts a task of its own."""
         if self.status != Round.State.PLAYING or self.deadline is None:
             return
         remaining = (self.deadline - clock.now()).total_seconds()
@@ -186,7 +195,7 @@ class RoundConsumer(GameSocketConsumer):
             if self.expiring is None or self.expiring.done():
                 self.expiring = asyncio.ensure_future(self._expire())
             return
-        asyncio.ensure_future(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
+        run_eagerly(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
 
     async def _expire(self) -> None:
         try:

@@ -7,13 +7,11 @@ from datetime import datetime
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from django.conf import settings
-from django.db import connections
-from django.db.models import QuerySet
 
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
 from foolgame.voting.models import ClueReveal, Round, Vote
-from foolgame.voting.selectors import player_streak
+from foolgame.voting.selectors import compiled_rows, player_streak
 from scoring.rounds import remaining_seconds, round_deadline, voter_points
 
 
@@ -190,28 +188,6 @@ def round_points(remaining: float) -> int:
 def clue_payload(claim: Claim, position: int) -> Clue:
     clue = claim.clues[position]
     return {"position": position, "text": clue["text"], "section_header": clue.get("section_header", "")}
-
-
-_COMPILED: dict[tuple[Any, ...], str] = {}
-
-
-def compiled_rows(name: str, queryset: QuerySet[Any], params: list[Any]) -> list[tuple[Any, ...]]:
-    """The rows of ``queryset`` (a ``values_list`` of columns the database returns as Python
-    wants them, or an ``exists()`` query), its SQL compiled once per ``name`` and database:
-    Django compiles a query again on every run, which for the queries a round runs costs more
-    CPU than running them. ``params`` are the values the SQL takes, in its order; the first
-    compile checks them against Django's own, and where they differ (a database that wants
-    them adapted) every run is Django's."""
-    key = (queryset.db, name)
-    sql = _COMPILED.get(key)
-    if sql is None:
-        sql, compiled = queryset.query.get_compiler(queryset.db).as_sql()
-        if list(compiled) != params:
-            return [tuple(row) for row in queryset]
-        _COMPILED[key] = sql
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
 
 def gold_payloads(claims: tuple[Claim, ...]) -> list[list[Evidence]]:

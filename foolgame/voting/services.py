@@ -27,8 +27,8 @@ from django.db.transaction import TransactionManagementError
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
-from foolgame.players.models import LedgerEntry
-from foolgame.players.roles import is_guest
+from foolgame.players.models import Guest, LedgerEntry
+from foolgame.players.roles import is_guest as _is_guest_by_django
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
 from foolgame.voting.events import round_changed_on_commit
@@ -207,6 +207,17 @@ def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = F
     if round_ is None or (player is not None and round_.player_id != player.pk):
         raise ServiceError("round_not_found", "No such round.", status_code=404)
     return round_
+
+
+def is_guest(player: AbstractBaseUser) -> bool:
+    """``players.roles.is_guest`` (remembered on the user object the same way), its query
+    compiled once (``compiled_rows``): every vote asks it, and Django compiled the
+    ``exists()`` query again each time, for more CPU than running it."""
+    if not getattr(player, "is_authenticated", False) or getattr(player, "_fm2_is_guest", None) is not None:
+        return _is_guest_by_django(player)
+    guest = Guest.objects.filter(user_id=player.pk).values_list("pk")[:1]
+    player._fm2_is_guest = bool(compiled_rows("is_guest", guest, [player.pk]))  # type: ignore[attr-defined]
+    return player._fm2_is_guest  # type: ignore[attr-defined]
 
 
 def _close_if_due(round_: Round, now: datetime) -> bool:

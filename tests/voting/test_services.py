@@ -344,3 +344,24 @@ def test_a_sighting_after_the_vote_changes_nothing(game, fake_clock) -> None:
     assert result["points"] == 120 and "unpaid" not in result
     assert ledger(game.voter) == {"verify": 120}
     assert "unpaid" not in services.round_get_state(round_id=round_.pk, player=game.voter)["result"]
+
+
+def test_whether_a_voter_is_a_guest_is_read_without_compiling_its_query_again(monkeypatch) -> None:
+    """Every vote asks whether its player is a guest: after the first, the query only runs."""
+    from django.contrib.auth import get_user_model
+    from django.db.models.sql.compiler import SQLCompiler
+    from django.utils import timezone
+
+    from foolgame.players.models import Guest
+
+    player, guest = UserFactory(username="ordinary"), UserFactory(username="nick")
+    Guest.objects.create(user=guest, created=timezone.now())
+    assert services.is_guest(player) is False
+    compiles = []
+    as_sql = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiles.append(self) or as_sql(self, *a, **k))
+    users = get_user_model().objects.in_bulk([player.pk, guest.pk])
+    compiles.clear()
+    assert (services.is_guest(users[player.pk]), services.is_guest(users[guest.pk])) == (False, True)
+    assert compiles == []
+    assert services.is_guest(users[guest.pk]) is True  # remembered on the user object

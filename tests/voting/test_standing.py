@@ -130,3 +130,27 @@ def test_a_round_given_up_shows_its_rating_change_with_its_answer_only(fake_cloc
     result = services.round_get_state(round_id=round_.pk, player=vera)["result"]
     assert result["rating"]["before"] == 1500 and result["rating"]["change"] < 0
     assert result["rating_pending"] is False and result["streak"] == 0
+
+
+def test_the_streak_query_is_compiled_once_and_then_only_run(fake_clock, monkeypatch) -> None:
+    """Every vote's result reads the streak: its SQL is compiled at the first read only, and
+    the later reads give the same answers as Django's own query."""
+    from django.db.models.sql.compiler import SQLCompiler
+
+    pairs(4)
+    vera = UserFactory(username="vera")
+    play(vera, "right", fake_clock)
+    assert player_streak(player_id=vera.pk) == 1
+    compiles = []
+    as_sql = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiles.append(self) or as_sql(self, *a, **k))
+    play(vera, "right", fake_clock)
+    compiles.clear()
+    assert player_streak(player_id=vera.pk) == 2
+    play(vera, "wrong", fake_clock)
+    play(vera, "right", fake_clock)
+    newcomer = UserFactory(username="newcomer")
+    compiles.clear()
+    assert player_streak(player_id=vera.pk) == 1
+    assert player_streak(player_id=newcomer.pk) == 0
+    assert compiles == []
