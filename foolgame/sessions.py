@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDBStore
 from django.contrib.sessions.backends.db import SessionStore as DBStore
 
-from foolgame.cache import shared_cache
+from foolgame.core.caches import shared_cache
 
 logger = logging.getLogger("django.contrib.sessions")
 

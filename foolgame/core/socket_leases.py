@@ -17,7 +17,7 @@ import time
 from django.conf import settings
 from django.core.cache.backends.redis import RedisCache
 
-from foolgame.cache import shared_cache
+from foolgame.core.caches import shared_cache
 
 
 def _lease_seconds() -> float:

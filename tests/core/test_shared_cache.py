@@ -8,7 +8,7 @@ import contextvars
 
 from django.test import override_settings
 
-from foolgame.cache import shared_cache
+from foolgame.core.caches import shared_cache
 from foolgame.sessions import SessionStore
 
 
