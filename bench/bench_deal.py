@@ -219,7 +219,7 @@ def main() -> None:
     harness.add_service_args(parser, redis=False)
     args = parser.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
-    record = harness.Record("deal", args.record)
+    record = harness.Record("bench_deal", args.record)
     floor: dict[str, float] = {}
     for n in sizes:
         with harness.services(args, f"deal_{n}", redis=False) as env_services:

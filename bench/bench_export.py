@@ -205,7 +205,7 @@ def main() -> None:
             sys.exit("--drop-kept needs --keep DIR")
         _drop_kept(args)
         return
-    record = harness.Record("export", args.record)
+    record = harness.Record("bench_export", args.record)
     services, cleanup, built = _prepare(args)
     try:
         env = services.env()
