@@ -53,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_rounds_ws import FLOOR_APP, GAME_APP, report  # noqa: E402
+from bench_rounds_ws import receive as next_frame  # noqa: E402
 from harness import REPO, Record, add_service_args, free_port, machine_jiffies, pct, refuse_errors, rss_kib, services, stop, tree_cpu_seconds, wait_port  # noqa: E402
 
 sys.path.insert(0, str(REPO))
@@ -106,14 +107,7 @@ async def member(port: int, origin: str, room: Room, session: str, host: bool, a
     headers = {"Cookie": f"sessionid={session}", "Origin": origin}
 
     async def receive(timeout: float) -> dict:
-        text = await asyncio.wait_for(ws.recv(), timeout=timeout)
-        frame = json.loads(text)
-        results["frames"][frame["type"]] += 1
-        if len(results["sizes"][frame["type"]]) < 2000:
-            results["sizes"][frame["type"]].append(len(text.encode()))
-        if frame["type"] == "error":
-            results["errors"][frame.get("code", "?")] += 1
-        return frame
+        return await next_frame(ws, results, timeout)  # counted by type with its size, errors by code
 
     async with connect(f"ws://127.0.0.1:{port}/ws/rooms/{room.code}/", additional_headers=headers, open_timeout=120, max_queue=None) as ws:
         while (await receive(120))["type"] != "room":
