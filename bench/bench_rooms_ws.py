@@ -44,7 +44,6 @@ import json
 import os
 import random
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -52,9 +51,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_rounds_ws import FLOOR_APP, GAME_APP, report  # noqa: E402
+from bench_rounds_ws import Usage, cpu_unit, frame_sizes, ms, report, start_servers  # noqa: E402
 from bench_rounds_ws import receive as next_frame  # noqa: E402
-from harness import REPO, Record, add_service_args, free_port, machine_jiffies, pct, refuse_errors, rss_kib, services, stop, tree_cpu_seconds, wait_port  # noqa: E402
+from harness import REPO, Record, add_service_args, refuse_errors, rss_kib, services, stop, wait_port  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 from foolgame.serving import uvicorn_flags  # noqa: E402
@@ -188,43 +187,26 @@ async def run_clients(port: int, origin: str, rooms: list[dict], args: argparse.
     return results, played
 
 
-def frame_sizes(results: dict) -> dict[str, int]:
-    return {kind: int(statistics.median(sizes)) for kind, sizes in results["sizes"].items() if sizes}
-
-
 def run_case(kind: str, svc, env: dict, rooms: list[dict], args: argparse.Namespace, floor_config: dict | None) -> dict:
     """One server (the game, the floor, or the game read for its frames' sizes) and the rooms played on it."""
-    web_port = free_port()
-    app = FLOOR_APP if kind == "floor" else GAME_APP
     env = {**env, "FM2_FLOOR": json.dumps(floor_config or {})}
-    server = subprocess.Popen([sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(web_port), "--log-level", "warning",
-                               *uvicorn_flags()], cwd=REPO, env=env)
-    worker = None
-    if kind != "floor":
-        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
-                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, worker, web_port = start_servers(kind, env, uvicorn_flags())
     try:
         wait_port(web_port)
-        watched = [("server", server.pid)] + ([("worker", worker.pid)] if worker else []) + ([("redis", svc.redis_pid)] if svc.redis_pid else [])
-        cpu_before = {name: tree_cpu_seconds(pid) for name, pid in watched}
-        client_before = resource.getrusage(resource.RUSAGE_SELF)
-        machine_before = machine_jiffies()
+        usage = Usage(server, worker, svc.redis_pid)
         started = time.monotonic()
         if kind == "probe":  # quick: the sizes are what matters
             args = argparse.Namespace(**{**vars(args), "start_window": 0.5, "vote_window": 0.5, "vote_claim": None})
         results, played = asyncio.run(run_clients(web_port, f"http://127.0.0.1:{web_port}", rooms, args))
         wall = time.monotonic() - started
-        client_after = resource.getrusage(resource.RUSAGE_SELF)
-        machine_after = machine_jiffies()
-        spent = {name: tree_cpu_seconds(pid) - cpu_before[name] for name, pid in watched}
+        usage.end()
         rss = rss_kib(server.pid)
     finally:
         stop(server, worker)
     if kind == "probe":
         return results
-    cpu = {name: round(100 * seconds / wall, 1) for name, seconds in spent.items()}
-    cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
-    cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
+    spent = usage.spent
+    cpu = usage.percent(wall)
     spread, delay, scoreboard, incomplete = [], [], [], 0
     for room in played:
         for number, arrivals in room.arrivals.items():
@@ -235,7 +217,6 @@ def run_case(kind: str, svc, env: dict, rooms: list[dict], args: argparse.Namesp
             if room.votes[number]:
                 last_vote = max(room.votes[number])
                 scoreboard += [a - last_vote for a in room.answers[number]]
-    ms = lambda values, q: round(1000 * pct(values, q), 1)  # noqa: E731
     questions = len(spread)
     figure = {
         "kind": kind,
@@ -334,7 +315,7 @@ def main() -> None:
         ratios = report(record, case, game, floor, COMPARED, ABSOLUTE)
         print(json.dumps({**figure, "floor": floor, "ratios": ratios}), flush=True)
         for name, value in game["cpu_percent"].items():
-            record.add(case, f"cpu_percent_{name}", value, "% of one core")
+            record.add(case, f"cpu_percent_{name}", value, cpu_unit(name))
     print("targets: vote ack p99 <= 2x floor, scoreboard p99 <= 3x floor; at 50 rooms of 20 players question spread p99 <= 100 ms, "
           "vote ack p99 <= 100 ms, scoreboard p99 <= 200 ms after the last vote")
 

@@ -229,19 +229,59 @@ def ms(values: list[float], q: float) -> float:
     return round(1000 * pct(values, q), 1)
 
 
-def run_case(kind: str, n: int, svc, env: dict, warm: list[dict], infos: list[dict], args: argparse.Namespace, sizes: dict | None) -> dict:
-    """One server (the game, or the floor), warmed up, then the N rounds measured."""
+def start_servers(kind: str, env: dict, flags: list[str]) -> tuple[subprocess.Popen, subprocess.Popen | None, int]:
+    """uvicorn serving the floor or the game on a free port, with the given flags, and for the
+    game a Celery worker on the same Redis, as the Procfile runs them: (server, worker, port)."""
     web_port = free_port()
-    flags = uvicorn_flags()  # the Procfile's, with this run's deflate choice
-    flags[flags.index("--ws-per-message-deflate") + 1] = str(args.deflate).lower()
     app = FLOOR_APP if kind == "floor" else GAME_APP
-    env = {**env, "FM2_FLOOR": json.dumps({"sizes": sizes or {}}), "FM2_FLOOR_TICKS": args.floor_ticks}
     server = subprocess.Popen([sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(web_port), "--log-level", "warning", *flags],
                               cwd=REPO, env=env)
     worker = None
     if kind != "floor":
         worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
                                   cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return server, worker, web_port
+
+
+class Usage:
+    """The CPU the server, the worker, Redis (when this bench started it), the clients (this
+    process) and the whole machine spent between ``__init__`` and ``end``."""
+
+    def __init__(self, server: subprocess.Popen, worker: subprocess.Popen | None, redis_pid: int | None) -> None:
+        self.watched = [("server", server.pid)] + ([("worker", worker.pid)] if worker else []) + ([("redis", redis_pid)] if redis_pid else [])
+        self.cpu_before = {name: tree_cpu_seconds(pid) for name, pid in self.watched}
+        self.client_before = resource.getrusage(resource.RUSAGE_SELF)
+        self.machine_before = machine_jiffies()
+
+    def end(self) -> None:
+        """Read the CPU spent so far: ``spent`` (seconds by process) and what ``percent`` needs."""
+        self.spent = {name: tree_cpu_seconds(pid) - self.cpu_before[name] for name, pid in self.watched}
+        self.client_after = resource.getrusage(resource.RUSAGE_SELF)
+        self.machine_after = machine_jiffies()
+
+    def percent(self, wall: float) -> dict[str, float]:
+        """Each process's CPU as a percent of one core over ``wall`` seconds, the clients' too,
+        and ``machine_busy``: everything on the machine (PostgreSQL's backends included) as a
+        share of all its cores."""
+        cpu = {name: round(100 * seconds / wall, 1) for name, seconds in self.spent.items()}
+        busy, total = (after - before for after, before in zip(self.machine_after, self.machine_before))
+        cpu["machine_busy"] = round(100 * busy / max(1, total), 1)
+        before, after = self.client_before, self.client_after
+        cpu["clients"] = round(100 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / wall, 1)
+        return cpu
+
+
+def cpu_unit(name: str) -> str:
+    """The unit of ``Usage.percent``'s figure ``name``."""
+    return "% of all cores" if name == "machine_busy" else "% of one core"
+
+
+def run_case(kind: str, n: int, svc, env: dict, warm: list[dict], infos: list[dict], args: argparse.Namespace, sizes: dict | None) -> dict:
+    """One server (the game, or the floor), warmed up, then the N rounds measured."""
+    flags = uvicorn_flags()  # the Procfile's, with this run's deflate choice
+    flags[flags.index("--ws-per-message-deflate") + 1] = str(args.deflate).lower()
+    env = {**env, "FM2_FLOOR": json.dumps({"sizes": sizes or {}}), "FM2_FLOOR_TICKS": args.floor_ticks}
+    server, worker, web_port = start_servers(kind, env, flags)
     try:
         wait_port(web_port)
         origin = f"http://127.0.0.1:{web_port}"
@@ -252,10 +292,7 @@ def run_case(kind: str, n: int, svc, env: dict, warm: list[dict], infos: list[di
             return warmed
         time.sleep(2)
         baseline = rss_kib(server.pid)
-        watched = [("server", server.pid)] + ([("worker", worker.pid)] if worker else []) + ([("redis", svc.redis_pid)] if svc.redis_pid else [])
-        cpu_before = {name: tree_cpu_seconds(pid) for name, pid in watched}
-        client_before = resource.getrusage(resource.RUSAGE_SELF)
-        machine_before = machine_jiffies()
+        usage = Usage(server, worker, svc.redis_pid)
         sampler = CpuSampler(server.pid)
         sampler.sample()
         started = time.monotonic()
@@ -273,17 +310,13 @@ def run_case(kind: str, n: int, svc, env: dict, warm: list[dict], infos: list[di
         asyncio.run(runner())
         sampler.sample()
         wall = time.monotonic() - started
-        client_after = resource.getrusage(resource.RUSAGE_SELF)
-        machine_after = machine_jiffies()
-        spent = {name: tree_cpu_seconds(pid) - cpu_before[name] for name, pid in watched}
+        usage.end()
     finally:
         stop(server, worker)
     errors = loop_result.get("errors", Counter()) + warmed["errors"]
     result = loop_result
-    cpu = {name: round(100 * seconds / wall, 1) for name, seconds in spent.items()}
-    # Everything on the machine (PostgreSQL's backends included), as a share of all cores.
-    cpu["machine_busy"] = round(100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1)
-    cpu["clients"] = round(100 * (client_after.ru_utime + client_after.ru_stime - client_before.ru_utime - client_before.ru_stime) / wall, 1)
+    spent = usage.spent
+    cpu = usage.percent(wall)
     cost = {}
     if "all_open_at" in result:
         # The phases: the ramp (connects, starts, their ticks), only ticks (every round open,
@@ -426,7 +459,7 @@ def main() -> None:
             ratios = report(record, case, game, floor, COMPARED, ABSOLUTE)
             print(json.dumps({**figure, "floor": floor, "ratios": ratios}), flush=True)
             for name, value in game["cpu_percent"].items():
-                record.add(case, f"cpu_percent_{name}", value, "% of one core")
+                record.add(case, f"cpu_percent_{name}", value, cpu_unit(name))
     print("targets: vote ack p99 <= 2x floor, tick lateness p99 <= 2x floor; at 1,000 rounds tick lateness p99 <= 100 ms, "
           "vote ack p99 <= 100 ms, <= 100 KiB per connection")
 
