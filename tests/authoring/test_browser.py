@@ -12,6 +12,7 @@ from foolgame.claims.models import Claim
 from foolgame.pages.models import Page as Article
 from foolgame.pages.models import Sentence
 from tests.authoring.conftest import GOOD_CLAIM, TOO_EASY_CLAIM
+from tests.authoring.test_browser_loop import sign_up_and_take_a_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -134,13 +135,7 @@ def test_the_first_save_does_not_wait_for_the_giveaway_detector_to_train(live_se
 
     monkeypatch.setattr("foolgame.authoring.tasks.giveaway_train_now", held_training)
     try:
-        page.goto(live_server.url + "/accounts/signup/")
-        page.get_by_label("User name").fill("writer")
-        page.get_by_label("Password").fill("a long enough passphrase")
-        page.get_by_role("button", name="Sign up").click()
-        page.goto(live_server.url + "/write/")
-        page.get_by_label("Category").select_option(label="Geography (1 page)")
-        page.get_by_role("button", name="Take the next task").click()
+        sign_up_and_take_a_task(page, live_server.url)
         page.get_by_label("Your claim").fill(GOOD_CLAIM)
         gold = Sentence.objects.get(page=eiffel_live, position=3)
         page.locator(f'input[name="gold"][value="{gold.pk}"]').check()

@@ -25,6 +25,18 @@ def log_in(page: Page, base_url: str, username: str = "writer") -> None:
     page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base_url}])
 
 
+def sign_up_and_take_a_task(page: Page, base_url: str, category: str = "Geography (1 page)") -> None:
+    """A new player through the signup form, then the next write task of ``category`` from
+    the writing page, as a first visit goes."""
+    page.goto(base_url + "/accounts/signup/")
+    page.get_by_label("User name").fill("writer")
+    page.get_by_label("Password").fill("a long enough passphrase")
+    page.get_by_role("button", name="Sign up").click()
+    page.goto(base_url + "/write/")
+    page.get_by_label("Category").select_option(label=category)
+    page.get_by_role("button", name="Take the next task").click()
+
+
 def start_task(page: Page, base_url: str, article: Article) -> None:
     page.goto(f"{base_url}/write/?page={article.pk}")
     page.get_by_role("button", name=f"Start writing about {article.title}").click()

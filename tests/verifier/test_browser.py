@@ -11,7 +11,7 @@ from foolgame.pages.models import Sentence
 from foolgame.verifier import services
 from foolgame.verifier.models import WrittenAgainst
 from tests.authoring.conftest import GOOD_CLAIM, eiffel_live  # noqa: F401 (a fixture)
-from tests.authoring.test_browser_loop import log_in, start_task
+from tests.authoring.test_browser_loop import log_in, sign_up_and_take_a_task, start_task
 from tests.verifier.conftest import learnable_claims
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -20,13 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_the_writer_sees_the_verdict_while_drafting_and_after_the_save(live_server, page: Page, eiffel_live: Article) -> None:
     learnable_claims(pages=8)
     version = services.verifier_train_now()
-    page.goto(live_server.url + "/accounts/signup/")
-    page.get_by_label("User name").fill("writer")
-    page.get_by_label("Password").fill("a long enough passphrase")
-    page.get_by_role("button", name="Sign up").click()
-    page.goto(live_server.url + "/write/")
-    page.get_by_label("Category").select_option(label="Geography (1 page)")
-    page.get_by_role("button", name="Take the next task").click()
+    sign_up_and_take_a_task(page, live_server.url)
     expect(page.get_by_role("heading", level=1)).to_have_text("Eiffel Tower")
 
     box = page.get_by_label("Your claim")
