@@ -164,14 +164,7 @@ class Server:
         wait_port(self.port)
 
     def stop(self) -> None:
-        for process in (*self.extra, self.process, self.redis):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        harness.stop(*self.extra, self.process, self.redis, timeout=30)
         if self.given_redis:
             harness._delete_prefixed(self.given_redis, self.prefix)
         self.drop_database()

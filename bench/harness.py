@@ -184,13 +184,15 @@ def _delete_prefixed(url: str, prefix: str) -> None:
         client.delete(*batch)
 
 
-def stop(*processes: subprocess.Popen | None) -> None:
+def stop(*processes: subprocess.Popen | None, timeout: float = 15) -> None:
+    """Terminate each process (None and finished ones are skipped) in order, killing one that
+    is still there after ``timeout`` seconds."""
     for process in processes:
-        if process is None:
+        if process is None or process.poll() is not None:
             continue
         process.terminate()
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
