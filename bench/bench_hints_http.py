@@ -111,6 +111,11 @@ class Author:
             Author.reconnects += 1
             return self._request(method, path, body)
 
+    def login(self, username: str) -> tuple[int, object]:
+        """Log in as a browser does (the CSRF cookie first): the login's status and answer."""
+        self.request("GET", "/api/auth/csrf")
+        return self.request("POST", "/api/auth/login", {"username": username, "password": PASSWORD})
+
     def _request(self, method: str, path: str, body: dict | None = None) -> tuple[int, object]:
         headers = {"Host": "127.0.0.1", "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
         data = None
@@ -181,8 +186,7 @@ def run_author(port: int, number: int, page: dict, phases: list[tuple[Phase, lis
     author = Author(port)
     base = f"/api/pages/{page['id']}/hints?q="
     try:
-        author.request("GET", "/api/auth/csrf")
-        status, body = author.request("POST", "/api/auth/login", {"username": f"author{number}", "password": PASSWORD})
+        status, body = author.login(f"author{number}")
         if status != 200:
             errors[f"login {error_key(status, body)}"] += 1
         status, body = author.request("POST", "/api/write-tasks", {"page": page["id"]})

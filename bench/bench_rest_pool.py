@@ -43,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_hints_http import PASSWORD, SETUP, Author  # noqa: E402
 from harness import REPO, Record, add_service_args, free_port, pct, refuse_errors, services, wait_port  # noqa: E402
+from harness import stop as stop_processes  # noqa: E402
 
 
 class Player(Author):
@@ -91,7 +92,9 @@ def play(port: int, number: int, pages: list[int], start: threading.Barrier, clo
     player = Player(port)
     try:
         with LOGINS_AT_ONCE:
-            player.login(f"author{number}")
+            status, body = player.login(f"author{number}")
+        if status != 200:
+            raise RuntimeError(f"login failed: {status} {body}")
     except Exception as error:  # noqa: BLE001 - a refused login is a figure too
         failures.append(f"login: {error!r}")
         start.abort()
@@ -167,7 +170,7 @@ def run(args: argparse.Namespace, svc, psycopg, record: Record) -> None:
         manage = [sys.executable, "manage.py"]
         subprocess.run(manage + ["migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
         subprocess.run(manage + ["load_demo"], cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
-        setup = subprocess.run(manage + ["shell", "-c", SETUP.replace("PASSWORD", repr(PASSWORD)).replace("int(sys.argv[-1])", str(args.clients))], cwd=REPO, env=env,
+        setup = subprocess.run(manage + ["shell", "-c", SETUP.replace("PASSWORD", repr(PASSWORD)).replace("AUTHORS", str(args.clients))], cwd=REPO, env=env,
                                check=True, capture_output=True, text=True)
         pages = [page["id"] for page in json.loads(setup.stdout.strip().splitlines()[-1])]
         processes.append(start("web", env))
@@ -243,13 +246,7 @@ def run(args: argparse.Namespace, svc, psycopg, record: Record) -> None:
                           ("db_connections_peak", "connections"), ("db_connections_steady", "connections")):
             record.add(case, key, figure[key], unit)
     finally:
-        for process in reversed(processes):
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_processes(*reversed(processes), timeout=30)
 
 
 if __name__ == "__main__":
