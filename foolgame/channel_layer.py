@@ -157,13 +157,19 @@ class RedisChannelLayer(_RedisChannelLayer):
         async with self.connection(self.consistent_hash(group)).pipeline(transaction=False) as pipe:
             await pipe.zadd(key, {channel: time.time()}).expire(key, self.group_expiry).execute()
 
-    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+    group_send_skips = True
+    """``group_send`` takes ``skip`` (``core.events.group_send_on_commit``)."""
+
+    async def group_send(self, group: str, message: dict[str, Any], skip: str | None = None) -> None:
+        """Send to every member of the group but ``skip``; nothing when no other is left."""
         assert self.require_valid_group_name(group), "Group name not valid"
         key = self._group_key(group)
         now = time.time()
         async with self.connection(self.consistent_hash(group)).pipeline(transaction=False) as pipe:
             _, members = await pipe.zremrangebyscore(key, min=0, max=int(now) - self.group_expiry).zrange(key, 0, -1).execute()
-        channels = [member.decode("utf8") for member in members]
+        channels = [channel for channel in (member.decode("utf8") for member in members) if channel != skip]
+        if not channels:
+            return
         by_connection, messages, capacities = self._map_channel_keys_to_connection(channels, message)
         for index, keys in by_connection.items():
             args = [messages[k] for k in keys] + [capacities[k] for k in keys] + [now, int(self.expiry)]

@@ -40,6 +40,25 @@ async def test_every_socket_of_a_group_gets_each_message_once_in_order(layer) ->
         await asyncio.wait_for(layer.receive(sockets[0]), 0.3)
 
 
+async def test_a_group_send_leaves_out_the_channel_it_skips_and_sends_nothing_when_no_other_is_left(layer) -> None:
+    """The socket whose own call changed its round is skipped (``group_send_on_commit``'s
+    ``skip``): the others get the message, it does not, and a group of that socket alone gets
+    nothing at all (no message is written for it)."""
+    mine, other = await layer.new_channel(), await layer.new_channel()
+    for channel in (mine, other):
+        await layer.group_add("round-7", channel)
+    await layer.group_send("round-7", {"type": "round.changed", "n": 1}, skip=mine)
+    assert await receive_all(layer, other, 1) == [1]
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(layer.receive(mine), 0.3)
+    await layer.group_discard("round-7", other)
+    await layer.group_send("round-7", {"type": "round.changed", "n": 2}, skip=mine)
+    connection = layer.connection(0)
+    assert await connection.exists(layer.prefix + layer.non_local_name(mine)) == 0
+    await layer.group_send("round-7", {"type": "round.changed", "n": 3})  # not skipped: it gets it
+    assert await receive_all(layer, mine, 1) == [3]
+
+
 async def test_a_message_popped_but_not_handed_over_is_received_again_and_only_once(layer) -> None:
     channel = await layer.new_channel()
     for n in range(3):

@@ -82,22 +82,25 @@ class _Publisher:
         self.sending = asyncio.Semaphore(SENDS_AT_ONCE)
         self.last: dict[str, asyncio.Future[None]] = {}  # each group's latest send
         while True:
-            group, message = await self.queue.get()
-            send = asyncio.ensure_future(self._send_after(self.last.get(group), group, message))
+            group, message, skip = await self.queue.get()
+            send = asyncio.ensure_future(self._send_after(self.last.get(group), group, message, skip))
             self.last[group] = send
             send.add_done_callback(lambda done, group=group: self.last.pop(group) if self.last.get(group) is done else None)
 
-    async def _send_after(self, previous: asyncio.Future[None] | None, group: str, message: dict[str, Any]) -> None:
+    async def _send_after(self, previous: asyncio.Future[None] | None, group: str, message: dict[str, Any], skip: str | None) -> None:
         if previous is not None:
             await asyncio.wait([previous])  # the group's earlier message first (a send never raises)
         async with self.sending:
-            await self._group_send(group, message)
+            await self._group_send(group, message, skip)
 
-    async def _group_send(self, group: str, message: dict[str, Any]) -> None:
+    async def _group_send(self, group: str, message: dict[str, Any], skip: str | None = None) -> None:
         for attempt, wait in enumerate((*SEND_RETRY_WAITS, None)):
             layer = self.layer
             try:
-                await layer.group_send(group, message)
+                if skip is not None and getattr(layer, "group_send_skips", False):
+                    await layer.group_send(group, message, skip=skip)
+                else:
+                    await layer.group_send(group, message)
                 return
             except Exception as error:
                 if wait is None:  # a lost update only delays a socket until its next action
@@ -117,8 +120,8 @@ class _Publisher:
             except Exception:  # its connections are dead anyway
                 logger.debug("closing the stale channel layer failed", exc_info=True)
 
-    def publish(self, group: str, message: dict[str, Any]) -> None:
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, message))
+    def publish(self, group: str, message: dict[str, Any], skip: str | None = None) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, message, skip))
 
     def send_task(self, task: Task, args: list[Any], options: dict[str, Any]) -> None:
         self.tasks.submit(self._send_task, task, args, options)
@@ -159,14 +162,14 @@ def _get_publisher() -> _Publisher:
     return _publisher
 
 
-def _publish(group: str, message: dict[str, Any]) -> None:
+def _publish(group: str, message: dict[str, Any], skip: str | None = None) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
     if isinstance(layer, InMemoryChannelLayer):
-        async_to_sync(layer.group_send)(group, message)
+        async_to_sync(layer.group_send)(group, message)  # to every member: nothing to save here
         return
-    _get_publisher().publish(group, message)
+    _get_publisher().publish(group, message, skip)
 
 
 def task_runs_eagerly(task: Task) -> bool:
@@ -262,7 +265,12 @@ def task_batched_on_commit(task: Task, ids: Iterable[int]) -> None:
 
 
 
-def group_send_on_commit(group: str, message: dict[str, Any]) -> None:
+def group_send_on_commit(group: str, message: dict[str, Any], *, skip: str | None = None) -> None:
     """After the commit, send ``message`` to a channel-layer group without waiting for it
-    (through the publisher thread with Redis; at once with the in-memory layer)."""
-    transaction.on_commit(lambda: _publish(group, message))
+    (through the publisher thread with Redis; at once with the in-memory layer).
+
+    ``skip``: a member channel that does not need the message (the socket whose own call made
+    the change, and has its result already). The Redis layer leaves it out, and sends nothing
+    when it was the group's only member: no message for that socket to read and drop. Other
+    layers send to every member."""
+    transaction.on_commit(lambda: _publish(group, message, skip))

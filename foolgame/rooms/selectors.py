@@ -20,7 +20,7 @@ from typing import Any
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from foolgame.rooms.payloads import Found, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
@@ -92,7 +92,10 @@ def room_results_first(*, room: Room, question: RoomQuestion | None = None, hide
     rows: list[Score] = []
     found: list[Found] = []
     first: tuple[Any, Found] | None = None
-    members = RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at")
+
+    def members() -> QuerySet[RoomMember]:
+        return RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at")
+
     for player_id, username, left_at in compiled_rows("room_members", members, [room.pk]):  # every opening and answer: compiled once
         total = totals.get(player_id, {})
         rows.append(

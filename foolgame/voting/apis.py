@@ -362,8 +362,7 @@ class RoundVoteApi(ApiView):
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = validated_body(VoteSerializer, request)
-        result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"])
-        hooks.round_settled.send(round_id=round_id)  # after the vote's commit, as the room socket does
+        result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"], settle=True)
         return Response(result)
 
 

@@ -27,7 +27,7 @@ from foolgame.core.sockets import (
     run_eagerly,
 )
 from foolgame.voting import payloads, services
-from foolgame.voting.events import round_group
+from foolgame.voting.events import round_group, round_socket
 from foolgame.voting.models import Report, Round
 
 logger = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
 def _owner_row(*, round_id: int) -> tuple[int, str] | None:
     """The round's player and state: what every new socket reads first, its SQL compiled
     once (``payloads.compiled_rows``)."""
-    rows = payloads.compiled_rows("round_owner", Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
+    rows = payloads.compiled_rows("round_owner", lambda: Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
     return tuple(rows[0]) if rows else None  # type: ignore[return-value]
 
 
@@ -86,7 +86,14 @@ class RoundConsumer(GameSocketConsumer):
         self._start_beating(self._tick)
 
     async def _call(self, service: Callable[..., Any], **kwargs: Any) -> Any:
-        return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
+        """``service`` for this socket's round and player, in a database thread. The round's
+        ``round.changed`` for a start or a vote it makes is not sent back to this socket
+        (``events.round_socket``): it keeps the state the service returns."""
+        token = round_socket.set(self.channel_name)
+        try:
+            return await database_sync_to_async(service)(round_id=self.round_id, player=self.scope["user"], **kwargs)
+        finally:
+            round_socket.reset(token)
 
     async def on_start(self, frame: dict[str, Any]) -> None:
         state = await self._call(services.round_start)
@@ -104,7 +111,7 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
-        result = await self._call(_settling(services.vote_cast), false_claim=claim_field(frame, "false_claim"))
+        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim"), settle=True)
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from foolgame.core.events import group_send_on_commit
 from foolgame.voting.models import Round
+
+round_socket: ContextVar[str | None] = ContextVar("round_socket", default=None)
+"""The channel of the round socket whose frame is being served (``RoundConsumer._call``)."""
 
 
 def round_group(round_id: int) -> str:
@@ -19,4 +24,8 @@ def round_changed_on_commit(round_: Round) -> None:
         "state": round_.state,
         "deadline": round_.deadline.timestamp() if round_.deadline else None,
     }
-    group_send_on_commit(round_group(round_.pk), message)
+    # The round socket that made a start or a vote keeps the state from its own call: the
+    # message is not sent back to it (two messages a round to read and drop). An end that it
+    # must announce (a timeout, a void, a forfeit, a report) still comes back to it.
+    own = round_.state in (Round.State.PLAYING, Round.State.VOTED)
+    group_send_on_commit(round_group(round_.pk), message, skip=round_socket.get() if own else None)

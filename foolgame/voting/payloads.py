@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from django.conf import settings
+from django.db.models import QuerySet
 
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
@@ -193,8 +194,11 @@ def clue_payload(claim: Claim, position: int) -> Clue:
 def gold_payloads(claims: tuple[Claim, ...]) -> list[list[Evidence]]:
     """Each claim's gold sentences, in their order, read in one query."""
     gold: dict[int, list[Evidence]] = {claim.pk: [] for claim in claims}
-    links = ClaimGold.objects.filter(claim_id__in=list(gold)).order_by("claim_id", "position", "id")
-    rows = compiled_rows(f"gold_payloads:{len(gold)}", links.values_list("claim_id", "sentence__text", "sentence__section_header"), list(gold))
+
+    def links() -> QuerySet[ClaimGold]:
+        return ClaimGold.objects.filter(claim_id__in=list(gold)).order_by("claim_id", "position", "id").values_list("claim_id", "sentence__text", "sentence__section_header")
+
+    rows = compiled_rows(f"gold_payloads:{len(gold)}", links, list(gold))
     for claim_id, text, header in rows:
         gold[claim_id].append({"text": text, "section_header": header})
     return [gold[claim.pk] for claim in claims]

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connections
 from django.db.models import F, Q, QuerySet, Sum, Window
 from django.db.models.functions import Rank
 
 from foolgame.claims.models import Claim
 from foolgame.core import clock, hooks
+from foolgame.core.queries import compiled_rows
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Round
 
@@ -110,28 +109,6 @@ def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:
     )
 
 
-_COMPILED: dict[tuple[Any, ...], str] = {}
-
-
-def compiled_rows(name: str, queryset: QuerySet[Any], params: list[Any]) -> list[tuple[Any, ...]]:
-    """The rows of ``queryset`` (a ``values_list`` of columns the database returns as Python
-    wants them, or an ``exists()`` query), its SQL compiled once per ``name`` and database:
-    Django compiles a query again on every run, which for the queries a round runs costs more
-    CPU than running them. ``params`` are the values the SQL takes, in its order; the first
-    compile checks them against Django's own, and where they differ (a database that wants
-    them adapted) every run is Django's."""
-    key = (queryset.db, name)
-    sql = _COMPILED.get(key)
-    if sql is None:
-        sql, compiled = queryset.query.get_compiler(queryset.db).as_sql()
-        if list(compiled) != params:
-            return [tuple(row) for row in queryset]
-        _COMPILED[key] = sql
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 STREAK_CHUNK = 100
 
 
@@ -140,17 +117,19 @@ def player_streak(*, player_id: int) -> int:
     right. A wrong vote, a timeout or a started round given up ends it; rounds ended by a
     report or a moderator, and rounds given up before their start, are left out. A room's
     rounds are the room's game and are left out too (and a room's answer may not be out)."""
-    finished = (
-        Round.objects.filter(hooks.round_groups.get().solo(), player_id=player_id)
-        .filter(Q(state__in=(Round.State.VOTED, Round.State.TIMED_OUT)) | Q(state=Round.State.FORFEITED, started_at__isnull=False))
-        .order_by("-ended_at", "-id")
-        .values_list("vote__correct", flat=True)
-    )
+    def finished() -> QuerySet[Round]:
+        return (
+            Round.objects.filter(hooks.round_groups.get().solo(), player_id=player_id)
+            .filter(Q(state__in=(Round.State.VOTED, Round.State.TIMED_OUT)) | Q(state=Round.State.FORFEITED, started_at__isnull=False))
+            .order_by("-ended_at", "-id")
+            .values_list("vote__correct", flat=True)
+        )
+
     states = [Round.State.VOTED.value, Round.State.TIMED_OUT.value, Round.State.FORFEITED.value]
     streak = 0
     while True:
         # Read after every vote (its result): compiled once per chunk (``compiled_rows``).
-        rows = compiled_rows(f"player_streak:{streak}:{STREAK_CHUNK}", finished[streak : streak + STREAK_CHUNK], [player_id, *states])
+        rows = compiled_rows(f"player_streak:{streak}:{STREAK_CHUNK}", lambda: finished()[streak : streak + STREAK_CHUNK], [player_id, *states])
         chunk = [row[0] for row in rows]
         for correct in chunk:
             if not correct:

@@ -21,10 +21,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, models, transaction
-from django.db.models.query import get_related_populators
-from django.db.transaction import TransactionManagementError
+from django.db.models import Exists, OuterRef, QuerySet
 
 from foolgame.core.errors import ServiceError
+from foolgame.core.queries import compiled_instance
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.players.models import Guest, LedgerEntry
@@ -155,55 +155,18 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
 _UNUSED_CLAIM_FIELDS = ("left_claim__release_retrieved", "right_claim__release_retrieved")
 
 
-_COMPILED_ROUNDS: dict[tuple[Any, ...], tuple[str, list[Any], int, dict[str, Any], list[str], list[Any]]] = {}
-
-
-def _round_by_id(rounds: models.QuerySet[Round], round_id: int, *, shape: tuple[Any, ...]) -> Round | None:
-    """``rounds.filter(pk=round_id).first()``, with its SQL compiled once per ``shape`` (what
-    tells the querysets passed apart) and database. Django compiles a query again on every
-    run, and this one (seven tables: the round, its claims and their pages, a room's
-    question) cost more CPU to compile than to run, three times a round. Kept from the first
-    compile: the SQL, whose one parameter is the id, and what Django made of its columns
-    (which fill the round, which its related rows); each run reads its rows and builds the
-    round and its related objects from them as ``QuerySet`` does (``ModelIterable``)."""
-    query = rounds.filter(pk=round_id).order_by().query
-    compiler = query.get_compiler(using=rounds.db)
-    key = (rounds.db, compiler.connection.vendor, *shape)
-    compiled = _COMPILED_ROUNDS.get(key)
-    if compiled is None:
-        sql, params = compiler.as_sql()
-        if list(params) != [round_id]:  # not the one-parameter query this expects: run it as Django does
-            return next(iter(rounds.filter(pk=round_id).order_by()), None)
-        info = compiler.klass_info
-        start, end = info["select_fields"][0], info["select_fields"][-1] + 1
-        init_list = [column[0].target.attname for column in compiler.select[start:end]]
-        compiled = (sql, compiler.select, compiler.col_count, info, init_list, get_related_populators(info, compiler.select, rounds.db))
-        _COMPILED_ROUNDS[key] = compiled
-    elif query.select_for_update and compiler.connection.get_autocommit():  # as Django's compile refuses it
-        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
-    sql, compiler.select, compiler.col_count, info, init_list, populators = compiled
-    with compiler.connection.cursor() as cursor:
-        cursor.execute(sql, [round_id])
-        rows = cursor.fetchall()
-    start, end = info["select_fields"][0], info["select_fields"][-1] + 1
-    for row in compiler.results_iter(results=[rows]):
-        round_ = Round.from_db(rounds.db, init_list, row[start:end])
-        for populator in populators:
-            populator.populate(row, round_)
-        return round_
-    return None
-
-
 def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = False) -> Round:
     """The round, if it is ``player``'s (anyone's when None); another player's round is
     "not found", so its existence does not leak. ``lock`` takes its row lock."""
     # The room question the round may belong to comes in the same query (an outer join):
     # its answer is withheld while that question plays (``round_answer_withheld``).
     related = hooks.round_groups.get().related
-    rounds = Round.objects.select_related("left_claim__page", "right_claim__page", *related).defer(*_UNUSED_CLAIM_FIELDS)
-    if lock:
-        rounds = rounds.select_for_update(of=("self",))
-    round_ = _round_by_id(rounds, round_id, shape=(lock, related))
+
+    def rounds() -> QuerySet[Round]:
+        rounds = Round.objects.select_related("left_claim__page", "right_claim__page", *related).defer(*_UNUSED_CLAIM_FIELDS)
+        return rounds.select_for_update(of=("self",)) if lock else rounds
+
+    round_ = compiled_instance(f"round:{lock}:{related}", rounds, round_id)  # this query runs three times a round
     if round_ is None or (player is not None and round_.player_id != player.pk):
         raise ServiceError("round_not_found", "No such round.", status_code=404)
     return round_
@@ -215,8 +178,7 @@ def is_guest(player: AbstractBaseUser) -> bool:
     ``exists()`` query again each time, for more CPU than running it."""
     if not getattr(player, "is_authenticated", False) or getattr(player, "_fm2_is_guest", None) is not None:
         return _is_guest_by_django(player)
-    guest = Guest.objects.filter(user_id=player.pk).values_list("pk")[:1]
-    player._fm2_is_guest = bool(compiled_rows("is_guest", guest, [player.pk]))  # type: ignore[attr-defined]
+    player._fm2_is_guest = bool(compiled_rows("is_guest", lambda: Guest.objects.filter(user_id=player.pk).values_list("pk")[:1], [player.pk]))  # type: ignore[attr-defined]
     return player._fm2_is_guest  # type: ignore[attr-defined]
 
 
@@ -396,12 +358,29 @@ def _rate_on_commit(vote: Vote) -> None:
     events.task_batched_on_commit(tasks.rate_votes, [vote.pk])
 
 
-def _moderator_saw_claims(player: AbstractBaseUser, round_: Round, now: datetime) -> bool:
-    """Had the voter seen either claim with its answer as a moderator (``moderation.Sighting``)
-    before this vote? Only a sighting up to the vote's moment counts."""
+def _vote_unpaid(player: AbstractBaseUser, round_: Round, now: datetime) -> str:
+    """Why this vote pays nobody (``Vote.unpaid``), or "": ``moderator_saw_claim`` when the
+    voter had seen either claim with its answer as a moderator (``moderation.Sighting``) up
+    to the vote's moment, ``guest`` for a guest account (``is_guest``). While the player's
+    guest flag is not known yet (a socket's first vote) one query reads both, its SQL compiled
+    once (``compiled_rows``), and the flag is remembered on the user object as ``is_guest``
+    does."""
     claim_ids = (round_.left_claim_id, round_.right_claim_id)
-    sightings = Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
-    return bool(compiled_rows("moderator_saw_claims", sightings.values_list("pk")[:1], [now, player.pk, *claim_ids]))
+    def sightings() -> QuerySet[Claim]:
+        return Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
+
+    if getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False):
+        saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
+    else:
+        def both() -> QuerySet[Any]:
+            return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
+
+        rows = compiled_rows("vote_unpaid", both, [1, now, player.pk, *claim_ids, 1, player.pk])
+        saw, guest = rows[0] if rows else (False, False)
+        player._fm2_is_guest = bool(guest)  # type: ignore[attr-defined]
+    if saw:
+        return "moderator_saw_claim"
+    return "guest" if is_guest(player) else ""
 
 
 def _vote_awards(round_: Round, *, correct: bool, remaining: float) -> list[Any]:
@@ -494,7 +473,7 @@ def votes_unpay(*, round_ids: list[int], reason: str) -> int:
     return Vote.objects.filter(round_id__in=round_ids, settled=False, unpaid="").update(unpaid=reason, points=0, rated=True)
 
 
-def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> Result:
+def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int, settle: bool = False) -> Result:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
     the vote and its ledger rows are written in one transaction; the claims' vote counters,
     quality flags and ratings follow from it after the commit (batched tasks: see
@@ -506,7 +485,11 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
     Locking: the round's two claim rows key share (in id order, in one query: ``round_claims_lock``), then
     the round's row. Moderation locks a claim for update before the rounds it voids, so
     taking the claims first keeps one order; key share lets the votes of a room, all on one
-    pair, run side by side."""
+    pair, run side by side.
+
+    ``settle``: once the vote has committed, send ``round_settled`` when the round is played
+    in a group (a room's question may be over now), as a transport does after its vote. A solo
+    round has nothing to settle and costs no query: whether it is a group's came with it."""
     _check_index(false_claim, field="false_claim")
     try:
         with transaction.atomic():
@@ -516,7 +499,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
             remaining = _check_playing(round_, now)
             if remaining is not None:
                 correct = false_claim == round_.false_index
-                unpaid = "moderator_saw_claim" if _moderator_saw_claims(player, round_, now) else ("guest" if is_guest(player) else "")
+                unpaid = _vote_unpaid(player, round_, now)
                 # A guest's vote keeps its points for the room's own scoreboard but writes no
                 # ledger row (for the guest or the authors) and is not rated: accounts made with
                 # a nickname alone, 60 an hour from one address, must not pump authors' points
@@ -542,12 +525,15 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
                 round_.save(update_fields=["state", "ended_at"])
                 round_changed_on_commit(round_)
                 hooks.claims_voted.send(claim_ids=[round_.left_claim_id, round_.right_claim_id])
-                if withheld:
-                    return vote_ack(vote)
-                return result_payload(round_, vote)
+                in_group = hooks.round_groups.get().in_group(round_)
+                result = vote_ack(vote) if withheld else result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
-    raise _expired_error()
+    if remaining is None:
+        raise _expired_error()
+    if settle and in_group:
+        hooks.round_settled.send(round_id=round_id)
+    return result
 
 
 def _refuse_guest(player: AbstractBaseUser, what: str) -> None:

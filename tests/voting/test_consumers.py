@@ -62,6 +62,26 @@ async def test_round_played_over_the_socket(game, dealt, fake_clock) -> None:
     await ws.disconnect()
 
 
+async def test_a_solo_rounds_vote_has_no_group_to_settle(game, dealt, fake_clock, monkeypatch) -> None:
+    """``round_settled`` (a room's question may be over) is for rounds played in a group: a
+    solo round's vote sends it to nobody, so no query asks which room the round is in. (A
+    room round's vote over this socket ends the question: tests/rooms/test_consumers.py.)"""
+    from foolgame.core import hooks
+
+    settled = []
+    monkeypatch.setattr(hooks.round_settled, "send", lambda **kwargs: settled.append(kwargs) or [])
+    ws = await connect(dealt.pk, game.voter)
+    try:
+        await ws.send_json_to({"type": "start"})
+        await frame(ws, "state")
+        round_ = await database_sync_to_async(Round.objects.select_related("left_claim").get)(pk=dealt.pk)
+        await ws.send_json_to({"type": "vote", "false_claim": round_.false_index})
+        assert (await frame(ws, "result"))["correct"] is True
+        assert settled == []
+    finally:
+        await ws.disconnect()
+
+
 async def test_timeout_frame_when_the_server_clock_runs_out(game, dealt, fake_clock) -> None:
     ws = await connect(dealt.pk, game.voter)
     await ws.send_json_to({"type": "start"})
@@ -216,6 +236,49 @@ async def test_the_sockets_user_is_read_in_its_opening_trip_to_the_database(game
             await ws.disconnect()
 
 
+async def test_a_sockets_user_is_read_without_compiling_its_query_and_a_stale_session_is_refused(game, dealt, monkeypatch) -> None:
+    """The socket's user comes from its session with the SQL compiled once: after the first
+    socket the user query only runs. The session's checks hold as Django's: a session from
+    before a password change, or of a deactivated account, opens as nobody (4401)."""
+    from django.contrib.auth import get_user_model
+    from django.db.models.sql.compiler import SQLCompiler
+
+    cookie = await database_sync_to_async(session_cookie)(game.voter)
+    ws = await through_the_stack(dealt.pk, cookie)
+    assert (await ws.connect())[0]
+    await ws.disconnect()
+    compiled = []
+    as_sql = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiled.append(self.query.model) or as_sql(self, *a, **k))
+    ws = await through_the_stack(dealt.pk, cookie)
+    try:
+        assert (await ws.connect())[0]
+        await ws.send_json_to({"type": "start"})
+        assert (await frame(ws, "state"))["status"] == Round.State.PLAYING  # it is the voter's socket
+        assert get_user_model() not in compiled
+    finally:
+        await ws.disconnect()
+
+    def change(**fields) -> None:
+        user = get_user_model().objects.get(pk=game.voter.pk)
+        for name, value in fields.items():
+            setattr(user, name, value)
+        user.save()
+
+    for fields in ({"password": "changed elsewhere"}, {"is_active": False}):
+        cookie = await database_sync_to_async(session_cookie)(game.voter)
+        await database_sync_to_async(change)(**fields)
+        ws = await through_the_stack(dealt.pk, cookie)
+        try:
+            assert (await ws.connect())[0]
+            error = json.loads(await ws.receive_from(timeout=3))
+            closed = await ws.receive_output(timeout=3)
+            assert (error["code"], closed["code"]) == ("not_authenticated", 4401), fields
+        finally:
+            await ws.disconnect()
+        await database_sync_to_async(change)(is_active=True)
+
+
 async def test_a_new_socket_reads_its_round_without_compiling_the_query_again(game, dealt, monkeypatch) -> None:
     """Every new socket reads its round's player and state: after the first socket the query
     only runs (compiled once: ``payloads.compiled_rows``)."""
@@ -303,3 +366,27 @@ async def test_a_round_given_up_before_its_start_opens_with_no_claims(game, deal
         assert round_.left_claim.text not in json.dumps(state)
     finally:
         await ws.disconnect()
+
+
+def test_round_changed_skips_the_socket_that_made_a_start_or_a_vote_but_never_an_end(monkeypatch) -> None:
+    """``round.changed`` is not sent back to the round socket whose own call started the
+    round or voted (it has the state from its call); a timeout, void, forfeit or report is
+    announced to every socket, that one included. Outside a socket's call nobody is skipped."""
+    from types import SimpleNamespace
+
+    from foolgame.voting import events
+
+    sent = []
+    monkeypatch.setattr(events, "group_send_on_commit", lambda group, message, skip=None: sent.append((message["state"], skip)))
+    token = events.round_socket.set("specific.abc!def")
+    try:
+        for state in (Round.State.PLAYING, Round.State.VOTED, Round.State.TIMED_OUT, Round.State.VOIDED, Round.State.FORFEITED, Round.State.REPORTED):
+            events.round_changed_on_commit(SimpleNamespace(pk=3, state=state, deadline=None))
+    finally:
+        events.round_socket.reset(token)
+    events.round_changed_on_commit(SimpleNamespace(pk=3, state=Round.State.VOTED, deadline=None))
+    assert sent == [
+        ("playing", "specific.abc!def"), ("voted", "specific.abc!def"),
+        ("timeout", None), ("voided", None), ("forfeited", None), ("reported", None),
+        ("voted", None),
+    ]

@@ -1,0 +1,88 @@
+"""Queries run so often that Django's building and compiling them costs more CPU than
+running them.
+
+Django builds a queryset (every ``filter`` resolves its lookups) and compiles it to SQL again
+on every run. For the few queries every socket and every vote runs (the round, its owner,
+the socket's user, the vote's checks) that cost more than the trip to the database. These
+helpers take a function that builds the queryset, call it once per name, keep its SQL and
+what Django made of its columns, and afterwards only run the SQL with the new parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connections, models
+from django.db.models import QuerySet
+from django.db.models.query import get_related_populators
+from django.db.transaction import TransactionManagementError
+
+_DJANGO = object()
+"""Kept for a query whose parameters Django adapts (its SQL cannot be reused as is)."""
+
+_COMPILED: dict[str, Any] = {}
+
+
+def compiled_rows(name: str, build: Callable[[], QuerySet[Any]], params: list[Any]) -> list[tuple[Any, ...]]:
+    """The rows of the queryset ``build()`` makes (a ``values_list`` of columns the database
+    returns as Python wants them, or an ``exists()`` query), built and compiled once per
+    ``name``. ``params`` are the values the SQL takes, in its order; the first compile checks
+    them against Django's own, and where they differ (a database that wants them adapted)
+    every run is Django's."""
+    compiled = _COMPILED.get(name)
+    if compiled is None:
+        queryset = build()
+        sql, django_params = queryset.query.get_compiler(queryset.db).as_sql()
+        compiled = _COMPILED[name] = (queryset.db, sql) if list(django_params) == params else _DJANGO
+    if compiled is _DJANGO:
+        return [tuple(row) for row in build()]
+    alias, sql = compiled
+    with connections[alias].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def compiled_instance(name: str, build: Callable[[], QuerySet[models.Model]], pk: Any) -> models.Model | None:
+    """``build().filter(pk=pk).first()`` without ordering, built and compiled once per
+    ``name``. Kept from the first compile: the SQL, whose one parameter is the key, the
+    columns' converters, and what Django made of the columns (which fill the instance, which
+    its ``select_related`` rows); each run reads the row and builds the instance and its
+    related objects from it as ``QuerySet`` does (``ModelIterable``)."""
+    compiled = _COMPILED.get(name)
+    if compiled is None:
+        queryset = build().filter(pk=pk).order_by()
+        compiler = queryset.query.get_compiler(using=queryset.db)
+        sql, params = compiler.as_sql()
+        if list(params) != [pk]:  # not the one-parameter query this expects: Django's every time
+            compiled = _DJANGO
+        else:
+            info = compiler.klass_info
+            start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+            fields = [column[0].target.attname for column in compiler.select[start:end]]
+            converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
+            populators = get_related_populators(info, compiler.select, queryset.db)
+            compiled = (queryset.db, queryset.model, sql, converters, start, end, fields, populators, bool(queryset.query.select_for_update))
+        _COMPILED[name] = compiled
+    if compiled is _DJANGO:
+        return next(iter(build().filter(pk=pk).order_by()), None)
+    alias, model, sql, converters, start, end, fields, populators, for_update = compiled
+    connection = connections[alias]
+    if for_update and connection.get_autocommit():  # as Django's compile refuses it
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    if converters:
+        row = list(row)
+        for position, (functions, expression) in converters.items():
+            value = row[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            row[position] = value
+    instance = model.from_db(alias, fields, row[start:end])
+    for populator in populators:
+        populator.populate(row, instance)
+    return instance
