@@ -178,6 +178,15 @@ def task_runs_eagerly(task: Task) -> bool:
     return bool(task.app.conf.task_always_eager)
 
 
+def task_send(task: Task, *args: Any, **options: Any) -> None:
+    """Send ``task(*args)`` now, outside any transaction, without waiting for the broker
+    (the publisher's task thread); eager tasks run at once. For a socket's event loop."""
+    if task_runs_eagerly(task):
+        task.apply_async(args=list(args), **options)
+    else:
+        _get_publisher().send_task(task, list(args), options)
+
+
 def task_on_commit(task: Task, *args: Any, **options: Any) -> None:
     """After the commit, send ``task(*args)`` (``options`` as for ``apply_async``, e.g. eta).
     Eager tasks run at once in this thread; others go through the publisher's task thread, so

@@ -95,6 +95,16 @@ class RoundConsumer(GameSocketConsumer):
         finally:
             round_socket.reset(token)
 
+    async def disconnect(self, code: int) -> None:
+        """Leave as every socket does; a round still playing gets its expiry task now (a
+        start through this socket sent none: ``services.round_left_playing``)."""
+        await super().disconnect(code)
+        if getattr(self, "status", None) == Round.State.PLAYING and getattr(self, "deadline", None) is not None:
+            try:
+                services.round_left_playing(round_id=self.round_id, deadline=self.deadline)
+            except Exception:  # the sweep closes it within a minute, and any read on time
+                logger.warning("round socket: no expiry task for round %s", self.round_id, exc_info=True)
+
     async def on_start(self, frame: dict[str, Any]) -> None:
         state = await self._call(services.round_start)
         await self._remember(state)

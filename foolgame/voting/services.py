@@ -31,7 +31,7 @@ from foolgame.players.models import Guest, LedgerEntry
 from foolgame.players.roles import is_guest as _is_guest_by_django
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
-from foolgame.voting.events import round_changed_on_commit
+from foolgame.voting.events import round_changed_on_commit, round_socket
 from foolgame.voting.counters import claim_refs_lock, round_claims_lock
 from foolgame.voting.dealing import deal_level, deal_pair
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
@@ -197,12 +197,30 @@ def _schedule_expiry(round_: Round, *, final: bool = False) -> None:
     round, by the start (a reveal only moves the deadline earlier; the socket's tick, lazy
     expiry and the sweep close the round at its real deadline, and a task that runs early
     re-sends itself once: ``final`` is that second send). With eager tasks (no broker) the
-    task would run at once and find nothing due, so it is not sent."""
+    task would run at once and find nothing due, so it is not sent.
+
+    A start made through a round socket sends none: while the socket is open its tick closes
+    the round at the deadline, and a socket that goes with its round still playing sends the
+    task then (``round_left_playing``). Most rounds end in a vote first, and the task (a
+    send by the web process, a run by the worker) was work for nothing. A web process that
+    dies with its sockets leaves their rounds to the sweep (a minute at most) and to lazy
+    expiry on any read."""
     from foolgame.voting import tasks
 
-    if events.task_runs_eagerly(tasks.expire_round):
+    if events.task_runs_eagerly(tasks.expire_round) or (round_socket.get() is not None and not final):
         return
     events.task_on_commit(tasks.expire_round, round_.pk, *([False] if final else []), eta=round_.deadline)
+
+
+def round_left_playing(*, round_id: int, deadline: datetime) -> None:
+    """A round socket closed while its round still plays: have a worker close the round at
+    its deadline (``_schedule_expiry`` left that to the socket). No database work: callable
+    from the socket's event loop. Another socket or a vote may end the round first; the task
+    then finds nothing to do."""
+    from foolgame.voting import tasks
+
+    if not events.task_runs_eagerly(tasks.expire_round):
+        events.task_send(tasks.expire_round, round_id, eta=deadline)
 
 
 def round_expire(*, round_id: int, reschedule: bool = False) -> bool:

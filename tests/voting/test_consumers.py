@@ -390,3 +390,37 @@ def test_round_changed_skips_the_socket_that_made_a_start_or_a_vote_but_never_an
         ("timeout", None), ("voided", None), ("forfeited", None), ("reported", None),
         ("voted", None),
     ]
+
+
+async def test_a_socket_start_leaves_the_expiry_to_the_socket_which_sends_it_when_it_goes_with_the_round_playing(game, fake_clock, monkeypatch) -> None:
+    """A start through the round socket sends no expiry task: the socket's tick closes the
+    round at its deadline. A socket that closes with its round still playing sends the task
+    then, for the deadline; one whose round ended in a vote sends none."""
+    from foolgame.core import events
+    from foolgame.voting import tasks
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(events, "task_runs_eagerly", lambda task: False)
+    capture = lambda how: lambda task, *args, **options: sent.append((how, args, options.get("eta"))) if task is tasks.expire_round else None  # noqa: E731
+    monkeypatch.setattr(events, "task_on_commit", capture("on_commit"))
+    monkeypatch.setattr(events, "task_send", capture("now"))
+    monkeypatch.setattr(events, "task_batched_on_commit", lambda task, ids: None)
+    from tests.factories import UserFactory
+
+    for ends_in_a_vote in (False, True):
+        voter = await database_sync_to_async(UserFactory)()  # the game has one pair: a round each
+        round_ = await database_sync_to_async(services.round_create)(player=voter)
+        ws = await connect(round_.pk, voter)
+        await ws.send_json_to({"type": "start"})
+        await frame(ws, "state")
+        assert sent == []
+        if ends_in_a_vote:
+            await ws.send_json_to({"type": "vote", "false_claim": 0})
+            await frame(ws, "result")
+        await ws.disconnect()
+        round_ = await database_sync_to_async(Round.objects.get)(pk=round_.pk)
+        if ends_in_a_vote:
+            assert sent == [] and round_.state == Round.State.VOTED
+        else:
+            assert sent == [("now", (round_.pk,), round_.deadline)] and round_.state == Round.State.PLAYING
+            sent.clear()
