@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.db import connections, models
+from django.db import DatabaseError, connections, models, router
+from django.db.models.signals import post_save, pre_save
 from django.db.models import QuerySet
 from django.db.models.query import get_related_populators
 from django.db.transaction import TransactionManagementError
@@ -86,3 +87,31 @@ def compiled_instance(name: str, build: Callable[[], QuerySet[models.Model]], pk
     for populator in populators:
         populator.populate(row, instance)
     return instance
+
+
+def compiled_update(instance: models.Model, fields: tuple[str, ...]) -> None:
+    """``instance.save(update_fields=fields)``, its UPDATE written once per model, fields and
+    database: Django's save builds and compiles the UPDATE on every call. Each value is
+    prepared for the database as the save prepares it (``get_db_prep_save``). A model with
+    ``pre_save`` or ``post_save`` receivers is saved by Django, so no receiver is skipped; like
+    Django's, an update that finds no row raises ``DatabaseError``."""
+    model = type(instance)
+    if pre_save.has_listeners(model) or post_save.has_listeners(model):
+        instance.save(update_fields=list(fields))
+        return
+    alias = router.db_for_write(model, instance=instance)
+    connection = connections[alias]
+    key = ("update", alias, model._meta.label, fields)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        meta, quote = model._meta, connection.ops.quote_name
+        targets = [meta.get_field(name) for name in fields]
+        columns = ", ".join(f"{quote(field.column)} = %s" for field in targets)
+        compiled = _COMPILED[key] = (f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s", targets)
+    sql, targets = compiled
+    params = [field.get_db_prep_save(field.pre_save(instance, False), connection) for field in targets]  # as Model._save_table
+    params.append(model._meta.pk.get_db_prep_save(instance.pk, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.rowcount == 0:
+            raise DatabaseError("Save with update_fields did not affect any rows.")

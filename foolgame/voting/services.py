@@ -24,7 +24,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from foolgame.core.errors import ServiceError
-from foolgame.core.queries import compiled_instance
+from foolgame.core.queries import compiled_instance, compiled_update
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.players.models import Guest, LedgerEntry
@@ -326,7 +326,7 @@ def round_start(*, round_id: int, player: AbstractBaseUser) -> RoundState:
         if round_.state == Round.State.READY:
             round_.started_at, round_.state = now, Round.State.PLAYING
             round_.deadline = deadline_after(round_, 0)
-            round_.save(update_fields=["started_at", "state", "deadline"])
+            compiled_update(round_, ("started_at", "state", "deadline"))  # every start: written once
             _schedule_expiry(round_)
             round_changed_on_commit(round_)
             return round_state(round_, now=now, reveals=[])
@@ -540,7 +540,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int, sett
                 if not withheld:
                     _vote_pay(round_, vote, awards)
                 round_.state, round_.ended_at = Round.State.VOTED, now
-                round_.save(update_fields=["state", "ended_at"])
+                compiled_update(round_, ("state", "ended_at"))  # every vote: written once
                 round_changed_on_commit(round_)
                 hooks.claims_voted.send(claim_ids=[round_.left_claim_id, round_.right_claim_id])
                 in_group = hooks.round_groups.get().in_group(round_)

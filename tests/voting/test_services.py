@@ -365,3 +365,36 @@ def test_whether_a_voter_is_a_guest_is_read_without_compiling_its_query_again(mo
     assert (services.is_guest(users[player.pk]), services.is_guest(users[guest.pk])) == (False, True)
     assert compiles == []
     assert services.is_guest(users[guest.pk]) is True  # remembered on the user object
+
+
+def test_compiled_update_writes_what_save_writes_and_refuses_a_missing_row(game) -> None:
+    """``core.queries.compiled_update`` (a round's start and vote): the fields given are
+    written as ``save(update_fields=...)`` writes them, the others are left alone, the SQL is
+    written once, and a row that is gone raises as Django's save does."""
+    from datetime import timedelta
+
+    from django.db import DatabaseError
+    from django.db.models.sql.compiler import SQLUpdateCompiler
+    from django.utils import timezone
+
+    from foolgame.core.queries import compiled_update
+    from foolgame.voting import services
+    from foolgame.voting.models import Round
+
+    round_ = services.round_create(player=game.voter)
+    now = timezone.now()
+    round_.state, round_.started_at, round_.deadline, round_.ended_at = Round.State.PLAYING, now, now + timedelta(seconds=180), now
+    compiled_update(round_, ("started_at", "state", "deadline"))
+    stored = Round.objects.get(pk=round_.pk)
+    assert (stored.state, stored.started_at, stored.deadline, stored.ended_at) == (Round.State.PLAYING, now, now + timedelta(seconds=180), None)
+    compiled = []
+    as_sql = SQLUpdateCompiler.as_sql
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SQLUpdateCompiler, "as_sql", lambda self, *a, **k: compiled.append(self.query.model) or as_sql(self, *a, **k))
+        round_.state = Round.State.VOTED
+        compiled_update(round_, ("started_at", "state", "deadline"))
+    assert compiled == [] and Round.objects.get(pk=round_.pk).state == Round.State.VOTED
+    gone = Round.objects.get(pk=round_.pk)
+    Round.objects.filter(pk=round_.pk).delete()
+    with pytest.raises(DatabaseError):
+        compiled_update(gone, ("state",))
