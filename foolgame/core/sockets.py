@@ -12,7 +12,7 @@ import math
 import time
 from collections import deque
 from importlib import import_module
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -314,7 +314,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
     kind = "game"
     label: Any = "?"
     group: str | None = None
-    ticker: asyncio.Task | None = None
+    ticker: asyncio.Task | None = None  # a task the socket's beat started; cancelled when it goes
     leased: bool = False
     CLOSE_REASONS: dict[int, tuple[str, str]] = CLOSE_REASONS
     HANDLERS: dict[str, Callable[..., Any]] = {}
@@ -460,17 +460,6 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
     @property
     def beating(self) -> bool:
         return self in heartbeat
-
-    async def _beats(self) -> AsyncIterator[None]:
-        """Once a second on the loop's clock, without drift (each beat is scheduled from the
-        last one's due time, not from when it ran): the heartbeat a subclass's ``_tick`` runs
-        its clock on. (The socket's lease is renewed with the process's others: ``_leases``.)"""
-        loop = asyncio.get_running_loop()
-        next_at = loop.time()
-        while True:
-            next_at += 1.0
-            await asyncio.sleep(max(0.0, next_at - loop.time()))
-            yield
 
     # --- frames from the client -------------------------------------------------------
 

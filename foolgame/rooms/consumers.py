@@ -36,6 +36,7 @@ from foolgame.core.sockets import (
     ProcessBatch,
     claim_field,
     database_sync_to_async,
+    run_eagerly,
 )
 from foolgame.rooms.payloads import EndedFrame, MembersFrame, QuestionFrame, RoomState, Score, VotedFrame, VotesCount, VotesFrame
 from foolgame.voting.models import Round
@@ -149,7 +150,7 @@ class RoomConsumer(GameSocketConsumer):
         if state["state"] == "ended":
             await self.close(code=CLOSE_ROOM_ENDED)
             return
-        self.ticker = asyncio.create_task(self._tick())
+        self._start_beating(self._beat)
 
     def _opening_state(self, user: Any) -> tuple[RoomState | None, int]:
         try:
@@ -269,7 +270,7 @@ class RoomConsumer(GameSocketConsumer):
     # --- the room's group -------------------------------------------------------------
 
     def _live(self) -> bool:
-        return self.ticker is not None  # accepted and ticking: group messages apply
+        return self.beating  # accepted and ticking: group messages apply
 
     def _gave_up(self, event: dict[str, Any]) -> bool:
         """Did this socket's member give up a question whose deadline is ahead? Then the
@@ -409,21 +410,45 @@ class RoomConsumer(GameSocketConsumer):
 
     # --- the clock ------------------------------------------------------------------------
 
-    async def _tick(self) -> None:
+    def _beat(self) -> None:
+        """The socket's beat, once a second (``heartbeat``): the player's own round's ``tick``
+        goes out at once (``run_eagerly``: a task only while the client's buffer is full).
+        What must wait (an answer due at its deadline, the round's timeout, the question's
+        finish) runs in one task at a time (``_due``, kept as ``ticker``: cancelled when the
+        socket goes); a beat that finds it still running leaves it be. Every socket of a
+        room ran a task of its own that woke each second, for more CPU than its ticks."""
+        now = clock.now()
+        due = self.answer_later is not None and now >= self.answer_later[0]
+        if self.question_deadline is not None:
+            if self.status == Round.State.PLAYING and self.deadline is not None:
+                remaining = (self.deadline - now).total_seconds()
+                if remaining > 0:
+                    run_eagerly(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
+                else:
+                    due = True
+            due = due or (now >= self.question_deadline and not self.finishing)
+        if due and (self.ticker is None or self.ticker.done()):
+            self.ticker = asyncio.ensure_future(self._due())
+
+    async def _due(self) -> None:
+        """What the beat found due and must wait for, in the order the room needs it: a
+        given-up question's answer, the player's round timed out, then the question finished
+        when its deadline has passed."""
         try:
-            async for _ in self._beats():
-                if self.answer_later is not None and clock.now() >= self.answer_later[0]:
-                    await self._answer_at_deadline(self.answer_later[1])
-                if self.question_deadline is None:
-                    continue
-                now = clock.now()
-                await self._own_clock(now)
-                if now >= self.question_deadline and not self.finishing:
-                    self.finishing = True
-                    await asyncio.sleep(random.random() * 0.2)  # the room's sockets need not all ask at once
-                    await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
+            if self.answer_later is not None and clock.now() >= self.answer_later[0]:
+                await self._answer_at_deadline(self.answer_later[1])
+            if self.question_deadline is None:
+                return
+            now = clock.now()
+            await self._own_clock(now)
+            if now >= self.question_deadline and not self.finishing:
+                self.finishing = True
+                await asyncio.sleep(random.random() * 0.2)  # the room's sockets need not all ask at once
+                await database_sync_to_async(services.room_question_finish)(question_id=self.question_id)
         except asyncio.CancelledError:
             pass
+        except Exception:  # a service down: the next beat tries again (the deadline task and the sweep end the question)
+            logger.warning("room socket: what was due in room %s was not done", self.code, exc_info=True)
 
     async def _answer_at_deadline(self, answer: dict[str, Any]) -> None:
         """The answer of a question this member gave up, at its deadline, as waiting would
@@ -436,13 +461,9 @@ class RoomConsumer(GameSocketConsumer):
             await self.send_frame("answer", answer)
 
     async def _own_clock(self, now: datetime) -> None:
-        """Tick the player's own round (its deadline moves earlier with each clue); time it out
-        through the round services when it runs out."""
-        if self.status != Round.State.PLAYING or self.deadline is None:
-            return
-        remaining = (self.deadline - now).total_seconds()
-        if remaining > 0:
-            await self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining)))
+        """Time the player's own round out through the round services when it has run out
+        (its deadline moves earlier with each clue; ``_beat`` sends its ticks)."""
+        if self.status != Round.State.PLAYING or self.deadline is None or self.deadline > now:
             return
         await database_sync_to_async(rounds.round_expire)(round_id=self.round_id)
         self.status = Round.State.TIMED_OUT
