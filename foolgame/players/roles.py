@@ -16,18 +16,21 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from foolgame.core.errors import ServiceError
+from foolgame.core.queries import compiled_rows
 from foolgame.players.models import Guest
 
 
 def is_guest(user: Any) -> bool:
     """A guest account (``players.Guest``: made with a nickname to join a live room, not
     claimed with a password yet), which plays rooms and nothing else. One query, remembered
-    on the user object for the request."""
+    on the user object for the request (a socket's: for its life), its SQL compiled once
+    (``compiled_rows``): every request past ``GuestLimitsMiddleware`` and every socket's first
+    vote asks it."""
     if not getattr(user, "is_authenticated", False):
         return False
     cached = getattr(user, "_fm2_is_guest", None)
     if cached is None:
-        cached = Guest.objects.filter(user_id=user.pk).exists()
+        cached = bool(compiled_rows("is_guest", lambda: Guest.objects.filter(user_id=user.pk).values_list("pk")[:1], [user.pk]))
         user._fm2_is_guest = cached
     return cached
 

@@ -26,7 +26,7 @@ from foolgame.rooms.payloads import Found, Score, Winner
 from foolgame.rooms.models import Room, RoomMember, RoomQuestion, RoomRound
 from foolgame.core import clock
 from foolgame.voting.models import Round, Vote
-from foolgame.voting.payloads import compiled_rows
+from foolgame.core.queries import compiled_rows
 
 def given_up(prefix: str = "") -> Q:
     """A round (``prefix``: the path to it, e.g. ``"round__"``) given up: a forfeit (the round

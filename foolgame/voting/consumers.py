@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from foolgame.core import clock, hooks
+from foolgame.core.queries import compiled_rows
 from foolgame.core.errors import ServiceError
 from foolgame.core.sockets import (
     CLOSE_NO_SUCH_ROUND,
@@ -39,8 +40,8 @@ def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
 
 def _owner_row(*, round_id: int) -> tuple[int, str] | None:
     """The round's player and state: what every new socket reads first, its SQL compiled
-    once (``payloads.compiled_rows``)."""
-    rows = payloads.compiled_rows("round_owner", lambda: Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
+    once (``core.queries.compiled_rows``)."""
+    rows = compiled_rows("round_owner", lambda: Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
     return tuple(rows[0]) if rows else None  # type: ignore[return-value]
 
 

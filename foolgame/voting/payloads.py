@@ -11,8 +11,9 @@ from django.db.models import QuerySet
 
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
+from foolgame.core.queries import compiled_rows
 from foolgame.voting.models import ClueReveal, Round, Vote
-from foolgame.voting.selectors import compiled_rows, player_streak
+from foolgame.voting.selectors import player_streak
 from scoring.rounds import remaining_seconds, round_deadline, voter_points
 
 

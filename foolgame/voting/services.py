@@ -24,11 +24,11 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from foolgame.core.errors import ServiceError
-from foolgame.core.queries import compiled_instance, compiled_update
+from foolgame.core.queries import compiled_instance, compiled_rows, compiled_update
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.players.models import Guest, LedgerEntry
-from foolgame.players.roles import is_guest as _is_guest_by_django
+from foolgame.players.roles import is_guest
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
 from foolgame.voting.events import round_changed_on_commit, round_socket
@@ -42,7 +42,6 @@ from foolgame.voting.payloads import (
     RoundState,
     answer_out,
     clue_payload,
-    compiled_rows,
     deadline_after,
     game_settings,
     past_round,
@@ -170,16 +169,6 @@ def _get_round(*, round_id: int, player: AbstractBaseUser | None, lock: bool = F
     if round_ is None or (player is not None and round_.player_id != player.pk):
         raise ServiceError("round_not_found", "No such round.", status_code=404)
     return round_
-
-
-def is_guest(player: AbstractBaseUser) -> bool:
-    """``players.roles.is_guest`` (remembered on the user object the same way), its query
-    compiled once (``compiled_rows``): every vote asks it, and Django compiled the
-    ``exists()`` query again each time, for more CPU than running it."""
-    if not getattr(player, "is_authenticated", False) or getattr(player, "_fm2_is_guest", None) is not None:
-        return _is_guest_by_django(player)
-    player._fm2_is_guest = bool(compiled_rows("is_guest", lambda: Guest.objects.filter(user_id=player.pk).values_list("pk")[:1], [player.pk]))  # type: ignore[attr-defined]
-    return player._fm2_is_guest  # type: ignore[attr-defined]
 
 
 def _close_if_due(round_: Round, now: datetime) -> bool:
@@ -381,15 +370,17 @@ def _vote_unpaid(player: AbstractBaseUser, round_: Round, now: datetime) -> str:
     voter had seen either claim with its answer as a moderator (``moderation.Sighting``) up
     to the vote's moment, ``guest`` for a guest account (``is_guest``). While the player's
     guest flag is not known yet (a socket's first vote) one query reads both, its SQL compiled
-    once (``compiled_rows``), and the flag is remembered on the user object as ``is_guest``
-    does."""
+    once (``compiled_rows``), and the flag is remembered on the user object where
+    ``players.roles.is_guest`` keeps it."""
     claim_ids = (round_.left_claim_id, round_.right_claim_id)
+
     def sightings() -> QuerySet[Claim]:
         return Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
 
     if getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False):
         saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
     else:
+
         def both() -> QuerySet[Any]:
             return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
 

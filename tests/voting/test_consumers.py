@@ -281,7 +281,7 @@ async def test_a_sockets_user_is_read_without_compiling_its_query_and_a_stale_se
 
 async def test_a_new_socket_reads_its_round_without_compiling_the_query_again(game, dealt, monkeypatch) -> None:
     """Every new socket reads its round's player and state: after the first socket the query
-    only runs (compiled once: ``payloads.compiled_rows``)."""
+    only runs (compiled once: ``core.queries.compiled_rows``)."""
     from django.db.models.sql.compiler import SQLCompiler
 
     ws = await connect(dealt.pk, game.voter)
