@@ -108,3 +108,64 @@ def test_settling_a_questions_votes_writes_them_in_a_few_queries_whatever_their_
     assert LedgerEntry.objects.filter(cause=f"round:{plays['hana'].pk}", player=party.host, amount__gt=0).exists()
     fooled = Notification.objects.filter(kind=Notification.Kind.FOOLED).values_list("actor_id", flat=True)
     assert sorted(fooled) == sorted([party.players[0].pk] * 2 + [party.players[1].pk] * 2), "each wrong vote fooled both authors"
+
+
+def last_votes_in(party, question) -> None:
+    """Every member but otto votes; otto's is left for the test to cast."""
+    plays = rounds_of(question)
+    rounds.vote_cast(round_id=plays["hana"].pk, player=party.host, false_claim=question.false_claim_index)
+    rounds.vote_cast(round_id=plays["pia"].pk, player=party.players[0], false_claim=1 - question.false_claim_index)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_room_gets_its_answer_before_its_votes_are_paid(party, fake_clock, monkeypatch) -> None:
+    """The answer goes out when the question's end commits; paying its votes (ledger rows and
+    news for every vote) follows, and no longer holds the room's answer back."""
+    from foolgame.core import events
+
+    seen: list[str] = []
+    publish, settle = events._publish, rounds.votes_settle
+
+    def publishing(group, message, skip=None):
+        seen.append(message["type"])
+        publish(group, message, skip)
+
+    def settling(**kwargs):
+        seen.append(f"paid {LedgerEntry.objects.count()} before")
+        return settle(**kwargs)
+
+    monkeypatch.setattr(events, "_publish", publishing)
+    monkeypatch.setattr(services.rounds, "votes_settle", settling)
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    fake_clock.advance(20)
+    last_votes_in(party, question)
+    seen.clear()
+    rounds.vote_cast(round_id=rounds_of(question)["otto"].pk, player=party.players[1], false_claim=1 - question.false_claim_index)
+    assert services.room_question_voted(question_id=question.pk)[0]
+
+    assert seen.index("room.answer") < seen.index("paid 0 before"), seen
+    assert verify_board() == {"hana": 120}, "and then they are paid, in the same call"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_when_paying_the_votes_fails_the_question_still_ends_and_the_sweep_pays_them(party, fake_clock, monkeypatch, caplog) -> None:
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    fake_clock.advance(20)
+    last_votes_in(party, question)
+    rounds.vote_cast(round_id=rounds_of(question)["otto"].pk, player=party.players[1], false_claim=1 - question.false_claim_index)
+
+    def down(**kwargs):
+        raise RuntimeError("the database went away")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(services.rounds, "votes_settle", down)
+        assert services.room_question_voted(question_id=question.pk)[0], "the end stands"
+    question.refresh_from_db()
+    assert question.state == question.State.DONE
+    assert verify_board() == {} and "left to the sweep" in caplog.text
+
+    assert rounds.rounds_sweep() == 0
+    assert verify_board() == {"hana": 120}, "the sweep paid them"
+    assert rounds.votes_settle() == 0
