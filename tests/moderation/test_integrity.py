@@ -200,6 +200,36 @@ def test_the_quality_refresh_after_votes_tests_their_voters(pairs, fake_clock, p
     assert hold_of(cheater) is not None and hold_of(cheater).held
 
 
+def test_after_votes_a_player_is_tested_once_per_new_vote_not_once_per_batch(pairs, fake_clock, population, monkeypatch) -> None:
+    """A room's 20 votes on one pair arrive in many batches: each batch tests the players
+    whose vote on those claims it has not seen tested yet, not everyone who voted on them;
+    a player's next vote is tested again. The periodic refresh still tests every voter."""
+    tested: list[str] = []
+    test = integrity.integrity_test
+
+    def counting(*, player_id, **kwargs):
+        tested.append(names[player_id])
+        return test(player_id=player_id, **kwargs)
+
+    monkeypatch.setattr(integrity, "integrity_test", counting)
+    ann, bo = UserFactory(username="ann"), UserFactory(username="bo")
+    names = {ann.pk: "ann", bo.pk: "bo"}
+    first = play(ann, fake_clock, correct=True)
+    claims = [first.left_claim_id, first.right_claim_id]
+    tasks.refresh_claims_quality.delay(claims)
+    assert tested == ["ann"]
+    tasks.refresh_claims_quality.delay(claims)
+    assert tested == ["ann"], "nothing new: nobody tested again"
+    second = play(bo, fake_clock, correct=False)
+    tasks.refresh_claims_quality.delay(claims + [second.left_claim_id, second.right_claim_id])
+    assert tested == ["ann", "bo"], "only the new vote's player"
+    third = play(ann, fake_clock, correct=True)
+    tasks.refresh_claims_quality.delay(claims + [third.left_claim_id, third.right_claim_id])
+    assert tested == ["ann", "bo", "ann"], "a player's new vote is tested"
+    integrity.integrity_refresh_recent()
+    assert sorted(tested[3:]) == ["ann", "bo"], "the periodic refresh tests everyone who voted"
+
+
 def test_the_periodic_refresh_is_scheduled_and_holds(pairs, fake_clock, population) -> None:
     schedule = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert "foolgame.moderation.tasks.refresh_integrity" in schedule
