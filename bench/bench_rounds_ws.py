@@ -238,8 +238,9 @@ def start_servers(kind: str, env: dict, flags: list[str]) -> tuple[subprocess.Po
                               cwd=REPO, env=env)
     worker = None
     if kind != "floor":
+        worker_env = {**env, "DB_POOL_MIN_SIZE": "0", "DB_POOL_MAX_SIZE": "2"}  # the Procfile's worker line
         worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "foolgame", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
-                                  cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  cwd=REPO, env=worker_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return server, worker, web_port
 
 

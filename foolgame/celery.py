@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 from kombu.transport import redis as kombu_redis
 from kombu.transport.virtual import Empty
 
@@ -47,6 +47,22 @@ class RedisChannel(kombu_redis.Channel):
 
 class RedisTransport(kombu_redis.Transport):
     Channel = RedisChannel
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _connections_back(sender: object = None, **kwargs: object) -> None:
+    """Before and after each task a worker runs, hand its database connection back as Django
+    does around a request (``close_old_connections``): to the pool, which keeps it open for
+    the next task, or closed when it is broken or past CONN_MAX_AGE. Celery's own close, of
+    the whole pool each time, is turned off (``CELERY_DB_REUSE_MAX`` in the settings). Not
+    for eager tasks: they run inside the caller's request and transaction."""
+    request = getattr(sender, "request", None)
+    if getattr(request, "is_eager", False):
+        return
+    from django.db import close_old_connections
+
+    close_old_connections()
 
 
 app = Celery("foolgame")

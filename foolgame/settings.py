@@ -235,6 +235,12 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
 
 CELERY_TASK_EAGER_PROPAGATES = True
+# Celery's Django fixup closes every database connection before and after each task, and with
+# a psycopg pool the whole pool (close_pool): every task then opened a new PostgreSQL
+# connection (a server process forked for it), a fifth of the worker's time on the rooms
+# benchmark. This count turns that off but for every millionth task; foolgame.celery hands
+# the task's connection back instead, as Django does after a request.
+CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
