@@ -30,6 +30,16 @@ def procfile_command(role: str = "web") -> str:
     raise LookupError(role)
 
 
+def current_database_url(query: str = "") -> str:
+    """The URL of the database this test process is using (PostgreSQL), for the servers and
+    workers it starts; ``query``: connection options such as ``application_name=...``."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    return f"{url}?{query}" if query else url
+
+
 def database_url_for(base_url: str, name: str) -> str:
     parts = urlsplit(base_url)
     return urlunsplit(parts._replace(path=f"/{name}"))

@@ -19,7 +19,7 @@ from django.db import connection
 
 from foolgame.celery import app
 from tests.core.test_events_redis_restart import RedisServer, free_port
-from tests.procfile_server import base_env
+from tests.procfile_server import base_env, current_database_url
 from tests.test_worker_redis_restart import start, stop, wait_for
 
 pytestmark = [
@@ -40,9 +40,8 @@ def test_a_worker_runs_its_tasks_on_one_kept_connection(tmp_path: Path) -> None:
     redis_server.start()
     broker_url = f"redis://127.0.0.1:{redis_server.port}/0"
     name = f"fm2-worker-{uuid.uuid4().hex[:8]}"
-    db = connection.settings_dict
     env = base_env(
-        DATABASE_URL=f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}?application_name={name}",
+        DATABASE_URL=current_database_url(f"application_name={name}"),
         REDIS_URL=broker_url,
         CONN_MAX_AGE="0",
         CELERY_CONCURRENCY="1",  # one child: every task on the same process

@@ -23,7 +23,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from foolgame.celery import app
@@ -31,7 +30,7 @@ from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_request, researcher_set
 from foolgame.dataset.tasks import run_export
 from tests.factories import UserFactory
-from tests.procfile_server import REPO, base_env, procfile_command
+from tests.procfile_server import REPO, base_env, procfile_command, current_database_url
 from tests.core.test_events_redis_restart import RedisServer, free_port
 
 pytestmark = [
@@ -94,9 +93,8 @@ def test_worker_and_beat_carry_on_after_redis_is_killed_and_restarted(tmp_path: 
     redis_server = RedisServer(free_port())
     redis_server.start()
     broker_url = f"redis://127.0.0.1:{redis_server.port}/0"
-    db = connection.settings_dict
     env = base_env(
-        DATABASE_URL=f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        DATABASE_URL=current_database_url(),
         REDIS_URL=broker_url,
         CONN_MAX_AGE="0",
         FM2_EXPORTS_DIR=str(tmp_path / "exports"),

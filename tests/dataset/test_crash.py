@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
 
 from foolgame.celery import app
 from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_jobs_reap
 from foolgame.dataset.tasks import run_export
+from tests.procfile_server import current_database_url
 
 REPO = Path(__file__).resolve().parents[2]
 STALE_SECONDS = 3
@@ -82,10 +82,9 @@ def test_an_export_whose_worker_is_killed_mid_run_ends_done(world, settings, tmp
     exports = tmp_path / "exports"
     settings.EXPORTS_DIR = exports
     settings.FM2_JOBS = {**settings.FM2_JOBS, "EXPORT_STALE_SECONDS": STALE_SECONDS, "TEST_EXPORT_PROGRESS_DELAY": 0.0}
-    db = connection.settings_dict
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": current_database_url(),
         "REDIS_URL": settings.REDIS_URL,
         "CONN_MAX_AGE": "0",
         "FM2_EXPORTS_DIR": str(exports),
