@@ -326,6 +326,11 @@ class RoomConsumer(GameSocketConsumer):
             if "false_claim" in full and "false_claim" not in answer and "deadline" in event:
                 self.answer_later = (datetime.fromtimestamp(event["deadline"], tz=timezone.utc), full)
         if event["question_id"] == self.question_id:
+            if self.status == Round.State.PLAYING and self.deadline is not None and clock.now() >= self.deadline and not self.timeout_sent:
+                # The member's clock ran out, and another socket's beat ended the question
+                # before this one's: its ``timeout`` still comes first, as on its own beat.
+                self.timeout_sent = True
+                await self.send_frame("timeout", payloads.ClockFrame(remaining=0, points=0))
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
         self._members_superseded()

@@ -191,6 +191,21 @@ async def test_time_up_sends_timeout_then_the_answer(party, fake_clock) -> None:
     await close_all(sockets)
 
 
+async def test_time_up_sends_timeout_first_even_when_another_socket_ended_the_question(party, fake_clock) -> None:
+    """Each socket beats in its own hundredth of a second: at the deadline another member's
+    socket (here: the finish, as the task or another beat runs it) may end the question before
+    this one's beat saw its clock run out. Its member still gets ``timeout``, then the answer."""
+    sockets = await everyone(party)
+    await sockets["hana"].send_json_to({"type": "start"})
+    await frame(sockets["pia"], "question")
+    question_id = await database_sync_to_async(lambda: RoomQuestion.objects.latest("id").pk)()
+    fake_clock.advance(181)
+    assert await database_sync_to_async(services.room_question_finish)(question_id=question_id)
+    assert (await frame(sockets["pia"], "timeout", "answer", timeout=3))["type"] == "timeout"
+    assert (await frame(sockets["pia"], "answer", timeout=3))["found"] == []
+    await close_all(sockets)
+
+
 async def test_a_reconnect_gets_its_round_as_the_server_holds_it(party, fake_clock) -> None:
     sockets = await everyone(party)
     await sockets["hana"].send_json_to({"type": "start"})
