@@ -58,6 +58,7 @@ def test_the_research_pages_number_fields_look_like_its_text_fields(live_server,
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Dataset exports")).to_be_visible()
+    page.wait_for_load_state("load")  # every stylesheet applied: on a busy machine exports.css came after the first field was measured
     style = "e => { const s = getComputedStyle(e); return [s.borderTopWidth, s.borderTopColor, s.borderRadius, s.paddingLeft, s.minHeight, s.width, s.fontSize, s.backgroundColor]; }"
     text = page.locator("#export-splits").evaluate(style)
     for field in ("#export-seed", "#export-baseline"):
