@@ -326,11 +326,10 @@ class RoomConsumer(GameSocketConsumer):
             if "false_claim" in full and "false_claim" not in answer and "deadline" in event:
                 self.answer_later = (datetime.fromtimestamp(event["deadline"], tz=timezone.utc), full)
         if event["question_id"] == self.question_id:
-            if self.status == Round.State.PLAYING and self.deadline is not None and clock.now() >= self.deadline and not self.timeout_sent:
-                # The member's clock ran out, and another socket's beat ended the question
-                # before this one's: its ``timeout`` still comes first, as on its own beat.
-                self.timeout_sent = True
-                await self.send_frame("timeout", payloads.ClockFrame(remaining=0, points=0))
+            if self._ran_out(clock.now()):
+                # Another socket's beat ended the question before this one's saw the member's
+                # clock run out: its ``timeout`` still comes first, as on its own beat.
+                await self._send_timeout()
             self.question_deadline = self.deadline = None
             self.round_id, self.status = None, None
         self._members_superseded()
@@ -468,10 +467,18 @@ class RoomConsumer(GameSocketConsumer):
     async def _own_clock(self, now: datetime) -> None:
         """Time the player's own round out through the round services when it has run out
         (its deadline moves earlier with each clue; ``_beat`` sends its ticks)."""
-        if self.status != Round.State.PLAYING or self.deadline is None or self.deadline > now:
+        if not self._ran_out(now):
             return
         await database_sync_to_async(rounds.round_expire)(round_id=self.round_id)
         self.status = Round.State.TIMED_OUT
+        await self._send_timeout()
+
+    def _ran_out(self, now: datetime) -> bool:
+        """The player's own round still says playing, and its clock has run out."""
+        return self.status == Round.State.PLAYING and self.deadline is not None and now >= self.deadline
+
+    async def _send_timeout(self) -> None:
+        """The ``timeout`` frame, once per round."""
         if not self.timeout_sent:
             self.timeout_sent = True
             await self.send_frame("timeout", payloads.ClockFrame(remaining=0, points=0))
