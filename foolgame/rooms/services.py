@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -207,8 +208,7 @@ def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
     then ends if everyone else has voted."""
     _check_join_leave_rate(player)
     now = clock.now()
-    settle: list[int] = []
-    with transaction.atomic():
+    with _finishing() as settle:
         room = _get_room(code, lock=True)
         member = RoomMember.objects.filter(room=room, player=player).first()
         if member is None:
@@ -226,7 +226,6 @@ def room_leave(*, code: str, player: AbstractBaseUser) -> dict[str, Any]:
                 _forfeit(question.plays.filter(player=player, round__state=Round.State.PLAYING).values_list("round_id", "player_id"))
                 _finish_question(room, question.pk, now, settle)
             events.members_changed_on_commit(room)
-    _settle(settle)
     return {"ok": True}
 
 
@@ -261,8 +260,7 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
     locks its player's), so no solo deal of theirs runs in between; the unique (player,
     claim) rows back it up."""
     now = clock.now()
-    settle: list[int] = []
-    with transaction.atomic():
+    with _finishing() as settle:
         room = _hosted_room(code, player, only="starts the questions")
         if room.state == Room.State.ENDED:
             raise ServiceError("room_over", "This room has ended.", status_code=409)
@@ -282,7 +280,6 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
             raise ServiceError("no_pair_available", "No fair pair of claims is left for everyone in this room.", status_code=404)
         left, right = pair if random.random() < 0.5 else pair[::-1]
         question = _deal(room, players, left.id, right.id, 0 if left.label == Claim.Label.REFUTES else 1, now)
-    _settle(settle)
     return {"number": question.number, "deadline": question.deadline.isoformat()}
 
 
@@ -296,8 +293,7 @@ def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False
 
     Locking: the room's row, then the question's, then each round's (``_finish_question``)."""
     now = clock.now()
-    settle: list[int] = []
-    with transaction.atomic():
+    with _finishing() as settle:
         room = _hosted_room(code, player, only="ends or skips a question")
         if room.state == Room.State.ENDED:
             raise ServiceError("room_over", "This room has ended.", status_code=409)
@@ -305,7 +301,6 @@ def room_question_end(*, code: str, player: AbstractBaseUser, skip: bool = False
         if question is None or not _finish_question(room, question.pk, now, settle, early="skip" if skip else "end"):
             raise ServiceError("no_question_playing", "No question is playing now.", status_code=409)
         room_member_seen(room_id=room.pk, player_id=player.pk)  # the host is here: they act
-    _settle(settle)
     return {"number": question.number, "skipped": skip}
 
 
@@ -321,12 +316,9 @@ def room_question_voted(*, question_id: int) -> tuple[bool, VotesCount | None]:
         return False, None
     room_id, code, over, still, voted, dealt = tally
     if over:
-        settle: list[int] = []
-        with transaction.atomic():
+        with _finishing() as settle:
             room = Room.objects.select_for_update().get(pk=room_id)
-            ended = _finish_question(room, question_id, now, settle, over=(room_id, still))
-        _settle(settle)
-        return ended, None
+            return _finish_question(room, question_id, now, settle, over=(room_id, still)), None  # paid on leaving the block
     return False, {"code": code, "question_id": question_id, "votes": voted, "players": dealt}
 
 
@@ -495,12 +487,9 @@ def room_question_finish(*, question_id: int) -> bool:
     over = _question_over(question_id, now)
     if over is None:
         return False
-    settle: list[int] = []
-    with transaction.atomic():
+    with _finishing() as settle:
         room = Room.objects.select_for_update().get(pk=over[0])
-        ended = _finish_question(room, question_id, now, settle, over=over)
-    _settle(settle)
-    return ended
+        return _finish_question(room, question_id, now, settle, over=over)  # paid on leaving the block
 
 
 def _finish_question(
@@ -523,8 +512,8 @@ def _finish_question(
     past their deadline are timed out by the round services. On commit every socket gets the
     answer, who found it and the scoreboard; after the last question, the room's end.
 
-    ``settle``: the question's rounds are added to it, for the caller to pay their votes with
-    ``_settle`` once its transaction is over. Paying 20 votes (their ledger rows, their
+    ``settle``: the question's rounds are added to it, for the caller's ``_finishing`` to pay
+    their votes once its transaction is over. Paying 20 votes (their ledger rows, their
     notifications) took as long as the rest of the finish together, and the answer waited
     for it: under load it took the room's answer past 200 ms after the last vote."""
     question = RoomQuestion.objects.select_for_update(of=("self",)).select_related("left_claim__page", "right_claim__page").get(pk=question_id)
@@ -563,11 +552,17 @@ def _finish_question(
     return True
 
 
-def _settle(round_ids: list[int]) -> None:
-    """Pay the votes on the rounds of the questions a transaction just ended
-    (``rounds.votes_settle``), after its commit, so that everyone's answer went out first.
-    Votes not due yet wait (a member gave up before the deadline); should this fail or the
-    process die first, the round sweep pays whatever is left unsettled within a minute."""
+@contextmanager
+def _finishing() -> Iterator[list[int]]:
+    """A transaction that may end questions (``_finish_question``), then the votes on their
+    rounds paid (``rounds.votes_settle``) after its commit, so that everyone's answer went out
+    first. Yields the list ``_finish_question`` adds those rounds to. Votes not due yet wait
+    (a member gave up before the deadline); a transaction that raises pays nothing; should
+    the payment fail or the process die first, the round sweep pays whatever is left
+    unsettled within a minute."""
+    round_ids: list[int] = []
+    with transaction.atomic():
+        yield round_ids
     if not round_ids:
         return
     try:
@@ -771,8 +766,7 @@ def rooms_sweep() -> int:
     away = now - timedelta(seconds=_options()["HOST_AWAY_SECONDS"])
     gone = Room.objects.exclude(state=Room.State.ENDED).filter(members__player_id=F("host_id"), members__seen_at__lt=away)
     for code in list(gone.values_list("code", flat=True)):
-        settle: list[int] = []
-        with transaction.atomic():
+        with _finishing() as settle:
             room = _get_room(code, lock=True)
             if room.state == Room.State.ENDED:
                 continue
@@ -781,6 +775,5 @@ def rooms_sweep() -> int:
                 _finish_question(room, question.pk, now, settle, force=True)
             _end_room(room, Room.EndReason.HOST_GONE, now)
             changed += 1
-        _settle(settle)
     return changed
 
