@@ -562,13 +562,20 @@ FM2_INTEGRITY = {
 # --- Validation: fact checks (foolgame.checks over scoring.validation) -------------------------
 # Every active claim is dealt for checking to players who did not write it, never saw it in a
 # round and are not moderators who saw it, least-checked first, until LABELS_NEEDED labels.
-# Hidden gold items (claims whose label is settled) are mixed in at GOLD_SHARE; a checker's
-# record on them weights their labels (none below MIN_ACCURACY after MIN_GOLD items), and only
-# they earn points. docs/checks.md says the rules.
+# At REVISIT_SHARE a deal is any claim the player may check instead: hidden gold items (claims
+# whose label is settled) come through both draws as any claim does, since a deal never looks
+# at settledness. A checker's record on them, moved only by tallies of TALLY_SIZE answers,
+# weights their labels (none below MIN_ACCURACY after MIN_GOLD items) and pays points when it
+# shows reading. docs/checks.md says the rules.
 FM2_CHECKS = {
     "SECONDS": env.int("FM2_CHECK_SECONDS", default=45),
     "LABELS_NEEDED": 4,
-    "GOLD_SHARE": env.float("FM2_CHECK_GOLD_SHARE", default=0.25),
+    "REVISIT_SHARE": env.float("FM2_CHECK_REVISIT_SHARE", default=0.25),
+    # Answers a tally counts at once: the only moment answers on settled claims pay or move the
+    # record. PAY_MIN_GOLD settled answers, with an accuracy whose Wilson 95% lower end is over
+    # chance (0.5), make a record that shows reading (scoring.validation.record_shows_reading).
+    "TALLY_SIZE": env.int("FM2_CHECK_TALLY_SIZE", default=20),
+    "PAY_MIN_GOLD": 10,
     # A release claim is settled when at least GOLD_MIN_VOTES of the original game's voters
     # judged it and the share who agreed with its label is at least GOLD_MIN_AGREEMENT.
     "GOLD_MIN_VOTES": 5,
@@ -578,9 +585,8 @@ FM2_CHECKS = {
     # How a checker's record weighs their labels: "bar" (1 over the bar, 0 under it) or
     # "log_odds" (graded by accuracy); bench/bench_validation_sim.py compares them.
     "WEIGHTS": env.str("FM2_CHECK_WEIGHTS", default="bar"),
+    # Points for each answer of a paying tally that matched its claim's settled label.
     "POINTS": 10,
-    # A streak adds one point a gold item in a row, up to STREAK_BONUS_MAX.
-    "STREAK_BONUS_MAX": 10,
     # Check points one player earns in a day at most (the release's labels are public: a
     # script that looks them up must not climb the boards without end); answers past it still
     # count as labels.

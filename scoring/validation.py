@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
+from scoring.filters import wilson
+
 __all__ = [
     "LABELS",
     "NO_GOLD",
@@ -122,6 +124,18 @@ def checker_weight(
         return 0.0
     weight = _log_odds_weight(accuracy) / _log_odds_weight(mean)
     return min(max(weight, 0.0), max_weight)
+
+
+def record_shows_reading(right: int, seen: int, *, min_seen: int = 10, chance: float = 0.5, z: float = 1.96) -> bool:
+    """Whether a checker's record on settled items (``right`` of ``seen`` answered with the
+    settled label) shows reading rather than guessing: at least ``min_seen`` of them, and the
+    lower end of the Wilson interval of the accuracy (95% with ``z`` 1.96) above ``chance``, the
+    accuracy of a guesser between the two labels a settled claim can have. A constant or random
+    answerer sits at ``chance``: it clears the bar by luck alone about 2.5% of the times it is
+    asked, and less the longer its record."""
+    if seen < max(1, min_seen):
+        return False
+    return wilson(right, seen, z)[0] > chance
 
 
 def gold_label(

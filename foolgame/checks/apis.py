@@ -40,11 +40,28 @@ class CheckAnswerSerializer(serializers.Serializer):
     label = serializers.ChoiceField(choices=Check.Label.values, help_text="FLAWED: the claim cannot be judged as written (a report)")
 
 
+class CheckTallySerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="1 for your first tally, and so on")
+    answered = serializers.IntegerField(help_text="answers this tally counted")
+    gold = serializers.IntegerField(help_text="of those, answers on claims whose label was settled (never which)")
+    right = serializers.IntegerField(help_text="of those, answered with the settled label")
+    paid = serializers.BooleanField(help_text="whether your record showed reading, so the right answers paid")
+    points = serializers.IntegerField(help_text="what the tally paid")
+    counting = serializers.BooleanField(help_text="whether your labels count from this tally on")
+
+
+class CheckTallyProgressSerializer(serializers.Serializer):
+    answered = serializers.IntegerField(help_text="your answers since your last tally")
+    size = serializers.IntegerField(help_text="answers a tally counts at once (FM2_CHECK_TALLY_SIZE)")
+    last = CheckTallySerializer(allow_null=True, help_text="your last tally; null before the first")
+
+
 class CheckResultSerializer(serializers.Serializer):
-    points = serializers.IntegerField(help_text="points this answer earned: only a claim with a settled label answered with it earns any")
-    streak = serializers.IntegerField(help_text="settled claims answered right in a row")
-    counting = serializers.BooleanField(help_text="whether your labels count towards claims' gold labels")
+    points = serializers.IntegerField(help_text="points a tally closed by this answer paid; 0 for every other answer")
+    streak = serializers.IntegerField(help_text="checks answered in a row before their clock ran out (says nothing of labels)")
+    counting = serializers.BooleanField(help_text="whether your labels count towards claims' gold labels, as your last tally left it")
     message = serializers.CharField(allow_null=True, help_text="when your labels stopped counting: why")
+    tally = CheckTallyProgressSerializer(help_text="where your answers stand towards the next tally, and the last one")
     next = CheckSerializer(allow_null=True, help_text="your next check, dealt now; null when none is left")
 
 
@@ -66,7 +83,8 @@ class CheckDealApi(ApiView):
         summary="Deal the next claim to check (fact-check mode)",
         description="One claim with its gold evidence, to answer SUPPORTS, REFUTES, NOT ENOUGH INFO or FLAWED before "
         "`expires_at`. A check still open is given back rather than a new one. Claims that need labels come least-checked "
-        "first; claims whose label is settled are mixed in unannounced, and only they earn points. A claim you check is "
+        "first, with some drawn from every claim you may check; the deal never looks at whether a claim's label is settled. "
+        "Answers on settled claims pay only in tallies of many answers at once. A claim you check is "
         "never dealt to you in a round. docs/checks.md has the rules.",
     )
     def post(self, request: Request) -> Response:
@@ -89,8 +107,10 @@ class CheckAnswerApi(ApiView):
             ),
         },
         summary="Answer a check, once, before it expires",
-        description="Your label is in before you see anything of anyone else's; the answer returns only your points, your "
-        "streak and your next check.",
+        description="Your label is in before you see anything of anyone else's. Nothing the answer returns depends on "
+        "whether this claim's label was settled or what it is: your streak counts answers in time, and points come only "
+        "when an answer closes a tally of FM2_CHECK_TALLY_SIZE answers, which says how many of them matched a settled "
+        "label, never which.",
     )
     def post(self, request: Request, check_id: int) -> Response:
         data = validated_body(CheckAnswerSerializer, request)

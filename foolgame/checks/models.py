@@ -31,8 +31,9 @@ class Check(models.Model):
     label = models.CharField(max_length=16, choices=Label.choices, blank=True, default="")
     settled_label = models.CharField(max_length=8, blank=True, default="", help_text="The settled label of a hidden gold item, else blank.")
     correct = models.BooleanField(null=True, blank=True, help_text="A gold item's answer agreed with its settled label.")
-    points = models.PositiveIntegerField(default=0)
-    streak = models.PositiveIntegerField(default=0, help_text="Gold items answered right in a row, this one included.")
+    points = models.PositiveIntegerField(default=0, help_text="What this gold item earned when its tally paid (0 until then, and for an unpaid tally).")
+    streak = models.PositiveIntegerField(default=0, help_text="Checks answered in a row before their clock ran out, this one included (says nothing of labels).")
+    tally = models.ForeignKey("CheckTally", null=True, blank=True, on_delete=models.PROTECT, related_name="checks", help_text="The tally that counted this answer; null while its batch is open.")
 
     class Meta:
         ordering = ["-dealt_at", "-id"]
@@ -65,3 +66,31 @@ class ClaimValidation(models.Model):
         """The gold label is another than the author's. (Whether a moderator must still decide
         is moderation's ``ClaimQuality.disputed``.)"""
         return self.gold_label not in ("-", self.claim.label)
+
+
+class CheckTally(models.Model):
+    """One batch of a player's answered checks, counted at once (``checks.services``): the only
+    moment their answers on settled claims turn into points or move their record, so that no
+    single answer tells whether its claim was settled or what its label is. ``answered``,
+    ``gold`` and ``right`` are the batch's; ``record_right`` and ``record_seen`` the player's
+    record on gold items over every tally to this one; ``counting`` whether their labels count
+    from here on."""
+
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="check_tallies")
+    number = models.PositiveIntegerField(help_text="1 for the player's first tally, and so on.")
+    closed_at = models.DateTimeField()
+    answered = models.PositiveIntegerField()
+    gold = models.PositiveIntegerField(help_text="Answers in this batch on claims whose label was settled at the deal.")
+    right = models.PositiveIntegerField(help_text="Of those, answered with the settled label.")
+    record_right = models.PositiveIntegerField()
+    record_seen = models.PositiveIntegerField()
+    paid = models.BooleanField(help_text="The record showed reading (docs/checks.md), so the batch's right answers paid.")
+    points = models.PositiveIntegerField(default=0)
+    counting = models.BooleanField()
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [models.UniqueConstraint(fields=["player", "number"], name="check_tally_once_per_number")]
+
+    def __str__(self) -> str:
+        return f"{self.player} · tally {self.number} · {self.right}/{self.gold} · {self.points} points"

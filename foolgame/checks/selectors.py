@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from foolgame.checks.models import Check
 from foolgame.claims.models import Claim
 from foolgame.moderation.models import AuditRecord
+from foolgame.voting.models import Round
 from scoring.validation import LABELS
 
 
@@ -40,16 +41,25 @@ def settled() -> Q:
     return release | confirmed
 
 
+def in_open_rounds() -> Q:
+    """Claims in any player's round that is still open (dealt or playing, a room's included):
+    a check shows a claim's gold evidence, so none of them is dealt as a check to anyone (a
+    colluder's check would hand the evidence to the round's player)."""
+    open_rounds = Round.objects.filter(state__in=Round.OPEN_STATES)
+    return Q(pk__in=open_rounds.values("left_claim_id")) | Q(pk__in=open_rounds.values("right_claim_id"))
+
+
 def claims_to_check(*, player: AbstractBaseUser) -> QuerySet[Claim]:
     """Active claims this player may be dealt for checking: not written by them, never dealt
     to them in a round (voting's dealt claims), not seen with its answer as a moderator, not
-    checked by them before, and with gold evidence to show."""
+    checked by them before, in no player's open round, and with gold evidence to show."""
     return (
         Claim.objects.filter(status=Claim.Status.ACTIVE, gold_links__isnull=False)
         .exclude(author=player)
         .exclude(dealt__player=player)
         .exclude(moderation_sightings__moderator=player)
         .exclude(checks__player=player)
+        .exclude(in_open_rounds())
         .distinct()
     )
 
@@ -60,11 +70,13 @@ def needing_labels(claims: QuerySet[Claim]) -> QuerySet[Claim]:
 
 
 def checker_records(*, player_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
-    """``{player id: (gold items answered right, gold items answered)}``. An answer is a label
-    (FLAWED on a gold item counts as a wrong one: the claim was settled); a gold item left to
-    expire does not count."""
+    """``{player id: (gold items answered right, gold items answered)}``, over the answers
+    their tallies counted (an answer moves the record only with its batch, so the weight it
+    gives, and ``counting``, say nothing of a single answer). An answer is a label (FLAWED on
+    a gold item counts as a wrong one: the claim was settled); a gold item left to expire does
+    not count."""
     rows = (
-        Check.objects.filter(player_id__in=set(player_ids), answered_at__isnull=False)
+        Check.objects.filter(player_id__in=set(player_ids), answered_at__isnull=False, tally__isnull=False)
         .exclude(settled_label="")
         .values("player_id")
         .annotate(right=Count("pk", filter=Q(correct=True)), seen=Count("pk"))
@@ -77,6 +89,11 @@ def claim_labels(*, claim_id: int) -> list[tuple[int, str]]:
     return list(
         Check.objects.filter(claim_id=claim_id, answered_at__isnull=False, label__in=LABELS).order_by("pk").values_list("player_id", "label")
     )
+
+
+def untallied(*, player: AbstractBaseUser) -> QuerySet[Check]:
+    """The player's answered checks that no tally has counted yet."""
+    return Check.objects.filter(player=player, answered_at__isnull=False, tally__isnull=True)
 
 
 def open_check(*, player: AbstractBaseUser, now: Any) -> Check | None:

@@ -6,6 +6,13 @@ label nor another checker's; what an answer returns (points, streak, the next ch
 nothing of other labels. Points come only from hidden gold items (claims whose label is
 settled), never from agreeing with the other checkers of an open claim.
 
+Noninterference: nothing a single answer returns depends on whether its claim was settled or
+on its label. The deal does not look at settledness (settled claims come as any other claim
+does); the streak counts answers given in time; answers on settled claims turn into points and
+move the checker's record only in a *tally* of TALLY_SIZE answers at once, which pays only a
+checker whose record shows reading (``scoring.validation.record_shows_reading``). A tally tells
+how many of its answers agreed with a settled label, never which (docs/checks.md).
+
 Locking: a deal takes the player's row lock (two tabs never get two checks at once), an
 answer the check's row lock; the claim's gold label is written under the claim's lock
 (``moderation.quality.claim_validation_set``, as every writer of its flags).
@@ -25,7 +32,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Min
 
 from foolgame.checks import selectors
-from foolgame.checks.models import Check, ClaimValidation
+from foolgame.checks.models import Check, CheckTally, ClaimValidation
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
 from foolgame.core.errors import ServiceError
@@ -33,11 +40,12 @@ from foolgame.moderation.quality import claim_validation_set
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Report
 from foolgame.voting.payloads import Evidence, PageRef
-from scoring.validation import LABELS, checker_weight, gold_label
+from scoring.validation import LABELS, checker_weight, gold_label, record_shows_reading
 
 NOT_COUNTING_MESSAGE = (
     "Your answers on claims whose label is settled were too often wrong, so your labels no longer count "
-    "towards any claim's gold label. You can keep playing; points still come for settled claims you get right."
+    "towards any claim's gold label, and your tallies pay no points. You can keep playing: a better record "
+    "brings both back."
 )
 
 
@@ -56,11 +64,30 @@ class CheckPayload(TypedDict):
     expires_at: str
 
 
+class TallyPayload(TypedDict):
+    """A closed tally as its player sees it: counts over the whole batch, never which answer."""
+
+    number: int
+    answered: int
+    gold: int
+    right: int
+    paid: bool
+    points: int
+    counting: bool
+
+
+class TallyProgress(TypedDict):
+    answered: int  # answers since the last tally
+    size: int  # answers a tally counts
+    last: TallyPayload | None
+
+
 class AnswerPayload(TypedDict):
     points: int
     streak: int
     counting: bool
     message: str | None
+    tally: TallyProgress
     next: CheckPayload | None
 
 
@@ -89,19 +116,21 @@ def _pick(claims: models.QuerySet[Claim]) -> Claim | None:
 
 
 def _choose(player: AbstractBaseUser) -> tuple[Claim, str] | None:
-    """The claim to deal and its settled label ("" for an open claim): a hidden gold item at
-    GOLD_SHARE of the deals (or when no open claim is left), else one of the least-checked
-    claims that still need labels."""
+    """The claim to deal and its settled label ("" for an open claim). The choice never looks
+    at whether a claim is settled or at its label, so which claim comes tells nothing of
+    either: at REVISIT_SHARE of the deals (or when no claim needs labels) any claim the player
+    may check, at random; else one of the least-checked claims that still need labels. A
+    settled claim comes through either draw as often as an open one would, and is then a
+    hidden gold item."""
     pool = selectors.claims_to_check(player=player)
-    gold_pool = pool.filter(selectors.settled())
-    open_pool = selectors.needing_labels(pool)
-    lowest = open_pool.aggregate(lowest=Min("labels"))["lowest"]
-    least = open_pool.filter(labels=lowest) if lowest is not None else open_pool.none()
-    order = [gold_pool, least] if random.random() < _config()["GOLD_SHARE"] else [least, gold_pool]
+    needing = selectors.needing_labels(pool)
+    lowest = needing.aggregate(lowest=Min("labels"))["lowest"]
+    least = needing.filter(labels=lowest) if lowest is not None else needing.none()
+    order = [pool, least] if random.random() < _config()["REVISIT_SHARE"] else [least, pool]
     for claims in order:
         claim = _pick(claims.select_related("page"))
         if claim is not None:
-            is_settled = claims is gold_pool or gold_pool.filter(pk=claim.pk).exists()
+            is_settled = Claim.objects.filter(pk=claim.pk).filter(selectors.settled()).exists()
             return claim, claim.label if is_settled else ""
     return None
 
@@ -140,16 +169,20 @@ def check_deal(*, player: AbstractBaseUser) -> CheckPayload:
 
 
 def _previous_streak(player: AbstractBaseUser, check: Check) -> int:
-    """The streak before this check: the last gold item's, if it was answered right (a gold
-    item left to expire breaks it)."""
-    last = (
-        Check.objects.filter(player=player, dealt_at__lte=check.dealt_at)
-        .exclude(settled_label="")
-        .exclude(pk=check.pk)
-        .order_by("-dealt_at", "-pk")
-        .first()
-    )
-    return last.streak if last is not None and last.correct else 0
+    """The streak before this check: the last check dealt before it, if it was answered (one
+    left to expire breaks the streak). Answers in time, whatever the labels: the streak says
+    nothing of which claims were settled."""
+    last = Check.objects.filter(player=player, dealt_at__lte=check.dealt_at).exclude(pk=check.pk).order_by("-dealt_at", "-pk").first()
+    return last.streak if last is not None and last.answered_at is not None else 0
+
+
+def current_streak(*, player: AbstractBaseUser, now: Any) -> int:
+    """The streak as the page shows it on arrival: the last check done with (answered, or
+    expired unanswered, which breaks it), the open one aside."""
+    last = Check.objects.filter(player=player).exclude(answered_at__isnull=True, expires_at__gt=now).order_by("-dealt_at", "-pk").first()
+    if last is None or last.answered_at is None:
+        return 0
+    return last.streak
 
 
 def _points_left_today(player: AbstractBaseUser, now: Any) -> int:
@@ -161,8 +194,70 @@ def _points_left_today(player: AbstractBaseUser, now: Any) -> int:
 
 
 def player_weight(*, player_id: int) -> float:
+    """The weight of the player's labels, from their record as their last tally left it."""
     right, seen = selectors.checker_records(player_ids=[player_id]).get(player_id, (0, 0))
     return record_weight(right, seen)
+
+
+def tally_payload(tally: CheckTally) -> TallyPayload:
+    return {
+        "number": tally.number,
+        "answered": tally.answered,
+        "gold": tally.gold,
+        "right": tally.right,
+        "paid": tally.paid,
+        "points": tally.points,
+        "counting": tally.counting,
+    }
+
+
+def tally_progress(*, player: AbstractBaseUser) -> TallyProgress:
+    """How far the player's open batch is, and their last tally."""
+    last = CheckTally.objects.filter(player=player).order_by("-number").first()
+    return {
+        "answered": selectors.untallied(player=player).count(),
+        "size": _config()["TALLY_SIZE"],
+        "last": tally_payload(last) if last is not None else None,
+    }
+
+
+def _tally_if_due(player: AbstractBaseUser, now: Any) -> CheckTally | None:
+    """Count the player's untallied answers once TALLY_SIZE are in (the caller holds the
+    player's row lock): the batch's gold items and right answers, the record they make with
+    every earlier tally, whether the labels count from now on, and, when that record shows
+    reading, POINTS for each right answer of the batch (to the daily cap), one ledger row for
+    the whole tally."""
+    config = _config()
+    batch = list(selectors.untallied(player=player).order_by("answered_at", "pk").values_list("pk", "settled_label", "correct"))
+    if len(batch) < config["TALLY_SIZE"]:
+        return None
+    gold = sum(1 for _, settled, _ in batch if settled)
+    right_ids = [pk for pk, settled, correct in batch if settled and correct]
+    previous = CheckTally.objects.filter(player=player).order_by("-number").first()
+    record_right = (previous.record_right if previous else 0) + len(right_ids)
+    record_seen = (previous.record_seen if previous else 0) + gold
+    counting = record_weight(record_right, record_seen) > 0
+    paid = counting and record_shows_reading(record_right, record_seen, min_seen=config["PAY_MIN_GOLD"])
+    points = min(config["POINTS"] * len(right_ids), _points_left_today(player, now)) if paid else 0
+    tally = CheckTally.objects.create(
+        player=player,
+        number=(previous.number if previous else 0) + 1,
+        closed_at=now,
+        answered=len(batch),
+        gold=gold,
+        right=len(right_ids),
+        record_right=record_right,
+        record_seen=record_seen,
+        paid=paid,
+        points=points,
+        counting=counting,
+    )
+    Check.objects.filter(pk__in=[pk for pk, _, _ in batch]).update(tally=tally)
+    paid_ids = right_ids[: points // config["POINTS"]] if points else []
+    Check.objects.filter(pk__in=paid_ids).update(points=config["POINTS"])
+    if points:
+        LedgerEntry.objects.create(player=player, amount=points, kind=LedgerEntry.Kind.CHECK, cause=f"check-tally:{tally.pk}")
+    return tally
 
 
 def record_weight(right: int, seen: int) -> float:
@@ -209,14 +304,17 @@ def _flawed(check: Check, player: AbstractBaseUser) -> None:
 def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> AnswerPayload:
     """Answer a check once, before it expires, by its own player; then the next check.
 
-    Points only for a hidden gold item answered with its settled label: POINTS plus one a
-    gold item in the streak before it (at most STREAK_BONUS_MAX). A label counts towards the
-    claim's gold label with the checker's weight (none once their record on gold items falls
-    under MIN_ACCURACY after MIN_GOLD of them; ``counting`` says so)."""
+    What the answer returns does not depend on whether the claim was settled nor on its label:
+    the streak counts answers in time, ``counting`` is as the last tally left it, and
+    ``points`` are what a tally closed by this answer paid (every TALLY_SIZE answers; 0
+    otherwise). A label counts towards the claim's gold label with the checker's weight.
+    Locking: the player's row (a tally closes once), then the check's."""
     if not isinstance(label, str) or label not in Check.Label.values:
         raise ServiceError("invalid_label", "label must be one of: " + ", ".join(Check.Label.values) + ".")
+    User = get_user_model()
     now = clock.now()
     with transaction.atomic():
+        User.objects.select_for_update().filter(pk=player.pk).exists()
         check = Check.objects.select_for_update().filter(pk=check_id).first()
         if check is None or check.player_id != player.pk:
             raise ServiceError("not_found", "No such check of yours.", status_code=404)
@@ -227,20 +325,16 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
         check.label, check.answered_at = label, now
         if check.gold:
             check.correct = label == check.settled_label
-            previous = _previous_streak(player, check)
-            check.streak = previous + 1 if check.correct else 0
-            if check.correct:
-                check.points = min(_config()["POINTS"] + min(previous, _config()["STREAK_BONUS_MAX"]), _points_left_today(player, now))
-        check.save(update_fields=["label", "answered_at", "correct", "streak", "points"])
-        if check.points:
-            LedgerEntry.objects.create(player=player, amount=check.points, kind=LedgerEntry.Kind.CHECK, claim_id=check.claim_id, cause=f"check:{check.pk}")
+        check.streak = _previous_streak(player, check) + 1
+        check.save(update_fields=["label", "answered_at", "correct", "streak"])
         if label == Check.Label.FLAWED:
             _flawed(check, player)
         if label in LABELS:
             claim_validation_refresh(claim_id=check.claim_id)
+        tally = _tally_if_due(player, now)
         hooks.check_answered.send(check_id=check.pk, claim_id=check.claim_id)
     counting = player_weight(player_id=player.pk) > 0
-    streak = check.streak if check.gold else _previous_streak(player, check)  # before the next deal, which is no answer yet
+    progress = tally_progress(player=player)
     try:
         upcoming: CheckPayload | None = check_deal(player=player)
     except ServiceError as error:
@@ -248,10 +342,11 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
             raise
         upcoming = None
     return {
-        "points": check.points,
-        "streak": streak,
+        "points": tally.points if tally is not None else 0,
+        "streak": check.streak,
         "counting": counting,
         "message": None if counting else NOT_COUNTING_MESSAGE,
+        "tally": progress,
         "next": upcoming,
     }
 

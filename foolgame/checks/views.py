@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from foolgame.checks import selectors
+from foolgame.checks import selectors, services
 from foolgame.core import clock
 from foolgame.players.selectors import player_points
 
@@ -21,8 +21,12 @@ def checks_page(request: HttpRequest) -> HttpResponse:
     device's clock says; ``resume`` says a check is open, so the page asks for it at once (a
     reload resumes it) instead of waiting for the player to start."""
     now = clock.now()
+    tally = services.tally_progress(player=request.user)
     context = {
         "points": player_points(player=request.user)["check"],
+        "tally": tally,
+        "tally_size": tally["size"],
+        "streak": services.current_streak(player=request.user, now=now),
         "seconds": settings.FM2_CHECKS["SECONDS"],
         "server_now": now.isoformat(),
         "resume": selectors.open_check(player=request.user, now=now) is not None,

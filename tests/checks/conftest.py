@@ -8,9 +8,10 @@ from tests.voting.conftest import fake_clock, make_claim  # noqa: F401  (fake_cl
 
 
 @pytest.fixture(autouse=True)
-def no_gold_unless_asked(settings) -> None:
-    """Deals pick open claims first unless a test turns the gold share up."""
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
+def least_checked_first(settings) -> None:
+    """Deals pick the least-checked claims that need labels (no draw from every claim) unless a
+    test turns the revisit share up."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "REVISIT_SHARE": 0.0}
 
 
 def open_claim(title: str, *, label: str = "SUPPORTS", author=None) -> Claim:

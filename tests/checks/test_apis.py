@@ -26,7 +26,8 @@ def test_a_player_deals_and_answers_checks_over_rest(fake_clock) -> None:
     answered = client.post(f"/api/checks/{body['id']}", {"label": "NOT ENOUGH INFO"}, content_type="application/json")
     assert answered.status_code == 200
     result = answered.json()
-    assert set(result) == {"points", "streak", "counting", "message", "next"} and result["points"] == 0
+    assert set(result) == {"points", "streak", "counting", "message", "tally", "next"} and result["points"] == 0
+    assert result["tally"] == {"answered": 1, "size": 20, "last": None} and result["streak"] == 1
     assert result["next"] is not None and result["next"]["claim"]["id"] != body["claim"]["id"]
     again = client.post(f"/api/checks/{body['id']}", {"label": "REFUTES"}, content_type="application/json")
     assert (again.status_code, again.json()["error"]["code"]) == (409, "check_answered")

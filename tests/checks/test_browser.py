@@ -56,7 +56,8 @@ def assert_in_reach(page: Page, viewport: dict) -> None:
 
 
 @pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
-def test_a_player_checks_three_claims_in_a_row(asgi_live_server: str, page: Page, viewport: dict) -> None:
+def test_a_player_checks_three_claims_in_a_row(asgi_live_server: str, page: Page, viewport: dict, settings) -> None:
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 3}
     settled = settled_claim("Rigel", label="REFUTES")
     open_claim("Vega", label="SUPPORTS")
     open_claim("Deneb", label="REFUTES")
@@ -64,7 +65,7 @@ def test_a_player_checks_three_claims_in_a_row(asgi_live_server: str, page: Page
     open_checks(page, asgi_live_server, "checker", viewport)
     page.get_by_role("button", name="Start checking").click()
     seen: list[int] = []
-    total = 0
+    expect(page.locator("#check-tally")).to_have_text("0/3")
     for turn in range(3):
         expect(page.locator("#check-claim")).not_to_have_text(re.compile(r"^$"))
         check = open_check_of(player)
@@ -89,15 +90,21 @@ def test_a_player_checks_three_claims_in_a_row(asgi_live_server: str, page: Page
             expect(page.locator("#check-claim")).not_to_have_text(check.claim.text)
         else:
             expect(page.get_by_role("heading", name="Nothing left to check")).to_be_visible()
+        # Each answer reads the same whether its claim was settled or not: the streak counts
+        # answers in time; the tally of the three says how many matched, never which.
         feedback = page.locator("#check-feedback")
-        if check.settled_label:
-            total += 10
-            expect(feedback).to_have_text("+10 points. Streak: 1.")
-            expect(page.locator("#check-streak")).to_have_text("1")
+        if turn < 2:
+            expect(feedback).to_have_text("Answer recorded. " + ("2 answers" if turn == 0 else "1 answer") + " to your next tally.")
+            expect(page.locator("#check-tally")).to_have_text(f"{turn + 1}/3")
         else:
-            expect(feedback).to_have_text("Answer recorded. 0 points.")
-            assert not VERDICT_WORDS.search(feedback.inner_text())
-        expect(page.locator("#check-points")).to_have_text(str(total))
+            expect(feedback).to_have_text(
+                "Tally 1 of your last 3 answers: 1 of the 1 on claims with a settled label matched it. "
+                "No points yet: a tally pays once your record on settled claims is clearly better than guessing."
+            )
+            expect(page.locator("#check-tally")).to_have_text("0/3")
+        assert not VERDICT_WORDS.search(feedback.inner_text())
+        expect(page.locator("#check-streak")).to_have_text(str(turn + 1))
+        expect(page.locator("#check-points")).to_have_text("0")
         check.refresh_from_db()
         assert check.label == answer
     assert settled.pk in seen
@@ -122,7 +129,7 @@ def test_a_reload_mid_check_resumes_the_same_claim(asgi_live_server: str, page: 
     minutes, seconds = page.locator("#check-remaining").inner_text().split(":")
     assert 30 <= int(minutes) * 60 + int(seconds) <= 45
     page.get_by_role("button", name="Not enough info", exact=True).click()
-    expect(page.locator("#check-feedback")).to_have_text("Answer recorded. 0 points.")
+    expect(page.locator("#check-feedback")).to_have_text("Answer recorded. 19 answers to your next tally.")
     expect(page.locator("#check-claim")).not_to_have_text(check.claim.text)
 
 
@@ -175,11 +182,18 @@ def test_a_refused_deal_reads_clearly_and_can_be_tried_again(asgi_live_server: s
 def test_a_checker_whose_labels_stopped_counting_is_told_why(asgi_live_server: str, page: Page) -> None:
     from django.utils import timezone
 
+    from foolgame.checks.models import CheckTally
+
     player = UserFactory(username="sloppy")
     now = timezone.now()
-    for i in range(5):  # five settled claims, all answered wrong: under the accuracy bar
+    tally = CheckTally.objects.create(
+        player=player, number=1, closed_at=now, answered=5, gold=5, right=0, record_right=0, record_seen=5, paid=False, counting=False
+    )
+    for i in range(5):  # five settled claims, all answered wrong and tallied: under the accuracy bar
         claim = settled_claim(f"Star {i}", label="REFUTES")
-        Check.objects.create(player=player, claim=claim, dealt_at=now, expires_at=now, answered_at=now, label="SUPPORTS", settled_label="REFUTES", correct=False)
+        Check.objects.create(
+            player=player, claim=claim, dealt_at=now, expires_at=now, answered_at=now, label="SUPPORTS", settled_label="REFUTES", correct=False, tally=tally
+        )
     open_claim("Vega")
     open_claim("Deneb")
     open_checks(page, asgi_live_server, "sloppy", PHONE)

@@ -9,6 +9,7 @@ import pytest
 
 from foolgame.checks import services
 from foolgame.checks.models import Check, ClaimValidation
+from foolgame.claims.models import Claim
 from foolgame.core.errors import ServiceError
 from foolgame.moderation.actions import moderator_set, sightings_record
 from foolgame.moderation.selectors import claim_review, moderation_queue
@@ -111,19 +112,20 @@ def test_an_answer_is_taken_once_by_its_player_before_its_clock_runs_out(fake_cl
     assert Check.objects.get(pk=late["id"]).answered_at is None
 
 
-def test_points_come_only_from_settled_claims_answered_with_their_label(fake_clock, settings) -> None:
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0}
-    for n in range(3):
+def test_points_come_only_in_a_tally_for_settled_claims_answered_with_their_label(fake_clock, settings) -> None:
+    """Twelve settled claims answered right and one open claim agreed with: no answer pays on
+    its own; the tally of the thirteen pays 10 a right answer on a settled claim, one ledger
+    row, and says how many matched, never which."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 13, "PAY_MIN_GOLD": 10}
+    for n in range(12):
         settled_claim(f"Settled {n}", label="REFUTES")
-    checker = UserFactory()
-    results = [answer(checker, label) for label in ("REFUTES", "REFUTES", "SUPPORTS")]
-    assert [(r["points"], r["streak"]) for r in results] == [(10, 1), (11, 2), (0, 0)]
-    assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 21
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
     open_claim("Open one", label="REFUTES")
-    agreeing = answer(checker, "REFUTES")  # agreeing with the author of an open claim pays nothing
-    assert agreeing["points"] == 0 and agreeing["next"] is None
-
+    checker = UserFactory()
+    results = [answer(checker, "REFUTES") for _ in range(13)]
+    assert [r["points"] for r in results] == [0] * 12 + [120]
+    assert [r["tally"]["answered"] for r in results] == list(range(1, 13)) + [0]
+    assert results[-1]["tally"]["last"] == {"number": 1, "answered": 13, "gold": 12, "right": 12, "paid": True, "points": 120, "counting": True}
+    assert list(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == [120]
 
 def test_four_checks_against_the_author_put_the_claim_in_the_queue_as_disputed(fake_clock) -> None:
     claim = open_claim("Spica", label="SUPPORTS")
@@ -149,20 +151,21 @@ def test_checks_that_agree_with_the_author_raise_no_dispute(fake_clock) -> None:
     assert claim.pk not in set(moderation_queue().values_list("pk", flat=True))
 
 
-def test_a_checker_wrong_on_settled_claims_stops_counting_and_is_told(fake_clock, settings) -> None:
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0, "MIN_GOLD": 5}
+def test_a_checker_wrong_on_settled_claims_stops_counting_at_the_tally_and_is_told(fake_clock, settings) -> None:
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 5, "MIN_GOLD": 5}
     settled = [settled_claim(f"Settled {n}", label="REFUTES") for n in range(6)]
     spammer = UserFactory()
     results = [answer(spammer, "SUPPORTS") for _ in range(5)]
-    assert results[0]["counting"] and results[0]["message"] is None
+    # Every answer before the tally says what the first said: the record moves only with it.
+    assert all(r["counting"] and r["message"] is None for r in results[:4])
     assert not results[-1]["counting"] and "no longer count" in results[-1]["message"]
+    assert results[-1]["tally"]["last"]["counting"] is False and results[-1]["points"] == 0
     assert services.player_weight(player_id=spammer.pk) == 0.0
     # Their label on an open claim does not count: four honest checkers are needed still.
     # (The settled claims are given their labels, so the least-checked claim is the open one.)
     for claim in settled:
         ClaimValidation.objects.update_or_create(claim=claim, defaults={"labels": 4})
     fake_clock.advance(46)  # the spammer's next check (dealt with their last answer) runs out unanswered
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
     claim = open_claim("Open", label="SUPPORTS")
     answer(spammer, "REFUTES")
     for _ in range(3):
@@ -170,7 +173,6 @@ def test_a_checker_wrong_on_settled_claims_stops_counting_and_is_told(fake_clock
     assert ClaimValidation.objects.get(claim=claim).gold_label == "-"
     answer(UserFactory(), "SUPPORTS")
     assert ClaimValidation.objects.get(claim=claim).gold_label == "SUPPORTS"
-
 
 def test_flawed_is_a_report_the_moderators_see(fake_clock, django_capture_on_commit_callbacks) -> None:
     claim = open_claim("Mira")
@@ -199,26 +201,26 @@ def test_a_moderator_who_decides_a_dispute_clears_it(fake_clock) -> None:
 
 
 def test_the_periodic_refresh_recounts_labels_with_the_weights_as_they_stand_now(fake_clock, settings) -> None:
-    """A checker labelled an open claim while their weight was 1; once their record on settled
-    claims falls under the bar, the hourly refresh takes their label out of its gold label."""
+    """A checker labelled an open claim while their weight was 1; once a tally puts their
+    record on settled claims under the bar, the hourly refresh takes their label out of its
+    gold label."""
     from foolgame.checks.tasks import refresh_validation
 
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 6}
     claim = open_claim("Early", label="SUPPORTS")
     spammer = UserFactory()
     answer(spammer, "REFUTES")
     for _ in range(3):
         answer(UserFactory(), "REFUTES")
     assert ClaimValidation.objects.get(claim=claim).gold_label == "REFUTES"  # 4 checks against the author's 1
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0}
     fake_clock.advance(46)
     for n in range(5):
         settled_claim(f"Settled {n}", label="SUPPORTS")
     for _ in range(5):
-        answer(spammer, "REFUTES")  # wrong on every settled claim
+        answer(spammer, "REFUTES")  # wrong on every settled claim; the sixth answer closed the tally
     assert ClaimValidation.objects.get(claim=claim).gold_label == "REFUTES"  # not recomputed yet
     assert refresh_validation() >= 1
     assert ClaimValidation.objects.get(claim=claim).gold_label == "-"  # three counting checks now
-
 
 @pytest.mark.parametrize(("weights", "expected"), [("bar", [1.0, 1.0, 0.0]), ("log_odds", "graded")])
 def test_a_checkers_weight_follows_the_setting(settings, weights, expected) -> None:
@@ -233,30 +235,136 @@ def test_a_checkers_weight_follows_the_setting(settings, weights, expected) -> N
 
 
 def test_check_points_stop_at_the_daily_cap_and_the_labels_still_count(fake_clock, settings) -> None:
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0, "POINTS_PER_DAY": 25}
-    for n in range(4):
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 10, "PAY_MIN_GOLD": 10, "POINTS_PER_DAY": 125}
+    for n in range(20):
         settled_claim(f"Settled {n}", label="REFUTES")
     checker = UserFactory()
-    results = [answer(checker, "REFUTES") for _ in range(4)]
-    assert [r["points"] for r in results] == [10, 11, 4, 0] and [r["streak"] for r in results] == [1, 2, 3, 4]
-    assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 25
-    assert Check.objects.filter(player=checker, label="REFUTES").count() == 4
+    results = [answer(checker, "REFUTES") for _ in range(20)]
+    assert [r["points"] for r in results if r["points"]] == [100, 25]
+    assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 125
+    assert Check.objects.filter(player=checker, label="REFUTES").count() == 20
 
-
-def test_an_open_claims_answer_keeps_the_streak_whatever_comes_next(fake_clock, settings) -> None:
-    """The streak an answer returns is the one before the next check is dealt: a settled claim
-    dealt next (not answered yet) does not zero it."""
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 1.0}
+def test_the_streak_counts_answers_in_time_and_an_expired_check_breaks_it(fake_clock) -> None:
+    """Whatever the labels: a settled claim answered wrong keeps the streak going, a check left
+    to run out ends it."""
     settled_claim("Rigel", label="REFUTES")
-    checker = UserFactory()
-    first = services.check_deal(player=checker)
-    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "GOLD_SHARE": 0.0}
+    settled_claim("Spica", label="SUPPORTS")
     open_claim("Vega")
-    fake_clock.advance(1)
-    gold = services.check_answer(check_id=first["id"], player=checker, label="REFUTES")
-    assert (gold["points"], gold["streak"]) == (10, 1)
-    settled_claim("Spica", label="SUPPORTS")  # the deal after the open claim is this settled one
-    fake_clock.advance(1)
-    after_open = services.check_answer(check_id=gold["next"]["id"], player=checker, label="SUPPORTS")
-    assert Check.objects.get(pk=after_open["next"]["id"]).gold
-    assert (after_open["points"], after_open["streak"]) == (0, 1)
+    open_claim("Deneb")
+    checker = UserFactory()
+    streaks = [answer(checker, "SUPPORTS")["streak"] for _ in range(3)]
+    assert streaks == [1, 2, 3]
+    services.check_deal(player=checker)  # the fourth runs out unanswered
+    fake_clock.advance(46)
+    assert services.current_streak(player=checker, now=fake_clock.current) == 0
+    with pytest.raises(ServiceError) as error:
+        answer(checker, "SUPPORTS")
+    assert error.value.code == "nothing_to_check"
+
+
+NEUTRAL = ("id", "expires_at")
+
+
+def _world_claim(n: int, fact: str, *, open_label: str = "SUPPORTS"):
+    """Claim ``n`` of a world, the same text in every world: open (its author's label
+    ``open_label``), or settled with the label ``fact`` by ten release votes."""
+    claim = make_claim(PageFactory(title=f"Star {n}"), label=open_label if fact == "open" else fact, author=UserFactory(), text=f"Star {n} has a claim to check.")
+    if fact != "open":
+        Claim.objects.filter(pk=claim.pk).update(release_total_votes=10, release_correct_votes=10)
+    return claim
+
+
+def _replayed(facts: list[str], script, *, open_label: str = "SUPPORTS") -> tuple[list[dict], list]:
+    """Build a world of these claims, let one checker answer ``script`` (each label, or one
+    label for every claim), and return what they saw and their ledger; then undo the world."""
+    import random as random_module
+
+    from django.db import transaction
+
+    UserFactory.reset_sequence(1000)  # the authors' names are in the evidence: the same in every world
+    with transaction.atomic():
+        for n, fact in enumerate(facts):
+            _world_claim(n, fact, open_label=open_label)
+        checker = UserFactory(username="checker")
+        random_module.seed(36)  # the same draws in every world: only the hidden facts differ
+        labels = script if isinstance(script, (list, tuple)) else [script] * len(facts)
+        answers = [_seen(answer(checker, label)) for label in labels]
+        ledger = list(LedgerEntry.objects.filter(player=checker).values_list("amount", "kind"))
+        transaction.set_rollback(True)
+    return answers, ledger
+
+
+def _seen(result: dict) -> dict:
+    """An answer as the player reads it, ids and clocks aside (they differ between worlds)."""
+    if isinstance(result, dict):
+        return {key: _seen(value) for key, value in result.items() if key not in NEUTRAL}
+    if isinstance(result, list):
+        return [_seen(value) for value in result]
+    return result
+
+
+@pytest.mark.parametrize("script", [("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "FLAWED"), ("REFUTES",) * 4])
+def test_no_answer_before_a_tally_depends_on_whether_its_claim_was_settled_or_its_label(fake_clock, settings, script) -> None:
+    """Noninterference for one checker: five worlds differing only in hidden facts (each of
+    the claims open, settled SUPPORTS or settled REFUTES) give the same answers, body for body."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 20}
+    worlds = {
+        "all open": ["open"] * 4,
+        "all settled SUPPORTS": ["SUPPORTS"] * 4,
+        "all settled REFUTES": ["REFUTES"] * 4,
+        "mixed": ["SUPPORTS", "open", "REFUTES", "open"],
+        "mixed, flipped": ["REFUTES", "open", "SUPPORTS", "open"],
+    }
+    seen = {name: _replayed(facts, script) for name, facts in worlds.items()}
+    first = next(iter(seen.values()))
+    assert first[0][0]["next"] is not None and first[1] == []
+    assert all(view == first for view in seen.values()), {name: view for name, view in seen.items() if view != first}
+
+
+def test_a_tally_tells_how_many_matched_never_which(fake_clock, settings) -> None:
+    """Two worlds in which the settled claims of one tally trade places (and labels): every
+    answer, the tally and the ledger read the same, so no single item's status is recoverable
+    from anything the checker sees while another item of the tally was answered alike."""
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 14, "PAY_MIN_GOLD": 10}
+    layouts = {
+        "A": ["REFUTES"] * 11 + ["SUPPORTS", "open", "open"],
+        "B": ["open", "SUPPORTS"] + ["REFUTES"] * 11 + ["open"],
+    }
+    seen = {name: _replayed(facts, "REFUTES", open_label="REFUTES") for name, facts in layouts.items()}
+    assert seen["A"] == seen["B"]
+    assert seen["A"][0][-1]["tally"]["last"] == {"number": 1, "answered": 14, "gold": 12, "right": 11, "paid": True, "points": 110, "counting": True}
+    assert seen["A"][1] == [(110, "check")]
+
+
+@pytest.mark.parametrize("strategy", ["constant", "random"])
+def test_a_checker_who_does_not_read_earns_nothing(fake_clock, settings, strategy) -> None:
+    """Answering SUPPORTS to everything, or at random, over 60 settled claims of both labels:
+    three tallies, none pays (their records never clear chance), and the labels stop counting."""
+    import random as random_module
+
+    settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 20}
+    for n in range(60):
+        settled_claim(f"Star {n}", label="SUPPORTS" if n % 2 else "REFUTES")
+    bot = UserFactory()
+    pick = random_module.Random(7)
+    results = [answer(bot, "SUPPORTS" if strategy == "constant" else pick.choice(["SUPPORTS", "REFUTES"])) for _ in range(60)]
+    tallies = [r["tally"]["last"] for r in results if r["tally"]["answered"] == 0]
+    assert len(tallies) == 3 and not any(t["paid"] for t in tallies)
+    assert not LedgerEntry.objects.filter(player=bot, kind="check").exists()
+    assert tallies[-1]["counting"] is False
+
+
+def test_no_claim_in_anyones_open_round_is_dealt_as_a_check(fake_clock) -> None:
+    """The check would show its gold evidence: a colluder could pass it to the round's player."""
+    page = PageFactory(title="Altair")
+    make_claim(page, label="SUPPORTS", author=UserFactory())
+    make_claim(page, label="REFUTES", author=UserFactory())
+    voter = UserFactory()
+    round_ = rounds.round_create(player=voter)
+    colluder = UserFactory()
+    with pytest.raises(ServiceError) as error:
+        services.check_deal(player=colluder)
+    assert error.value.code == "nothing_to_check"
+    rounds.round_start(round_id=round_.pk, player=voter)
+    rounds.vote_cast(round_id=round_.pk, player=voter, false_claim=0)
+    assert services.check_deal(player=colluder)["claim"]["id"] in {round_.left_claim_id, round_.right_claim_id}

@@ -141,16 +141,33 @@
     $("#check-clock-announce").textContent = "Time is up. Press Next claim for another.";
   }
 
-  // Points say a settled claim was answered with its label. Zero points say nothing more: an
-  // open claim has no right answer yet, and which claims are settled stays hidden.
+  // No single answer says whether its claim was settled: the streak counts answers in time, and
+  // answers on settled claims are counted in tallies of many at once, which say how many of
+  // them matched, never which.
+  function tallyText(last) {
+    const matched = last.right + " of the " + last.gold + " on claims with a settled label matched it";
+    if (last.paid) return "Tally " + last.number + " of your last " + last.answered + " answers: " + matched + ", +" + last.points + " points.";
+    return "Tally " + last.number + " of your last " + last.answered + " answers: " + matched + ". No points yet: a tally pays once your record on settled claims is clearly better than guessing.";
+  }
+
+  function showTally(progress) {
+    $("#check-tally").textContent = progress.answered + "/" + progress.size;
+  }
+
   function showResult(result, label) {
     points += result.points;
     $("#check-points").textContent = String(points);
     $("#check-streak").textContent = String(result.streak);
+    showTally(result.tally);
     let text;
-    if (result.points > 0) text = "+" + result.points + " points. Streak: " + result.streak + ".";
-    else if (label === "FLAWED") text = "Report sent: moderators will look at that claim. 0 points.";
-    else text = "Answer recorded. 0 points.";
+    const closed = result.tally.answered === 0 && result.tally.last;
+    if (closed) text = tallyText(result.tally.last);
+    else if (label === "FLAWED") text = "Report sent: moderators will look at that claim.";
+    else text = "Answer recorded.";
+    if (!closed) {
+      const left = result.tally.size - result.tally.answered;
+      text += " " + left + (left === 1 ? " answer" : " answers") + " to your next tally.";
+    }
     feedback.textContent = text;
     feedback.classList.toggle("gain", result.points > 0);
     const warning = $("#check-not-counting");
