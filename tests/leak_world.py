@@ -94,24 +94,42 @@ class World:
         return {self.right.username: "right", self.wrong.username: "wrong"}
 
 
-def _pair_page(category: Category, tag: str, authors: tuple[Any, Any]) -> Page:
+@dataclass(frozen=True)
+class Hidden:
+    """The hidden facts of a world (tests/test_noninterference.py builds two that differ only
+    in these): ``flip_labels`` swaps the labels of every pair (so the other claim is the
+    false one), ``other_gold`` makes each claim's gold sentence another of its page's (the
+    last clue follows it), ``settled`` gives every claim release votes that settle its label."""
+
+    flip_labels: bool = False
+    other_gold: bool = False
+    settled: bool = False
+
+
+AS_BUILT = Hidden()
+
+
+def _pair_page(category: Category, tag: str, authors: tuple[Any, Any], hidden: Hidden = AS_BUILT) -> Page:
     """A page with a true and a false claim; each claim's clues are one retrieved sentence
-    and its gold sentence last, as the dealer's snapshot stores them."""
+    and its gold sentence last, as the dealer's snapshot stores them. Nothing of a claim's
+    text or its page's sentences names its label: only ``hidden`` decides it."""
     page = Page.objects.create(title=f"Leakland {tag}", category=category, source=Page.Source.TEXT)
     texts = [f"Leakland {tag} has a river and a hill number {n}." for n in range(2)]
-    markers = {label: f"goldmark{uuid.uuid4().hex[:12]}" for label in LABELS}
-    for label in LABELS:
-        texts += [f"Leakland {tag} retrieved sentence for the {label.lower()} claim.", f"Leakland {tag} decisive {markers[label]} evidence."]
+    markers = [f"goldmark{uuid.uuid4().hex[:12]}" for _ in LABELS]
+    for i in range(len(LABELS)):
+        texts += [f"Leakland {tag} retrieved sentence for claim {i}.", f"Leakland {tag} decisive {markers[i]} evidence."]
     sentences = Sentence.objects.bulk_create(Sentence(page=page, position=n, section_header="", text=text) for n, text in enumerate(texts))
+    labels = LABELS[::-1] if hidden.flip_labels else LABELS
     claims = []
-    for i, (label, author) in enumerate(zip(LABELS, authors)):
-        retrieved, gold = sentences[2 + 2 * i], sentences[3 + 2 * i]
+    for i, (label, author) in enumerate(zip(labels, authors)):
+        retrieved, gold = sentences[2 + 2 * i], sentences[i if hidden.other_gold else 3 + 2 * i]
         clues = [
             {"sentence_id": retrieved.pk, "text": retrieved.text, "section_header": "Geography"},
             {"sentence_id": gold.pk, "text": gold.text, "section_header": ""},
         ]
-        text = f"Leakland {tag} claim written as {label.lower()} {uuid.uuid4().hex[:6]}."
-        claims.append(Claim.objects.create(page=page, label=label, author=author, text=text, clues=clues))
+        text = f"Leakland {tag} claim number {i} {uuid.uuid4().hex[:6]}."
+        votes = {"release_total_votes": 10, "release_correct_votes": 10} if hidden.settled else {}
+        claims.append(Claim.objects.create(page=page, label=label, author=author, text=text, clues=clues, **votes))
         ClaimGold.objects.create(claim=claims[-1], sentence=gold, position=0)
     return page
 
@@ -124,7 +142,7 @@ def _markers(category: Category) -> dict[int, set[str]]:
     return markers
 
 
-def build_world(*, question_started: bool = True) -> World:
+def build_world(*, question_started: bool = True, hidden: Hidden = AS_BUILT) -> World:
     """A fresh world (see the module's docstring). ``question_started=False`` leaves the room
     in its lobby with its members present, for the room socket walk to start the question
     while the player's socket listens (then ``start_question`` does the rest)."""
@@ -132,7 +150,7 @@ def build_world(*, question_started: bool = True) -> World:
     tag = f"{n}{uuid.uuid4().hex[:6]}"
     category = CategoryFactory(name=f"Leak category {tag}", slug=f"leak-{tag}")
     authors = (UserFactory(username=f"leak-author-t-{tag}"), UserFactory(username=f"leak-author-f-{tag}"))
-    pages = [_pair_page(category, f"{tag}x{i}", authors) for i in range(PAIRS)]
+    pages = [_pair_page(category, f"{tag}x{i}", authors, hidden) for i in range(PAIRS)]
     player = UserFactory(username=f"leak-player-{tag}")
     host = UserFactory(username=f"leak-host-{tag}")
     # The wrong voter's name sorts first and they join first: a board ordered by name or by

@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from foolgame.core import events, hooks
+from foolgame.core import clock, events, hooks
 from foolgame.core.errors import ServiceError
 from foolgame.authoring import giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
@@ -61,7 +61,7 @@ def veracity_choose(
     worse-balanced pool closer to even wins, the category first (it is the smaller pool,
     and rounds pair claims within a category), and a true tie is a coin toss.
     """
-    rng = rng or random.Random()
+    rng = rng or random.Random(random.random())  # the process's generator seeds it: a seeded game replays
     pools = [overall] if category is None else [category, overall]
 
     def key(veracity: str) -> tuple[bool, float, float, float]:
@@ -95,7 +95,7 @@ def write_task_create(
             raise ServiceError("unknown_page", f"There is no page {page_id}.", status_code=404)
     elif category and not Category.objects.filter(slug=category).exists() and not Category.objects.filter(name__iexact=category).exists():
         raise ServiceError("unknown_category", f"There is no category {category!r}.", status_code=404)
-    now = now or timezone.now()
+    now = now or clock.now()
     limit = _config("MAX_OPEN_WRITE_TASKS", 3)
     with transaction.atomic():
         # The player's row is locked for the whole hand-out, as round_create does, so two

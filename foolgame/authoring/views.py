@@ -7,12 +7,12 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from django.conf import settings
 
+from foolgame.core import clock
 from foolgame.core.errors import ServiceError
 from foolgame.authoring.models import WriteTask
 from foolgame.authoring.selectors import open_write_tasks, pages_needing_claims
@@ -91,7 +91,7 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
     if chosen.player_id != request.user.pk:
         raise Http404("No such task.")
     page = chosen.page
-    now = timezone.now()
+    now = clock.now()
     # The page counts down from the server's own seconds, never from the browser's clock (a
     # phone's clock may be minutes off); whether the task is used or expired is said here,
     # and later by the API's 409/410, never guessed by the page.
