@@ -622,6 +622,13 @@ FM2_VERIFIER = {
     # Model points one author is paid in 24 hours at most (a claim over it is paid later):
     # four fresh accounts checking a claim as its author says can confirm its label.
     "MODEL_POINTS_PER_DAY": env.int("FM2_VERIFIER_MODEL_POINTS_PER_DAY", default=500),
+    # Who may confirm a claim's label (for model points and training): accounts made from the
+    # author's signup address within LINK_WINDOW_SECONDS of the author's are linked to them; a
+    # voter needs INDEPENDENT_MIN_VOTES settled votes, at most INDEPENDENT_MAX_AUTHOR_SHARE of
+    # them on that author's claims (docs/verifier.md).
+    "LINK_WINDOW_SECONDS": env.int("FM2_VERIFIER_LINK_WINDOW_SECONDS", default=7 * 24 * 3600),
+    "INDEPENDENT_MIN_VOTES": 5,
+    "INDEPENDENT_MAX_AUTHOR_SHARE": 0.5,
     # Machine answers written per sweep run at most (rounds and checks each).
     "ANSWER_CHUNK": 500,
     # Load the model in the request that first needs it (tests) instead of on a background

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from foolgame.checks.models import Check
+from foolgame.checks.models import Check, CheckTally
 from foolgame.claims.models import Claim
 from foolgame.moderation.models import AuditRecord
 from foolgame.voting.models import Round
@@ -82,6 +82,14 @@ def checker_records(*, player_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
         .annotate(right=Count("pk", filter=Q(correct=True)), seen=Count("pk"))
     )
     return {row["player_id"]: (row["right"], row["seen"]) for row in rows}
+
+
+def last_tallies() -> dict[int, tuple[int, int]]:
+    """``{player id: (record right, record seen)}`` as each checker's last tally left it."""
+    latest = CheckTally.objects.values("player_id").annotate(number=Max("number"))
+    wanted = {(row["player_id"], row["number"]) for row in latest}
+    rows = CheckTally.objects.filter(number__in={n for _, n in wanted}).values_list("player_id", "number", "record_right", "record_seen")
+    return {player: (right, seen) for player, number, right, seen in rows if (player, number) in wanted}
 
 
 def claim_labels(*, claim_id: int) -> list[tuple[int, str]]:

@@ -163,3 +163,17 @@ class TutorialProgress(models.Model):
 
     def __str__(self) -> str:
         return f"{self.player_id}: tutorial {self.state}"
+
+
+class SignupOrigin(models.Model):
+    """Where an account was made, kept as a keyed digest of the address (never the address
+    itself: ``players.services.address_digest``) with the moment, so that accounts made from
+    one address within a window can be told apart from independent ones (docs/verifier.md:
+    a claim's confirmation counts only people not linked to its author)."""
+
+    player = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="signup_origin")
+    address = models.CharField(max_length=64, db_index=True, help_text="HMAC-SHA256 of the signup address under the server's secret key.")
+    created = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"signup origin of {self.player_id}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model, password_validation
@@ -14,7 +16,7 @@ from django.utils import timezone
 
 from foolgame.core.errors import ServiceError
 from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
-from foolgame.players.models import Guest, PlayerName, TutorialProgress
+from foolgame.players.models import Guest, PlayerName, SignupOrigin, TutorialProgress
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
@@ -138,7 +140,19 @@ def player_create(*, username: str, password: str, ip: str | None = None) -> Abs
         raise ServiceError(*_name_conflict(username), status_code=409) from None
     if ip is not None:
         throttle_bump("signup-ip", (ip,), limits["SIGNUP_IP_WINDOW_SECONDS"])
+        signup_origin_record(player=user, ip=ip)
     return user
+
+
+def address_digest(ip: str) -> str:
+    """A keyed digest of a client address: equal for equal addresses on this server, and
+    nothing a reader of the database can turn back into the address without the secret key."""
+    return hmac.new(settings.SECRET_KEY.encode(), b"signup-address:" + ip.encode(), hashlib.sha256).hexdigest()
+
+
+def signup_origin_record(*, player: AbstractBaseUser, ip: str) -> None:
+    """Keep where (as ``address_digest``) and when an account was made."""
+    SignupOrigin.objects.update_or_create(player=player, defaults={"address": address_digest(ip), "created": timezone.now()})
 
 
 # --- Roles: a role is a group with its permissions (moderators, researchers) ----------------
@@ -198,6 +212,8 @@ def guest_create(*, nickname: str, ip: str | None) -> AbstractBaseUser:
         with transaction.atomic():
             user.save()  # and its PlayerName row, as any account
             Guest.objects.create(user=user, created=timezone.now())
+            if ip is not None:
+                signup_origin_record(player=user, ip=ip)
     except (IntegrityError, ValidationError):
         raise ServiceError(*_name_conflict(nickname), status_code=409) from None
     return user

@@ -36,11 +36,13 @@ from django.utils import timezone
 from foolgame.authoring.models import WriteTask
 from foolgame.checks import selectors as checks_selectors
 from foolgame.checks.models import Check
+from foolgame.checks.services import record_weight
+from foolgame.moderation.models import PlayerHold
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import events
 from foolgame.core.errors import ServiceError
 from foolgame.evidence.services import encoder_get
-from foolgame.players.models import LedgerEntry, Notification, PlayerRating
+from foolgame.players.models import LedgerEntry, Notification, PlayerRating, SignupOrigin
 from foolgame.verifier import runtime
 from foolgame.verifier.models import (
     Activation,
@@ -73,28 +75,110 @@ def _quiet(stage: str, done: int, total: int) -> None:
 # --- Which claims count as verified ----------------------------------------------------------
 
 
-def settled_by_game_votes() -> set[int]:
+def _settled_vote_rows() -> list[tuple[int, bool, int, int, int, int]]:
+    """Every settled vote: (voter, correct, left claim, its author, right claim, its author)."""
+    return list(
+        Vote.objects.filter(settled=True).values_list(
+            "round__player_id", "correct", "round__left_claim_id", "round__left_claim__author_id", "round__right_claim_id", "round__right_claim__author_id"
+        )
+    )
+
+
+@dataclass
+class Independence:
+    """Who may confirm a claim's label for its author's model points and for training
+    (docs/verifier.md): never the author, an account held by the integrity test, nor one
+    made from the author's signup address within LINK_WINDOW_SECONDS of the author's account.
+    A voter must also have INDEPENDENT_MIN_VOTES settled votes of which at most
+    INDEPENDENT_MAX_AUTHOR_SHARE were on pairs holding that author's claims (a ring's
+    accounts vote for one author); a checker, a tallied record of MIN_GOLD settled claims
+    whose labels count."""
+
+    held: set[int]
+    origins: dict[int, tuple[str, Any]]
+    votes: dict[int, int]
+    votes_on_author: dict[tuple[int, int], int]
+    checkers: set[int]
+
+    @classmethod
+    def now(cls, rows: Sequence[tuple[int, bool, int, int, int, int]]) -> Independence:
+        votes: dict[int, int] = {}
+        on_author: dict[tuple[int, int], int] = {}
+        for voter, _, _, left_author, _, right_author in rows:
+            votes[voter] = votes.get(voter, 0) + 1
+            for author in {left_author, right_author}:
+                on_author[(voter, author)] = on_author.get((voter, author), 0) + 1
+        config = settings.FM2_CHECKS
+        last = checks_selectors.last_tallies()
+        checkers = {player for player, (right, seen) in last.items() if seen >= config["MIN_GOLD"] and record_weight(right, seen) > 0}
+        return cls(
+            held=set(PlayerHold.objects.filter(held=True).values_list("player_id", flat=True)),
+            origins={pk: (address, created) for pk, address, created in SignupOrigin.objects.values_list("player_id", "address", "created")},
+            votes=votes,
+            votes_on_author=on_author,
+            checkers=checkers,
+        )
+
+    def _unlinked(self, person: int, author: int) -> bool:
+        if person == author or person in self.held:
+            return False
+        mine, theirs = self.origins.get(person), self.origins.get(author)
+        window = timedelta(seconds=_config()["LINK_WINDOW_SECONDS"])
+        return not (mine and theirs and mine[0] == theirs[0] and abs(mine[1] - theirs[1]) <= window)
+
+    def voter(self, voter: int, author: int) -> bool:
+        config = _config()
+        total = self.votes.get(voter, 0)
+        if total < config["INDEPENDENT_MIN_VOTES"] or not self._unlinked(voter, author):
+            return False
+        return self.votes_on_author.get((voter, author), 0) <= total * config["INDEPENDENT_MAX_AUTHOR_SHARE"]
+
+    def checker(self, checker: int, author: int) -> bool:
+        return checker in self.checkers and self._unlinked(checker, author)
+
+
+def settled_by_game_votes(independence: Independence | None = None, rows: Sequence[tuple[int, bool, int, int, int, int]] | None = None) -> set[int]:
     """Game claims whose own settled votes confirm their label, on the checks' rule for the
     release's votes: at least GOLD_MIN_VOTES of them, GOLD_MIN_AGREEMENT or more correct (a
-    correct vote found the pair's false claim, so it agrees with both claims' labels). Two
-    grouped reads of the vote table: for the worker, not a request."""
+    correct vote found the pair's false claim, so it agrees with both claims' labels), counting
+    only votes from voters independent of the claim's author (``Independence``). For the
+    worker, not a request."""
     config = settings.FM2_CHECKS
+    rows = _settled_vote_rows() if rows is None else rows
+    independence = independence or Independence.now(rows)
     tally: dict[int, list[int]] = {}
-    for side in ("round__left_claim_id", "round__right_claim_id"):
-        rows = Vote.objects.filter(settled=True).values(side).annotate(votes=Count("pk"), right=Count("pk", filter=Q(correct=True)))
-        for row in rows:
-            counts = tally.setdefault(row[side], [0, 0])
-            counts[0] += row["votes"]
-            counts[1] += row["right"]
+    for voter, correct, left, left_author, right, right_author in rows:
+        for claim_id, author in ((left, left_author), (right, right_author)):
+            if independence.voter(voter, author):
+                counts = tally.setdefault(claim_id, [0, 0])
+                counts[0] += 1
+                counts[1] += int(correct)
     least = max(1, config["GOLD_MIN_VOTES"])
     return {pk for pk, (votes, right) in tally.items() if votes >= least and right >= votes * config["GOLD_MIN_AGREEMENT"]}
 
 
+def confirmed_by_checks(independence: Independence | None = None) -> set[int]:
+    """Claims whose checks' gold label is the author's, with at least LABELS_NEEDED - 1 of the
+    agreeing labels (three, with the author's the 3 of 5) from checkers independent of the
+    author whose tallied record counts (``Independence.checker``)."""
+    independence = independence or Independence.now(_settled_vote_rows())
+    agreeing: dict[int, int] = {}
+    rows = Check.objects.filter(answered_at__isnull=False, claim__validation__gold_label=F("claim__label"), label=F("claim__label"))
+    for claim_id, checker, author in rows.values_list("claim_id", "player_id", "claim__author_id"):
+        if independence.checker(checker, author):
+            agreeing[claim_id] = agreeing.get(claim_id, 0) + 1
+    need = max(1, settings.FM2_CHECKS["LABELS_NEEDED"] - 1)
+    return {claim_id for claim_id, n in agreeing.items() if n >= need}
+
+
 def confirmed_by_people() -> Q:
-    """Claims whose label people confirmed: the checks' gold label is the author's, the game's
-    own votes settled it, or the label is settled otherwise (a release claim most of its
-    original voters judged as labelled, a moderator's keep or relabel)."""
-    return checks_selectors.settled() | Q(validation__gold_label=F("label")) | Q(pk__in=settled_by_game_votes())
+    """Claims whose label people independent of its author confirmed: checkers
+    (``confirmed_by_checks``) or the game's own votes (``settled_by_game_votes``); or the label
+    is settled otherwise (a release claim most of its original voters judged as labelled, a
+    moderator's keep or relabel)."""
+    rows = _settled_vote_rows()
+    independence = Independence.now(rows)
+    return checks_selectors.settled() | Q(pk__in=confirmed_by_checks(independence)) | Q(pk__in=settled_by_game_votes(independence, rows))
 
 
 def verified_claims() -> QuerySet[Claim]:

@@ -79,3 +79,25 @@ def learnable_claims(pages: int = 12, per_page: int = 6, *, seed: int = 0, first
             ClaimGold.objects.create(claim=claim, sentence=sentence, position=0)
             claims.append(claim)
     return claims
+
+
+def confirm_by_checkers(claim: Claim, n: int = 3, *, label: str | None = None) -> list:
+    """``n`` checkers with a tallied record that counts (10 settled claims, 9 right), each of
+    whom checked ``claim`` as ``label`` (its author's by default); the checks' gold label set
+    as the refresh would. Accounts independent of the author, as docs/verifier.md asks."""
+    from django.utils import timezone
+
+    from foolgame.checks.models import Check, CheckTally, ClaimValidation
+
+    label = label or claim.label
+    now = timezone.now()
+    checkers = []
+    for _ in range(n):
+        checker = UserFactory()
+        tally = CheckTally.objects.create(
+            player=checker, number=1, closed_at=now, answered=20, gold=10, right=9, record_right=9, record_seen=10, paid=True, points=90, counting=True
+        )
+        Check.objects.create(player=checker, claim=claim, dealt_at=now, expires_at=now, answered_at=now, label=label, tally=tally)
+        checkers.append(checker)
+    ClaimValidation.objects.update_or_create(claim=claim, defaults={"labels": 4, "gold_label": label})
+    return checkers

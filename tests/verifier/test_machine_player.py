@@ -84,7 +84,9 @@ def test_fixed_item_skill_rises_with_wins_and_its_error_shrinks_with_games() -> 
     assert fit_fixed_skill([(0.0, True), (0.0, False)] * 50).se < even.se
 
 
-def test_the_games_own_settled_votes_confirm_a_claims_label() -> None:
+def test_the_games_own_settled_votes_confirm_a_claims_label(settings) -> None:
+    """The counting rule alone (who counts as independent: tests/verifier/test_independence.py)."""
+    settings.FM2_VERIFIER = {**settings.FM2_VERIFIER, "INDEPENDENT_MIN_VOTES": 1, "INDEPENDENT_MAX_AUTHOR_SHARE": 1.0}
     claims = learnable_claims(pages=2, imported=False)  # game claims: nobody confirmed them yet
     game_claim = claims[0]
     assert game_claim.pk not in set(services.verified_claims().values_list("pk", flat=True))

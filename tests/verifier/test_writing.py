@@ -15,7 +15,7 @@ from foolgame.verifier import runtime, services
 from foolgame.verifier.models import ClaimVerdict, Try, VerifierVersion, WrittenAgainst
 from tests.authoring.conftest import GOOD_CLAIM, api_client, make_eiffel, post, sentence_ids
 from tests.authoring.test_apis import take_task
-from tests.verifier.conftest import learnable_claims
+from tests.verifier.conftest import confirm_by_checkers, learnable_claims
 
 pytestmark = pytest.mark.django_db
 
@@ -137,7 +137,9 @@ def test_model_points_wait_for_people_to_confirm_the_label_and_are_paid_once(mod
     assert services.model_points_award() == 0  # only the author says so yet
     ClaimValidation.objects.create(claim=claim, labels=4, gold_label="-")  # checked, no gold label yet
     assert services.model_points_award() == 0
-    ClaimValidation.objects.filter(claim=claim).update(gold_label=claim.label)
+    ClaimValidation.objects.filter(claim=claim).update(gold_label=claim.label)  # by checkers nobody knows
+    assert services.model_points_award() == 0
+    confirm_by_checkers(claim)  # three independent checkers whose labels count
     assert services.model_points_award() == 1
     assert services.model_points_award() == 0
     entry = LedgerEntry.objects.get(kind=LedgerEntry.Kind.MODEL)
@@ -150,7 +152,7 @@ def test_a_claim_people_dispute_or_the_model_got_right_pays_nothing(model) -> No
     claim = _fooling_claim(model)
     ClaimValidation.objects.create(claim=claim, labels=4, gold_label="REFUTES" if claim.label == "SUPPORTS" else "SUPPORTS")
     assert services.model_points_award() == 0
-    ClaimValidation.objects.filter(claim=claim).update(gold_label=claim.label)
+    confirm_by_checkers(claim)
     WrittenAgainst.objects.filter(claim=claim).update(label=claim.label)  # the model got it right after all
     assert services.model_points_award() == 0
     assert not LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL).exists()
@@ -168,7 +170,7 @@ def test_model_points_are_capped_a_day_and_a_claim_over_the_cap_is_paid_later(mo
     second = Claim.objects.create(page=page, text=first.text + " Really.", label=first.label, author=author)
     WrittenAgainst.objects.create(claim=second, version=model, label="REFUTES" if first.label == "SUPPORTS" else "SUPPORTS", supports=0.5)
     for claim in (first, second):
-        ClaimValidation.objects.create(claim=claim, labels=4, gold_label=claim.label)
+        confirm_by_checkers(claim)
     assert services.model_points_award() == 1
     assert LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL).count() == 1
     assert services.model_points_award() == 0  # still within the day
