@@ -794,3 +794,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}, "faiss.loader": {"level": "WARNING"}},
 }
+
+# --- Operations across hosts (docs/operations.md: Health, Exports, Metrics and logs) ---------
+# Everything here is off, or exactly as before, until its variable is set: `make run` sees no
+# token, no object store and plain logs.
+# The balancer probes /health/ready and Prometheus scrapes /metrics over the private network in
+# plain HTTP: the HTTPS redirect of production leaves them alone.
+SECURE_REDIRECT_EXEMPT = [r"^health/(live|ready)$", r"^metrics$"]
+# django-health-check logs every failed probe with its traceback: a balancer asking every 2 s
+# would fill the log during an outage that the balancer already reports.
+LOGGING["loggers"]["health_check"] = {"level": "ERROR"}
