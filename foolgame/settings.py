@@ -804,3 +804,29 @@ SECURE_REDIRECT_EXEMPT = [r"^health/(live|ready)$", r"^metrics$"]
 # django-health-check logs every failed probe with its traceback: a balancer asking every 2 s
 # would fill the log during an outage that the balancer already reports.
 LOGGING["loggers"]["health_check"] = {"level": "ERROR"}
+
+# Dataset exports' files (foolgame.dataset.storage): on this host's disk under EXPORTS_DIR, as
+# one host needs; with several hosts, in an S3-compatible object store (django-storages), so a
+# download served by any web host finds what the worker host wrote. The worker still builds
+# each export in a scratch folder under EXPORTS_DIR and uploads it when done.
+FM2_EXPORTS_S3_BUCKET = env.str("FM2_EXPORTS_S3_BUCKET", default="")
+if FM2_EXPORTS_S3_BUCKET:
+    _s3_endpoint = env.str("FM2_EXPORTS_S3_ENDPOINT_URL", default="") or None
+    STORAGES["exports"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": FM2_EXPORTS_S3_BUCKET,
+            "location": env.str("FM2_EXPORTS_S3_PREFIX", default="exports"),
+            # Empty: AWS itself. MinIO, Ceph, Garage... give their URL, addressed by path.
+            "endpoint_url": _s3_endpoint,
+            "addressing_style": "path" if _s3_endpoint else None,
+            "region_name": env.str("FM2_EXPORTS_S3_REGION", default="") or None,
+            # Empty: boto3's own chain (AWS_ACCESS_KEY_ID..., an instance role).
+            "access_key": env.str("FM2_EXPORTS_S3_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("FM2_EXPORTS_S3_SECRET_ACCESS_KEY", default="") or None,
+            "file_overwrite": True,  # a re-run of an export replaces its files under the same names
+            "default_acl": None,  # private: downloads go through the API's permission check
+        },
+    }
+else:
+    STORAGES["exports"] = {"BACKEND": "foolgame.dataset.storage.ExportsFileSystemStorage"}
