@@ -830,3 +830,47 @@ if FM2_EXPORTS_S3_BUCKET:
     }
 else:
     STORAGES["exports"] = {"BACKEND": "foolgame.dataset.storage.ExportsFileSystemStorage"}
+
+# Metrics (foolgame.observability, foolgame.core.metrics): /metrics answers a bearer of this
+# token or a client of these networks (comma-separated, e.g. 10.0.0.0/8); neither set, it is off
+# (404) and requests are not counted. PROMETHEUS_MULTIPROC_DIR (prometheus-client's own) sums
+# the processes of a host.
+FM2_METRICS_TOKEN = env.str("FM2_METRICS_TOKEN", default="")
+FM2_METRICS_NETWORKS = env.list("FM2_METRICS_NETWORKS", default=[])
+if FM2_METRICS_TOKEN or FM2_METRICS_NETWORKS:
+    MIDDLEWARE.insert(0, "foolgame.observability.RequestMetricsMiddleware")
+
+# Logs: "plain" (the bare messages, as `make run` prints them) or "json": one JSON object a line
+# (python-json-logger) with the time, level, logger, message, request id and the user's
+# pseudonym (foolgame.core.logcontext), Django's, uvicorn's and Celery's lines alike. Production
+# defaults to json.
+FM2_LOG_FORMAT = env.str("LOG_FORMAT", default="json" if PRODUCTION else "plain")
+if FM2_LOG_FORMAT not in ("plain", "json"):
+    raise ValueError(f"LOG_FORMAT must be plain or json, not {FM2_LOG_FORMAT!r}")
+if FM2_LOG_FORMAT == "json":
+    MIDDLEWARE.insert(0, "foolgame.observability.RequestContextMiddleware")
+    LOGGING["filters"] = {"context": {"()": "foolgame.core.logcontext.ContextFilter"}}
+    LOGGING["formatters"] = {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s %(user)s",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": "time",
+        }
+    }
+    LOGGING["handlers"]["console"].update({"formatter": "json", "filters": ["context"]})
+    # uvicorn's loggers write through the same handler; its access line is replaced by ours,
+    # which carries the request id (foolgame.observability.RequestContextMiddleware).
+    # Django's own default handlers (a plain console in DEBUG, mail to admins) are replaced too.
+    for _name in ("uvicorn", "uvicorn.error", "django", "django.server"):
+        LOGGING["loggers"][_name] = {"handlers": ["console"], "propagate": False, "level": "INFO"}
+    LOGGING["loggers"]["uvicorn.access"] = {"handlers": ["console"], "propagate": False, "level": "WARNING"}
+    # Celery keeps Django's logging instead of its own format (foolgame.celery applies it).
+    CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Error reports: a Sentry DSN turns on sentry-sdk for Django and Celery (no personal data sent).
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    from foolgame.sentry import sentry_init
+
+    sentry_init(SENTRY_DSN, environment=DJANGO_ENV, traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0))

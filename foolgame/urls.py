@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from foolgame.health import LiveView, ReadyView
+from foolgame.observability import metrics_view
 
 
 class FaviconView(RedirectView):
@@ -21,6 +22,8 @@ urlpatterns = [
     # For load balancers and orchestrators (docs/operations.md, Health): JSON, no secrets.
     path("health/live", LiveView.as_view(), name="health-live"),
     path("health/ready", ReadyView.as_view(), name="health-ready"),
+    # Prometheus (docs/operations.md, Metrics and logs): 404 unless FM2_METRICS_TOKEN or _NETWORKS.
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("foolgame.api.urls")),
     path("accounts/", include("foolgame.players.urls")),
