@@ -106,7 +106,7 @@ class DatabaseCollector(Collector):
         from foolgame.voting.models import Round
 
         now = timezone.now()
-        rounds = GaugeMetricFamily("fm2_rounds_in_play", "Solo rounds playing (started, deadline not passed).")
+        rounds = GaugeMetricFamily("fm2_rounds_in_play", "Rounds playing (started, deadline not passed): solo rounds and room members' own rounds.")
         rounds.add_metric([], Round.objects.filter(state=Round.State.PLAYING, deadline__gt=now).count())
         yield rounds
         questions = GaugeMetricFamily("fm2_room_questions_in_play", "Live rooms' questions playing (deadline not passed).")
