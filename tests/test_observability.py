@@ -125,3 +125,25 @@ def test_a_played_round_shows_in_the_metrics_and_every_log_line_is_json_with_a_r
     assert refused and all(r["request_id"] for r in refused)
     text = "\n".join(lines)
     assert PASSWORD not in text and TOKEN not in text and "metered" not in text
+
+
+@pytest.mark.slow
+def test_with_a_multiprocess_folder_metrics_sum_every_web_process(tmp_path: Path) -> None:
+    """Two uvicorn workers, each a process of its own: with PROMETHEUS_MULTIPROC_DIR whichever
+    answers /metrics reports the requests both served."""
+    folder = tmp_path / "prometheus"
+    folder.mkdir()
+    env = base_env(FM2_DATA_DIR=str(tmp_path), WEB_CONCURRENCY="2", FM2_WARM_MODELS="false", FM2_METRICS_TOKEN=TOKEN,
+                   PROMETHEUS_MULTIPROC_DIR=str(folder))
+    subprocess.run([sys.executable, "manage.py", "migrate", "--no-input"], cwd=REPO, env=env, check=True, capture_output=True, timeout=600)
+    server = ProcfileServer(env, log=tmp_path / "server.log")
+    server.start()
+    try:
+        for _ in range(12):
+            with urllib.request.urlopen(f"{server.base}/health/live", timeout=30) as response:
+                assert response.status == 200
+        counts = {_sample(_metrics(server.base), "fm2_http_requests_total", route="health/live", status="200") for _ in range(6)}
+        assert counts == {12.0}
+        assert len(list(folder.glob("*.db"))) >= 2  # both processes wrote their figures
+    finally:
+        server.stop()
