@@ -144,6 +144,9 @@ def _answer(results: dict[str, HealthCheckResult]) -> JsonResponse:
     }
     response = JsonResponse(body, status=200 if ok else 503)
     add_never_cache_headers(response)
+    # A 503 here is an answer, not a server error: Django's request log would write one error
+    # line per probe (every 2 s per balancer) for as long as a host is not ready.
+    response._has_been_logged = True  # type: ignore[attr-defined]
     return response
 
 

@@ -147,3 +147,13 @@ def test_with_a_multiprocess_folder_metrics_sum_every_web_process(tmp_path: Path
         assert len(list(folder.glob("*.db"))) >= 2  # both processes wrote their figures
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("dsn", ["", "http://publickey@127.0.0.1:9/1"])
+def test_a_sentry_dsn_turns_on_error_reports_for_django_and_celery(dsn: str) -> None:
+    code = ("import django; django.setup(); import sentry_sdk; client = sentry_sdk.get_client();"
+            "print(client.is_active(), sorted(name for name in ('django', 'celery') if name in client.integrations),"
+            " client.options.get('send_default_pii'))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=base_env(SENTRY_DSN=dsn), capture_output=True, text=True, timeout=120)
+    expected = "True ['celery', 'django'] False" if dsn else "False [] None"
+    assert out.stdout.strip() == expected, out.stderr[-2000:]
