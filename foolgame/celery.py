@@ -68,3 +68,24 @@ def _connections_back(sender: object = None, **kwargs: object) -> None:
 app = Celery("foolgame")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+
+def _django_logging(**kwargs: object) -> None:
+    """Celery configures no logging of its own when this receiver is connected: the worker and
+    beat log through Django's LOGGING, one JSON object a line as the web processes write."""
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+
+
+def _log_format() -> str:
+    from django.conf import settings
+
+    return settings.FM2_LOG_FORMAT
+
+
+if _log_format() == "json":  # the plain format keeps Celery's own lines, as they always were
+    signals.setup_logging.connect(_django_logging, weak=False)

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.utils.deprecation import MiddlewareMixin
 
+from foolgame.core import logcontext
 from foolgame.core.errors import SERVICE_DOWN_ERRORS, error_body
 
 logger = logging.getLogger("foolgame.http")
@@ -55,6 +56,9 @@ class BodySizeLimitMiddleware:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        # The request's id for its log lines, from here on (a refusal below logs one).
+        offered = next((value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"x-request-id"), None)
+        logcontext.request_id.set(logcontext.request_id_for(offered))
         limit = self.limit_for(scope.get("path", ""))
         for name, value in scope.get("headers", []):
             if name == b"content-length":

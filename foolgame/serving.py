@@ -37,14 +37,29 @@ def uvicorn_config() -> dict[str, Any]:
     }
 
 
+# How this process's warm-up stands (readiness reads it, foolgame.health): None when none was
+# started (FM2_WARM_MODELS off, or a process that is not a web server), then "warming", then
+# "warm" or "failed" (logged; the request path loads the models itself then).
+_warm_state: str | None = None
+
+
+def models_warm_state() -> str | None:
+    return _warm_state
+
+
 def warm_models_in_background() -> None:
     """Load the sentence encoder and the active verifier version on a daemon thread, so the
-    first request that needs them does not wait for the load (the server answers meanwhile;
-    a request that comes first loads or waits as before)."""
+    first request that needs them does not wait for the load (the server answers meanwhile,
+    and reports itself not ready at /health/ready until the load ends; a request that comes
+    first loads or waits as before)."""
     import logging
     import threading
 
+    global _warm_state
+    _warm_state = "warming"
+
     def warm() -> None:
+        global _warm_state
         from django.db import connections
 
         try:
@@ -55,8 +70,10 @@ def warm_models_in_background() -> None:
             version = services.active_version()
             if version is not None:
                 runtime.loaded(version, wait=True)
+            _warm_state = "warm"
         except Exception:  # a missing table before migrate, a model that does not load: the request path says so
             logging.getLogger(__name__).warning("could not warm the models", exc_info=True)
+            _warm_state = "failed"
         finally:
             connections.close_all()
 

@@ -807,3 +807,83 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}, "faiss.loader": {"level": "WARNING"}},
 }
+
+# --- Operations across hosts (docs/operations.md: Health, Exports, Metrics and logs) ---------
+# Everything here is off, or exactly as before, until its variable is set: `make run` sees no
+# token, no object store and plain logs.
+# The balancer probes /health/ready and Prometheus scrapes /metrics over the private network in
+# plain HTTP: the HTTPS redirect of production leaves them alone.
+SECURE_REDIRECT_EXEMPT = [r"^health/(live|ready)$", r"^metrics$"]
+# django-health-check logs every failed probe with its traceback: a balancer asking every 2 s
+# would fill the log during an outage that the balancer already reports.
+LOGGING["loggers"]["health_check"] = {"level": "ERROR"}
+
+# Dataset exports' files (foolgame.dataset.storage): on this host's disk under EXPORTS_DIR, as
+# one host needs; with several hosts, in an S3-compatible object store (django-storages), so a
+# download served by any web host finds what the worker host wrote. The worker still builds
+# each export in a scratch folder under EXPORTS_DIR and uploads it when done.
+FM2_EXPORTS_S3_BUCKET = env.str("FM2_EXPORTS_S3_BUCKET", default="")
+if FM2_EXPORTS_S3_BUCKET:
+    _s3_endpoint = env.str("FM2_EXPORTS_S3_ENDPOINT_URL", default="") or None
+    STORAGES["exports"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": FM2_EXPORTS_S3_BUCKET,
+            "location": env.str("FM2_EXPORTS_S3_PREFIX", default="exports"),
+            # Empty: AWS itself. MinIO, Ceph, Garage... give their URL, addressed by path.
+            "endpoint_url": _s3_endpoint,
+            "addressing_style": "path" if _s3_endpoint else None,
+            "region_name": env.str("FM2_EXPORTS_S3_REGION", default="") or None,
+            # Empty: boto3's own chain (AWS_ACCESS_KEY_ID..., an instance role).
+            "access_key": env.str("FM2_EXPORTS_S3_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("FM2_EXPORTS_S3_SECRET_ACCESS_KEY", default="") or None,
+            "file_overwrite": True,  # a re-run of an export replaces its files under the same names
+            "default_acl": None,  # private: downloads go through the API's permission check
+        },
+    }
+else:
+    STORAGES["exports"] = {"BACKEND": "foolgame.dataset.storage.ExportsFileSystemStorage"}
+
+# Metrics (foolgame.observability, foolgame.core.metrics): /metrics answers a bearer of this
+# token or a client of these networks (comma-separated, e.g. 10.0.0.0/8); neither set, it is off
+# (404) and requests are not counted. PROMETHEUS_MULTIPROC_DIR (prometheus-client's own) sums
+# the processes of a host.
+FM2_METRICS_TOKEN = env.str("FM2_METRICS_TOKEN", default="")
+FM2_METRICS_NETWORKS = env.list("FM2_METRICS_NETWORKS", default=[])
+if FM2_METRICS_TOKEN or FM2_METRICS_NETWORKS:
+    MIDDLEWARE.insert(0, "foolgame.observability.RequestMetricsMiddleware")
+
+# Logs: "plain" (the bare messages, as `make run` prints them) or "json": one JSON object a line
+# (python-json-logger) with the time, level, logger, message, request id and the user's
+# pseudonym (foolgame.core.logcontext), Django's, uvicorn's and Celery's lines alike. Production
+# defaults to json.
+FM2_LOG_FORMAT = env.str("LOG_FORMAT", default="json" if PRODUCTION else "plain")
+if FM2_LOG_FORMAT not in ("plain", "json"):
+    raise ValueError(f"LOG_FORMAT must be plain or json, not {FM2_LOG_FORMAT!r}")
+if FM2_LOG_FORMAT == "json":
+    MIDDLEWARE.insert(0, "foolgame.observability.RequestContextMiddleware")
+    LOGGING["filters"] = {"context": {"()": "foolgame.core.logcontext.ContextFilter"}}
+    LOGGING["formatters"] = {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s %(user)s",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": "time",
+        }
+    }
+    LOGGING["handlers"]["console"].update({"formatter": "json", "filters": ["context"]})
+    # uvicorn's loggers write through the same handler; its access line is replaced by ours,
+    # which carries the request id (foolgame.observability.RequestContextMiddleware).
+    # Django's own default handlers (a plain console in DEBUG, mail to admins) are replaced too.
+    for _name in ("uvicorn", "uvicorn.error", "django", "django.server"):
+        LOGGING["loggers"][_name] = {"handlers": ["console"], "propagate": False, "level": "INFO"}
+    LOGGING["loggers"]["uvicorn.access"] = {"handlers": ["console"], "propagate": False, "level": "WARNING"}
+    # Celery keeps Django's logging instead of its own format (foolgame.celery applies it).
+    CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Error reports: a Sentry DSN turns on sentry-sdk for Django and Celery (no personal data sent).
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    from foolgame.sentry import sentry_init
+
+    sentry_init(SENTRY_DSN, environment=DJANGO_ENV, traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0))

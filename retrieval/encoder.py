@@ -231,12 +231,15 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, *, quantize: bool
        CPUs without VNNI multiply u8 by s8 in 16-bit lanes that saturate at full range:
        8-bit weights cost accuracy there (mean cosine to the torch vectors 0.961 vs 0.993).
 
-    Files are written under a temporary name and renamed, so two processes exporting at
-    once never read a half-written file.
+    Files are written under a temporary name and renamed, so no process ever reads a
+    half-written file; and the whole build holds an exclusive lock on the cache folder
+    (``cache_build_lock``), so processes starting together on one host (the web role's
+    workers, a Celery worker) build it once: the others wait, then find it built. Without the
+    lock two quantizers wrote and deleted the same shape-inferred copy beside the fused file
+    (ONNX Runtime's ``<stem>-inferred.onnx``) and one died with FileNotFoundError.
     """
     model_dir = Path(model_path)
     cache = Path(cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
     stem = f"{model_dir.resolve().name}-{_weights_fingerprint(model_dir)}"
     raw_path = cache / f"{stem}.raw.onnx"
     fused_path = cache / f"{stem}.onnx"
@@ -245,14 +248,34 @@ def export_onnx(model_path: str | Path, cache_dir: str | Path, *, quantize: bool
     if target.exists():
         return target
 
-    with onnxruntime_quiet():
-        if not fused_path.exists():
-            if not raw_path.exists():
-                _export_raw(model_dir, raw_path)
-            _fuse(model_dir, raw_path, fused_path)
-        if quantize:
-            _quantize(fused_path, int8_path)
+    with cache_build_lock(cache, stem):
+        if target.exists():  # another process built it while this one waited for the lock
+            return target
+        with onnxruntime_quiet():
+            if not fused_path.exists():
+                if not raw_path.exists():
+                    _export_raw(model_dir, raw_path)
+                _fuse(model_dir, raw_path, fused_path)
+            if quantize:
+                _quantize(fused_path, int8_path)
     return target
+
+
+@contextmanager
+def cache_build_lock(cache_dir: Path, stem: str) -> Iterator[None]:
+    """Hold an exclusive advisory lock (``flock``) on ``cache_dir/.<stem>.lock`` while building
+    the files of ``stem`` there. The kernel drops it when its holder exits, killed or not, so
+    a crashed build never leaves the cache locked. Processes of one host share the cache
+    folder; other hosts have their own (a lock is never needed across hosts)."""
+    import fcntl
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir / f".{stem}.lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class _LibraryChatter(logging.Filter):

@@ -57,7 +57,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from retrieval.encoder import TextEncoder, _weights_fingerprint, default_onnx_cache_dir, export_module_onnx, onnxruntime_quiet
+from retrieval.encoder import TextEncoder, _weights_fingerprint, cache_build_lock, default_onnx_cache_dir, export_module_onnx, onnxruntime_quiet
 
 SUPPORTS, REFUTES = "SUPPORTS", "REFUTES"
 NEUTRAL = "NEUTRAL"
@@ -655,9 +655,11 @@ def export_nli_onnx(model_path: str | Path, cache_dir: str | Path) -> Path:
     target = nli_onnx_path(model_path, cache_dir)
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with onnxruntime_quiet():
-        _export_nli(Path(model_path), target)
+    with cache_build_lock(target.parent, target.stem):
+        if target.exists():  # built by another process while this one waited
+            return target
+        with onnxruntime_quiet():
+            _export_nli(Path(model_path), target)
     return target
 
 

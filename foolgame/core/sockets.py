@@ -28,6 +28,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import AnonymousUser
 from django.utils.crypto import constant_time_compare
 
+from foolgame.core import logcontext, metrics
 from foolgame.core.errors import SERVICE_DOWN_ERRORS, ServiceError
 from foolgame.core.queries import compiled_instance
 from foolgame.core.parsers import TOO_DEEP, json_too_deep, max_json_depth, too_deep_message
@@ -387,6 +388,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         self.leased = True
         _leases.add((user.pk, self.channel_name))
         self.frame_times: deque[float] = deque(maxlen=MAX_FRAMES_PER_SECOND)
+        metrics.SOCKETS_OPEN.labels(self.kind).inc()
         await self.accept()
         return True
 
@@ -446,6 +448,7 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
         leased, self.leased = self.leased, False
         if leased:  # no longer renewed, whatever happens below
             _leases.discard((self.scope["user"].pk, self.channel_name))
+            metrics.SOCKETS_OPEN.labels(self.kind).dec()
         try:
             if hasattr(self, "frame_times"):
                 del self.frame_times
@@ -474,24 +477,35 @@ class GameSocketConsumer(AsyncWebsocketConsumer):
             await self.send_error("rate_limited", f"At most {MAX_FRAMES_PER_SECOND} frames a second; this one was ignored.")
             return
         self.frame_times.append(now)
+        # Each frame is a request of its own in the logs (LOG_FORMAT=json): its id and the user.
+        logcontext.request_id.set(logcontext.new_request_id())
+        logcontext.user_pseudonym.set(logcontext.pseudonym(self.scope["user"].pk))
+        frame_name, outcome = "unknown", "ok"
         try:
             frame = self._parse(text_data, bytes_data)
             frame_type = frame.get("type")
             handler = self.HANDLERS.get(frame_type) if isinstance(frame_type, str) else None
             if handler is None:
                 raise FrameError("unknown_type", "type must be one of: " + ", ".join(self.HANDLERS) + ".")
+            frame_name = frame_type
             await handler(self, frame)
         except FrameError as error:
+            outcome = "refused"
             await self.send_error(error.code, error.message)
         except ServiceError as error:
+            outcome = "refused"
             await self.send_error(error.code, error.message)
         except SERVICE_DOWN_ERRORS as error:  # the socket stays; the frame may be sent again
+            outcome = "failed"
             logger.warning("%s socket: frame of %s %s failed, a service is down: %s", self.kind, self.kind, self.label, error)
             await self.send_error(*CLOSE_REASONS[CLOSE_SERVICE_UNAVAILABLE])
         except Exception:
+            outcome = "failed"
             # Whatever went wrong, the socket stays usable and the failure is not silent.
             logger.exception("%s socket: frame failed (%s %s)", self.kind, self.kind, self.label)
             await self.send_error("server_error", "The server could not handle this frame.")
+        finally:
+            metrics.SOCKET_FRAMES.labels(self.kind, frame_name, outcome).observe(time.monotonic() - now)
 
     @staticmethod
     def _parse(text_data: str | None, bytes_data: bytes | None) -> dict[str, Any]:

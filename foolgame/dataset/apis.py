@@ -19,7 +19,7 @@ from foolgame.core.views import ApiView
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.models import Export
 from foolgame.dataset.selectors import export_list
-from foolgame.dataset.services import export_file_path, export_request
+from foolgame.dataset.services import export_file_open, export_request
 from foolgame.dataset.splits import RESPLIT_OPTION, RULES, SPLITS, SPLITS_OPTION
 from foolgame.players.roles import is_researcher
 
@@ -233,5 +233,4 @@ class ExportFileApi(ApiView):
     )
     def get(self, request: Request, export_id: int, name: str) -> FileResponse:
         export = get_object_or_404(Export, pk=export_id)
-        path = export_file_path(export=export, name=name)
-        return FileResponse(path.open("rb"), as_attachment=True, filename=name)
+        return FileResponse(export_file_open(export=export, name=name), as_attachment=True, filename=name)

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, Group
+from django.core.files import File
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -29,6 +30,7 @@ from foolgame.dataset.lean import large_allocations_mapped
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
 from foolgame.dataset.splits import parse_proportions, split_summary
+from foolgame.dataset.storage import export_key, export_publish, exports_storage
 from foolgame.players.roles import is_researcher
 from foolgame.players.services import player_role_set, role_group_ensure
 
@@ -302,9 +304,7 @@ def export_job_run(*, export_id: int) -> bool:
             # The row lock keeps a takeover out between the ownership check and the move.
             if not Export.objects.select_for_update().filter(pk=export.pk, status=Export.Status.RUNNING, owner=owner).exists():
                 raise ExportSuperseded(f"export {export.pk} was taken over before it finished")
-            if out_dir.exists():
-                shutil.rmtree(out_dir)
-            work_dir.rename(out_dir)
+            export_publish(export=export, work_dir=work_dir, names=result.files)
             _export_finish(
                 export.pk, owner, status=Export.Status.DONE, stage="done", progress=1.0, files=files,
                 split_summary=result.stats["split_summary"],
@@ -344,11 +344,12 @@ def export_jobs_reap() -> dict[str, int]:
     return {"requeued": len(ids), "failed": failed}
 
 
-def export_file_path(*, export: Export, name: str) -> Path:
-    """The path of one of a finished export's files; 404 for any other name."""
+def export_file_open(*, export: Export, name: str) -> File:
+    """One of a finished export's files, opened for reading from the exports storage (this
+    host's disk, or the object store); 404 for any other name."""
     if export.status != Export.Status.DONE or name not in {f["name"] for f in export.files}:
         raise ServiceError("not_found", "No such file in this export.", status_code=404)
-    return export.directory / name
+    return exports_storage().open(export_key(export, name), "rb")
 
 
 __all__ = [
@@ -356,7 +357,7 @@ __all__ = [
     "ExportOptions",
     "ExportResult",
     "dataset_export",
-    "export_file_path",
+    "export_file_open",
     "export_job_run",
     "export_jobs_reap",
     "export_request",

@@ -63,3 +63,40 @@ def test_onnxruntime_quiet_drops_only_the_library_chatter(caplog: pytest.LogCapt
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
         (logging.ERROR, "chatter"), (logging.INFO, "ours"), (logging.WARNING, "chatter"),
     ]
+
+
+_BUILD_WHEN_TOLD = """
+import sys, time
+from pathlib import Path
+go = Path(sys.argv[2])
+while not go.exists():  # every process is started and waits: then all build at once
+    time.sleep(0.01)
+from retrieval.encoder import Encoder
+vectors = Encoder(backend="onnx", onnx_cache_dir=sys.argv[1]).encode(["Stargell was born in Earlsboro, Oklahoma."])
+print(vectors.shape)
+"""
+
+
+@pytest.mark.slow
+def test_processes_starting_together_on_an_empty_cache_all_get_the_model(tmp_path: Path) -> None:
+    """The web role's workers start together on a fresh host: each exports the model to ONNX
+    if it is missing. They once raced on the quantizer's shape-inferred copy (one died with
+    FileNotFoundError); the cache's build lock makes one build while the others wait."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    cache, go = tmp_path / "onnx", tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(repo), "HF_HUB_OFFLINE": "1"}
+    processes = [
+        subprocess.Popen([sys.executable, "-c", _BUILD_WHEN_TOLD, str(cache), str(go)], cwd=repo, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    go.touch()
+    results = [(p.wait(timeout=600), *p.communicate()) for p in processes]
+    assert [(code, out.strip()) for code, out, _ in results] == [(0, "(1, 384)")] * 3, [err[-2000:] for _, _, err in results]
+    # One raw export, one fused graph, one int8 file; no temporary or shape-inferred copy left.
+    names = sorted(p.name for p in cache.iterdir() if not p.name.startswith("."))
+    assert [name.rsplit("-", 1)[-1].split(".", 1)[-1] for name in names] == ["int8.onnx", "onnx", "raw.onnx"], names
