@@ -39,7 +39,6 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
@@ -75,10 +74,11 @@ class VoteFact:
     correct: bool
     clues: int
     seconds: float
+    bucket: Bucket = field(init=False, repr=False, compare=False)
+    """Its (clue, seconds) bucket, worked out once: the fits and scans read it many times."""
 
-    @cached_property
-    def bucket(self) -> Bucket:
-        return bucket_of(self.clues, self.seconds)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bucket", bucket_of(self.clues, self.seconds))
 
 
 def _logit(p: float) -> float:
