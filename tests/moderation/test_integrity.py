@@ -429,6 +429,7 @@ def test_a_relay_of_another_accounts_forfeited_claims_in_new_pairs_is_held_withi
     for _ in pairs:
         round_ = voting.round_create(player=source)
         voting.round_forfeit(round_id=round_.pk, player=source)
+        fake_clock.advance(150)  # 24 forfeits an hour, under the cap (FORFEITS_PER_HOUR)
     given_up = {frozenset((r.left_claim_id, r.right_claim_id)) for r in Round.objects.filter(player=source)}
     for true_claim, false_claim in pairs:
         make_claim(true_claim.page, label="REFUTES", author=UserFactory(username=f"new-{true_claim.page.title}"))
