@@ -57,7 +57,7 @@ verifier: setup
 
 serve: setup
 	@echo "fm2 is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(VENV)/bin/uvicorn foolgame.asgi:application --host $(HOST) --port $(PORT) --lifespan off --ws websockets-sansio --ws-per-message-deflate false --ws-max-size $${FM2_WS_MAX_FRAME_BYTES:-4096} --timeout-graceful-shutdown $${WEB_SHUTDOWN_TIMEOUT:-20}
+	$(VENV)/bin/uvicorn foolgame.asgi:application --host $(HOST) --port $(PORT) --forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-}" --lifespan off --ws websockets-sansio --ws-per-message-deflate false --ws-max-size $${FM2_WS_MAX_FRAME_BYTES:-4096} --timeout-graceful-shutdown $${WEB_SHUTDOWN_TIMEOUT:-20}
 
 worker: setup
 	$(VENV)/bin/celery -A foolgame worker --loglevel INFO

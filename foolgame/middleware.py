@@ -8,6 +8,8 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.utils.html import escape
 from django.utils.deprecation import MiddlewareMixin
 
 from foolgame.core import logcontext
@@ -110,6 +112,17 @@ _STATUS_CODES = {
 }
 
 
+def bad_body(request: Any, message: str) -> HttpResponse:
+    """400 ``parse_error`` with this message: JSON under /api/, a plain page elsewhere."""
+    if is_api(request):
+        return JsonResponse(error_body("parse_error", message), status=400)
+    return HttpResponse(
+        f"<!doctype html><title>Bad request</title><h1>Bad request</h1><p>{escape(message)}</p>",
+        status=400,
+        content_type="text/html; charset=utf-8",
+    )
+
+
 def service_unavailable(request: Any) -> HttpResponse:
     retry = str(settings.FM2_HTTP["RETRY_AFTER_SECONDS"])
     if is_api(request):
@@ -131,6 +144,20 @@ class HttpErrorsMiddleware(MiddlewareMixin):
     whatever produced it (the URL resolver's 404, Django's 500 or debug pages, CSRF); and a
     backing service that is down (database, Redis, the connection pool, the broker) gives
     503 with Retry-After instead of a 500: JSON under /api/, a plain page elsewhere."""
+
+    def process_request(self, request: Any) -> HttpResponse | None:
+        """A multipart body Django cannot parse (no boundary, a broken part) is refused here
+        with 400 ``parse_error`` and a one-line warning. Left to Django, the first read of
+        ``request.POST`` (the CSRF check's, a form's) raised ``MultiPartParserError``, which
+        Django answered 400 but logged with a full traceback, one per request."""
+        if not request.content_type.startswith("multipart/"):
+            return None
+        try:
+            request.POST  # noqa: B018 - parsed now, as Django would on the first read
+        except MultiPartParserError as exc:
+            logger.warning("Refused a malformed multipart body for %s %s: %s", request.method, request.path, exc)
+            return bad_body(request, f"The multipart body could not be read ({exc}); send JSON, or multipart/form-data with its boundary.")
+        return None
 
     def process_exception(self, request: Any, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, SERVICE_DOWN_ERRORS):

@@ -16,10 +16,19 @@ def max_frame_bytes() -> int:
     return int(os.environ.get("FM2_WS_MAX_FRAME_BYTES", "4096"))
 
 
+def forwarded_allow_ips() -> str:
+    """The addresses whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` uvicorn believes:
+    ``FORWARDED_ALLOW_IPS``, and none unless it is set. uvicorn's own default trusts
+    127.0.0.1, so any client on the server's host could forge its address past every
+    per-address throttle (issue 36: 22 signups of 22 from forged addresses)."""
+    return os.environ.get("FORWARDED_ALLOW_IPS", "")
+
+
 def uvicorn_flags() -> list[str]:
     """The command-line flags after ``uvicorn foolgame.asgi:application`` (host, port,
-    workers and proxy headers aside). The Procfile's web line carries the same flags."""
+    workers and ``--proxy-headers`` aside). The Procfile's web line carries the same flags."""
     return [
+        "--forwarded-allow-ips", forwarded_allow_ips(),
         "--lifespan", "off",
         "--ws", "websockets-sansio",
         "--ws-per-message-deflate", "false",
@@ -30,6 +39,7 @@ def uvicorn_flags() -> list[str]:
 def uvicorn_config() -> dict[str, Any]:
     """The same flags as ``uvicorn.Config`` keyword arguments (for in-process servers)."""
     return {
+        "forwarded_allow_ips": forwarded_allow_ips(),
         "lifespan": "off",
         "ws": "websockets-sansio",
         "ws_per_message_deflate": False,

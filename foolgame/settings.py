@@ -462,6 +462,10 @@ FM2 = {
     "DEALS_PER_HOUR": env.int("FM2_DEALS_PER_HOUR", default=360),
     "NEW_ACCOUNT_DEALS_PER_HOUR": env.int("FM2_NEW_ACCOUNT_DEALS_PER_HOUR", default=180),
     "NEW_ACCOUNT_HOURS": env.int("FM2_NEW_ACCOUNT_HOURS", default=24),
+    # Give-ups: at most FORFEITS_PER_HOUR solo rounds forfeited by a player in any hour (429
+    # forfeit_rate_limited), far fewer than deals: a forfeit shows the pair's answer without a
+    # vote, a way to collect answers for another account (issue 36); rooms' are not counted.
+    "FORFEITS_PER_HOUR": env.int("FM2_FORFEITS_PER_HOUR", default=30),
     # Players who never appear on leaderboards (the release's system author).
     "SYSTEM_PLAYERS": ["fm2-release"],
 }

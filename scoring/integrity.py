@@ -3,8 +3,11 @@
 Two tests, both against what the population does at the same clue use and the same speed:
 
 (a) **Improbable accuracy.** Votes are put in buckets by clues revealed and seconds taken;
-    each bucket's accuracy is the population's (smoothed towards its clue group's, then the
-    overall rate). A person's chance of a right vote is that accuracy moved by their own
+    each bucket's accuracy is the population's, smoothed towards a prior taken from the FM2
+    release's voting (``fm2_prior``: 80% right once the pair is read, chance before), and
+    a suspect is tested against everyone *else*'s votes (``Population.excluding``), so that
+    on an empty instance or in a small class the bar is the prior's, not the suspect's own
+    record. A person's chance of a right vote is that accuracy moved by their own
     skill: ``expit(logit(p_bucket) + spread_bucket * z)``, where ``z`` is the same for all
     their votes (a strong player is strong in every bucket) and ``spread_bucket`` is how far
     players' accuracies spread in that bucket (estimated from the votes: near nothing when
@@ -16,8 +19,10 @@ Two tests, both against what the population does at the same clue use and the sa
     multiplied by the number of windows tested (Bonferroni), so a player's figure is a
     p-value for "some run of theirs is this improbable".
 
-(b) **Following give-ups.** A vote whose claims another account gave up on or let time out
-    shortly before (the answers are then shown to that account) *follows* that account.
+(b) **Following give-ups.** A vote one of whose claims another account gave up on or let
+    time out shortly before (the answers are then shown to that account) *follows* that
+    account: the same claim is enough, whatever it was paired with in either round (one
+    claim's label tells which of a pair is false).
     The votes of one voter following one source are tested as in (a), and the p-value is
     multiplied by the number of sources the voter follows.
 
@@ -32,15 +37,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 CLUE_EDGES: tuple[int, ...] = (1, 2, 3, 5)
 """Bucket edges of clues revealed: 0, 1, 2, 3-4, 5 or more."""
-SECOND_EDGES: tuple[float, ...] = (4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
-"""Bucket edges of seconds taken (start to vote, clue penalties not counted)."""
+SECOND_EDGES: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+"""Bucket edges of seconds taken (start to vote, clue penalties not counted): fine where
+reading the pair is still under way, where a second more changes what a person can know."""
 WINDOW_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320, 640)
 """Run lengths scanned; windows of each size start every half size, and one ends at the last vote."""
 
@@ -68,10 +74,11 @@ class VoteFact:
     correct: bool
     clues: int
     seconds: float
+    bucket: Bucket = field(init=False, repr=False, compare=False)
+    """Its (clue, seconds) bucket, worked out once: the fits and scans read it many times."""
 
-    @property
-    def bucket(self) -> Bucket:
-        return bucket_of(self.clues, self.seconds)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bucket", bucket_of(self.clues, self.seconds))
 
 
 def _logit(p: float) -> float:
@@ -81,6 +88,115 @@ def _logit(p: float) -> float:
 def _expit(x: np.ndarray) -> np.ndarray:
     out: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free logistic
     return out
+
+
+# --- the prior: the FM2 release's human voting ------------------------------------------------
+
+FM2_ACCURACY = 0.80
+"""The share of the release's votes that were right: "80% of votes are correct" (Eisenschlos
+et al. 2021, section 3.2, the prior of its too-hard filter); the dev split's counts agree
+(1,935 right of 2,402 votes, 0.806)."""
+CHANCE = 0.5
+"""One claim of the two is false: a vote cast without reading is right half the time."""
+CLAIM_TOKENS = 15
+"""Tokens of a claim, on average (the paper's Table 1: 15 in every split)."""
+READING_TOKENS_PER_SECOND = 4.2
+"""About 250 words a minute, an adult's silent reading (an assumption: the paper times no
+reading). Both claims, 2 x ``CLAIM_TOKENS``, take about 7 s."""
+LOOKING_SECONDS = 2.5
+"""Seconds of a vote not spent reading: the pair appears and the eyes find the first claim,
+then the choice is made and clicked (an assumption, as the reading speed)."""
+SKILL_SPREAD = 1.0
+"""How far players' accuracies spread (logits) once they have read the pair."""
+SPREAD_FLOOR = 0.3
+"""The least spread assumed anywhere: some players guess luckier than others for a while."""
+
+
+def read_share(seconds: float) -> float:
+    """How much of the pair a player can have read in a vote of ``seconds``: nothing for the
+    first ``LOOKING_SECONDS``, then an exponential approach whose time constant is the time to read
+    both claims (63% of what reading does by then, 95% by three times it)."""
+    needed = 2 * CLAIM_TOKENS / READING_TOKENS_PER_SECOND
+    return 1.0 - math.exp(-max(seconds - LOOKING_SECONDS, 0.0) / needed)
+
+
+def fm2_prior(bucket: Bucket) -> tuple[float, float]:
+    """The accuracy and spread (logits) a bucket starts from before the game has votes in it,
+    from the release: a vote without a clue is right ``FM2_ACCURACY`` of the time once the
+    pair is read, and by chance before, moving with ``read_share`` in logits (at the middle
+    of the bucket's seconds; from 120 s on, fully read); players spread as far as they have
+    read, at least ``SPREAD_FLOOR``.
+
+    A vote that bought clues starts at ``FM2_ACCURACY`` and the full spread at any speed: a
+    clue is one sentence the retriever chose, which may decide the pair at a glance, and the
+    paper gives no accuracy by clue count to bound it. The game's own votes move both."""
+    clues, seconds = bucket
+    if clues > 0:
+        return FM2_ACCURACY, SKILL_SPREAD
+    if seconds >= len(SECOND_EDGES):
+        share = 1.0
+    else:
+        lower = SECOND_EDGES[seconds - 1] if seconds else 0.0
+        share = read_share((lower + SECOND_EDGES[seconds]) / 2)
+    rate = float(_expit(np.array(share * _logit(FM2_ACCURACY))))
+    return rate, max(SPREAD_FLOOR, share * SKILL_SPREAD)
+
+
+Prior = Callable[[Bucket], tuple[float, float]]
+"""A bucket's accuracy and spread before any vote (``fm2_prior``)."""
+
+ALL_BUCKETS: tuple[Bucket, ...] = tuple((c, s) for c in range(len(CLUE_EDGES) + 1) for s in range(len(SECOND_EDGES) + 1))
+
+
+# --- the population -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tally:
+    """A bucket's sufficient statistics: right votes and votes, and over the players with at
+    least two votes in it the sums the spread's method of moments needs (``r`` a player's
+    right votes there, ``n`` their votes): sum r^2, sum r n, sum n^2, sum n, sum n (n - 1).
+    Kept so that one player's votes can be taken out exactly (``Population.excluding``)."""
+
+    right: int = 0
+    votes: int = 0
+    rr: float = 0.0
+    rn: float = 0.0
+    nn: float = 0.0
+    n: float = 0.0
+    pairs: float = 0.0
+
+    def add(self, r: int, n: int, sign: int = 1) -> Tally:
+        multi = n >= 2
+        return Tally(
+            right=max(self.right + sign * r, 0),
+            votes=max(self.votes + sign * n, 0),
+            rr=max(self.rr + sign * r * r * multi, 0.0),
+            rn=max(self.rn + sign * r * n * multi, 0.0),
+            nn=max(self.nn + sign * n * n * multi, 0.0),
+            n=max(self.n + sign * n * multi, 0.0),
+            pairs=max(self.pairs + sign * n * (n - 1) * multi, 0.0),
+        )
+
+    def excess(self, p: float) -> float:
+        """sum over players of ``(r - n p)^2 - n p (1 - p)``: the variance of players' right
+        counts beyond the binomial's."""
+        return self.rr - 2 * p * self.rn + p * p * self.nn - p * (1.0 - p) * self.n
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How ``population_fit`` smooths: ``prior_votes`` pseudo-votes at the prior's accuracy
+    (or, without a prior, at the bucket's clue group's, itself at the overall rate); the
+    spread shrunk towards the prior's (or ``spread_default``) with ``spread_prior_pairs``
+    pseudo-pairs, then clamped to ``[spread_min, spread_max]``."""
+
+    prior: Prior | None = None
+    prior_votes: float = 20.0
+    spread_default: float = 1.0
+    spread_min: float = 0.3
+    spread_max: float = 3.0
+    spread_prior_pairs: float = 200.0
 
 
 @dataclass(frozen=True)
@@ -93,12 +209,37 @@ class Population:
     clue_rates: Mapping[int, float] = field(default_factory=dict)
     default_spread: float = 1.0
     votes: int = 0
+    tallies: Mapping[Bucket, Tally] = field(default_factory=dict)
+    options: FitOptions | None = None
+    vote_ids: tuple[Hashable, Hashable] | None = None
+    """The first and last ids of the votes fitted, as the caller names votes (so that it can
+    find which of a player's votes are in; ``excluding`` needs exactly those)."""
 
     def accuracy(self, bucket: Bucket) -> float:
         return self.rates.get(bucket, self.clue_rates.get(bucket[0], self.overall))
 
     def spread(self, bucket: Bucket) -> float:
         return self.spreads.get(bucket, self.default_spread)
+
+    def excluding(self, votes: Iterable[VoteFact]) -> Population:
+        """The population without these votes (one player's, all of those it was fitted
+        on): exact, by taking their counts out of the tallies and finishing the fit again.
+        A suspect is tested against everyone else, so a new class or a small population is
+        not its own cheater's alibi. A population made by hand (no tallies) is returned as
+        it is."""
+        if self.options is None:
+            return self
+        mine: dict[Bucket, list[int]] = defaultdict(lambda: [0, 0])
+        for vote in votes:
+            counts = mine[vote.bucket]
+            counts[0] += int(vote.correct)
+            counts[1] += 1
+        if not mine:
+            return self
+        tallies = dict(self.tallies)
+        for bucket, (r, n) in mine.items():
+            tallies[bucket] = tallies.get(bucket, Tally()).add(r, n, sign=-1)
+        return _finish(tallies, self.options, self.vote_ids)
 
 
 RATE_CLAMP = (0.02, 0.995)
@@ -107,62 +248,74 @@ RATE_CLAMP = (0.02, 0.995)
 def population_fit(
     votes_by_player: Mapping[Hashable, Sequence[VoteFact]],
     *,
+    prior: Prior | None = fm2_prior,
     prior_votes: float = 20.0,
     spread_default: float = 1.0,
     spread_min: float = 0.3,
     spread_max: float = 3.0,
     spread_prior_pairs: float = 200.0,
+    vote_ids: tuple[Hashable, Hashable] | None = None,
 ) -> Population:
     """The population's accuracy and spread per bucket, from everyone's votes.
 
     Accuracy: a bucket's right votes over its votes, smoothed with ``prior_votes``
-    pseudo-votes at its clue group's rate (itself smoothed at the overall rate).
+    pseudo-votes at the ``prior``'s accuracy for the bucket (by default ``fm2_prior``, the
+    release's voting, so that an empty instance starts from what people do); with
+    ``prior=None``, at its clue group's rate (itself smoothed at the overall rate).
 
     Spread: the between-player variance of accuracy in a bucket by the method of moments
     (the variance of each player's right count around the bucket's expectation, less the
     binomial part, over the pairs of votes a player cast in the bucket), put on the logit
-    scale and shrunk towards ``spread_default`` with ``spread_prior_pairs`` pseudo-pairs, so
-    that a bucket few players revisit keeps the default; then clamped to ``[spread_min,
-    spread_max]``. The default and the floor lean towards honest players: a wider spread
-    makes a strong player likelier, and so flags less."""
-    total = right = 0
-    by_clue: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    by_bucket: dict[Bucket, list[int]] = defaultdict(lambda: [0, 0])
-    per_player: list[dict[Bucket, list[int]]] = []
+    scale and shrunk towards the prior's spread (or ``spread_default``) with
+    ``spread_prior_pairs`` pseudo-pairs, so that a bucket few players revisit keeps the
+    prior's; then clamped to ``[spread_min, spread_max]``. The default and the floor lean
+    towards honest players: a wider spread makes a strong player likelier, and so flags less.
+
+    The result keeps each bucket's tallies, so that ``Population.excluding`` can take one
+    player's votes out exactly."""
+    tallies: dict[Bucket, Tally] = {}
     for votes in votes_by_player.values():
         mine: dict[Bucket, list[int]] = defaultdict(lambda: [0, 0])
         for vote in votes:
-            bucket = vote.bucket
-            for counts in (by_bucket[bucket], by_clue[bucket[0]], mine[bucket]):
-                counts[0] += int(vote.correct)
-                counts[1] += 1
-            total += 1
-            right += int(vote.correct)
-        per_player.append(mine)
-    overall = (right + 1.0) / (total + 2.0)
-    clue_rates = {
-        clue: min(max((r + prior_votes * overall) / (n + prior_votes), RATE_CLAMP[0]), RATE_CLAMP[1]) for clue, (r, n) in by_clue.items()
-    }
-    rates = {
-        bucket: min(max((r + prior_votes * clue_rates[bucket[0]]) / (n + prior_votes), RATE_CLAMP[0]), RATE_CLAMP[1])
-        for bucket, (r, n) in by_bucket.items()
-    }
-    excess: dict[Bucket, float] = defaultdict(float)
-    pairs: dict[Bucket, float] = defaultdict(float)
-    for mine in per_player:
+            counts = mine[vote.bucket]
+            counts[0] += int(vote.correct)
+            counts[1] += 1
         for bucket, (r, n) in mine.items():
-            if n < 2:
-                continue
-            p = rates[bucket]
-            excess[bucket] += (r - n * p) ** 2 - n * p * (1.0 - p)
-            pairs[bucket] += n * (n - 1.0)
-    spreads = {}
-    for bucket, p in rates.items():
-        variance = max(excess[bucket], 0.0) / pairs[bucket] if pairs[bucket] else 0.0
+            tallies[bucket] = tallies.get(bucket, Tally()).add(r, n)
+    options = FitOptions(prior, prior_votes, spread_default, spread_min, spread_max, spread_prior_pairs)
+    return _finish(tallies, options, vote_ids)
+
+
+def _finish(tallies: Mapping[Bucket, Tally], options: FitOptions, vote_ids: tuple[Hashable, Hashable] | None) -> Population:
+    """Rates and spreads from the tallies (``population_fit``'s rules)."""
+    total = sum(t.votes for t in tallies.values())
+    right = sum(t.right for t in tallies.values())
+    overall = (right + 1.0) / (total + 2.0)
+    by_clue: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for (clue, _), tally in tallies.items():
+        by_clue[clue][0] += tally.right
+        by_clue[clue][1] += tally.votes
+    w = options.prior_votes
+    clue_rates = {clue: min(max((r + w * overall) / (n + w), RATE_CLAMP[0]), RATE_CLAMP[1]) for clue, (r, n) in by_clue.items()}
+    buckets = ALL_BUCKETS if options.prior is not None else tuple(b for b, t in tallies.items() if t.votes)
+    rates: dict[Bucket, float] = {}
+    spreads: dict[Bucket, float] = {}
+    for bucket in buckets:
+        tally = tallies.get(bucket, Tally())
+        if options.prior is not None:
+            start, spread_start = options.prior(bucket)
+        else:
+            start, spread_start = clue_rates.get(bucket[0], overall), options.spread_default
+        p = min(max((tally.right + w * start) / (tally.votes + w), RATE_CLAMP[0]), RATE_CLAMP[1])
+        variance = max(tally.excess(p), 0.0) / tally.pairs if tally.pairs else 0.0
         logit_variance = variance / (p * (1.0 - p)) ** 2
-        shrunk = (pairs[bucket] * logit_variance + spread_prior_pairs * spread_default**2) / (pairs[bucket] + spread_prior_pairs)
-        spreads[bucket] = min(max(math.sqrt(shrunk), spread_min), spread_max)
-    return Population(overall=overall, rates=rates, spreads=spreads, clue_rates=clue_rates, default_spread=spread_default, votes=total)
+        shrunk = (tally.pairs * logit_variance + options.spread_prior_pairs * spread_start**2) / (tally.pairs + options.spread_prior_pairs)
+        rates[bucket] = p
+        spreads[bucket] = min(max(math.sqrt(shrunk), options.spread_min), options.spread_max)
+    return Population(
+        overall=overall, rates=rates, spreads=spreads, clue_rates=clue_rates, default_spread=options.spread_default, votes=total,
+        tallies=dict(tallies), options=options, vote_ids=vote_ids,
+    )
 
 
 # --- the tail of a run of votes ---------------------------------------------------------------

@@ -81,16 +81,21 @@ def _vote_rows(votes: Any) -> list[_VoteRow]:
 
 def integrity_population() -> rules.Population:
     """The population's accuracy and spread per bucket from the recent votes of players
-    who are not held (a cheater's votes would make the bar easier for every cheater)."""
+    who are not held (a cheater's votes would make the bar easier for every cheater),
+    starting from the release's prior (``scoring.integrity.fm2_prior``). Each suspect is
+    then tested without their own votes (``population_without``)."""
     config = _config()
     votes = Vote.objects.exclude(round__player__integrity_hold__held=True)
     # From the N-th newest vote on (an id bound, not a list of N ids: SQLite caps parameters).
     oldest = votes.order_by("-id").values_list("id", flat=True)[config["POPULATION_VOTES"] - 1 : config["POPULATION_VOTES"]].first()
     by_player: dict[int, list[rules.VoteFact]] = defaultdict(list)
+    first = last = None
     for row in _vote_rows(votes.filter(pk__gte=oldest or 0).order_by("id")):
         by_player[row.player].append(row.fact)
+        first, last = row.id if first is None else first, row.id
     return rules.population_fit(
         by_player,
+        vote_ids=(first, last) if first is not None else None,
         prior_votes=config["PRIOR_VOTES"],
         spread_default=config["SPREAD_DEFAULT"],
         spread_min=config["SPREAD_MIN"],
@@ -180,10 +185,25 @@ def _give_ups(rows: Sequence[_VoteRow]) -> list[rules.GiveUp]:
     return [rules.GiveUp(player, (left, right), ended.timestamp()) for player, left, right, ended in found]
 
 
+def population_without(population: rules.Population, *, player_id: int) -> rules.Population:
+    """The population without this player's votes (those it was fitted on: within its vote
+    ids, unless the player was held, whose votes it leaves out): a suspect is never
+    measured against a bar their own votes set. Reads only."""
+    if population.vote_ids is None or population.options is None:
+        return population
+    if PlayerHold.objects.filter(player_id=player_id, held=True).exists():
+        return population
+    first, last = population.vote_ids
+    own = Vote.objects.filter(round__player_id=player_id, pk__gte=first, pk__lte=last)
+    return population.excluding(row.fact for row in _vote_rows(own))
+
+
 def integrity_test(*, player_id: int, since_vote: int, population: rules.Population) -> Verdict:
     """Both tests over the player's votes after ``since_vote`` (the most recent
-    ``SCAN_VOTES`` of them). Reads only."""
+    ``SCAN_VOTES`` of them), against the population without the player's own votes.
+    Reads only."""
     config = _config()
+    population = population_without(population, player_id=player_id)
     alpha = config["ALPHA"]
     latest = Vote.objects.filter(round__player_id=player_id, pk__gt=since_vote).order_by("-id")[: config["SCAN_VOTES"]]
     rows = _vote_rows(Vote.objects.filter(pk__in=list(latest.values_list("pk", flat=True))).order_by("id"))

@@ -29,11 +29,32 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_TABLE))
 
 
+# Beyond TR39: letters its confusables.txt keeps apart from the Latin letter a reader takes
+# them for. Turned and reversed letters (upside-down and mirrored text: "ʇooɹ", "ɐdmin") and
+# small capitals ("ᴀᴅᴍɪɴ": TR39 maps some, ᴄ ɪ ᴏ ꜱ ᴜ ᴠ ᴡ ʏ ᴢ, and not the others) fold to
+# that letter. The turned e (and the schwa, its TR39 prototype's twin) folds to "a": in most
+# fonts it is drawn as a one-storey a ("ǝdmin" beside "admin", issue 36). Only letters are
+# folded that have no other use in a user name; ɯ (turned m) is left to TR39, which reads it as w.
+EXTRA_FOLDS = str.maketrans(
+    {
+        # turned
+        "ɐ": "a", "ɒ": "a", "ǝ": "a", "ə": "a", "ɥ": "h", "ɹ": "r", "ɺ": "r", "ɻ": "r", "ʇ": "t", "ʌ": "v",
+        "ʍ": "w", "ʎ": "y", "ʞ": "k", "ɔ": "c", "ᴉ": "i", "ꞁ": "l", "ᴚ": "r",
+        # reversed
+        "ɘ": "e", "ɜ": "e", "ɞ": "e", "ɿ": "r", "ꟻ": "f", "ᴎ": "n", "ᴙ": "r", "ʁ": "r",
+        # small capitals TR39 leaves
+        "ᴀ": "a", "ʙ": "b", "ᴅ": "d", "ᴇ": "e", "ꜰ": "f", "ɢ": "g", "ʜ": "h", "ᴊ": "j", "ᴋ": "k",
+        "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴘ": "p", "ʀ": "r", "ᴛ": "t",
+    }
+)
+
+
 def username_skeleton(name: str) -> str:
-    """The case-insensitive skeleton stored for a user name (``PlayerName.skeleton``)."""
+    """The case-insensitive skeleton stored for a user name (``PlayerName.skeleton``): TR39's,
+    after the ``EXTRA_FOLDS`` a reader makes and TR39 does not."""
     text = unicodedata.normalize("NFKC", name)
     for _ in range(4):  # two rounds reach the fixed point for every name tried; four is a margin
-        folded = skeleton(text.casefold())
+        folded = skeleton(text.casefold().translate(EXTRA_FOLDS))
         if folded == text:
             break
         text = folded

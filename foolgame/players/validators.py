@@ -35,7 +35,7 @@ INVISIBLE = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u17b4", "\u17b5", "\u180e
 
 def username_skeleton(name: str) -> str:
     """What a name looks like: ``FM2_Re1ease``, ``fm2-rеlease`` (Cyrillic е) -> ``fm2release``."""
-    text = unicodedata.normalize("NFKC", name).casefold()
+    text = unicodedata.normalize("NFKC", name).casefold().translate(tr39.EXTRA_FOLDS)
     text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
     text = text.translate(SEPARATORS).replace("rn", "m").replace("vv", "w")
     # "2" stays a digit: fm2 is the system namespace.

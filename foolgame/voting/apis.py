@@ -544,7 +544,14 @@ class RoundForfeitApi(ApiView):
         request=None,
         responses={
             200: RoundStateSerializer,
-            **errors(post=True, reads_body=False, e404="not_found: no such round of this player", e409="round_over: the round has already ended"),
+            **errors(
+                post=True,
+                reads_body=False,
+                e404="not_found: no such round of this player",
+                e409="round_over: the round has already ended",
+                e429="forfeit_rate_limited: you gave up too many rounds in the last hour (FM2_FORFEITS_PER_HOUR, 30); "
+                "details has retry_after (seconds) and retry_at",
+            ),
         },
         summary="Give up an open round: it ends now without points",
         description="Ends one of the player's open rounds (dealt or playing) now, with no points for anyone, as status "

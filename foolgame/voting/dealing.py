@@ -75,6 +75,21 @@ def candidates(rows: Any) -> list[Candidate]:
     return [Candidate(*row, tiebreak=random.random()) for row in rows]
 
 
+def shuffled_least_voted_first(window: list[Candidate]) -> list[Candidate]:
+    """The window in a random order that favours the least-voted: each claim draws an
+    exponential waiting time, doubled for each vote it has above the window's least-voted,
+    and the soonest comes first (a weighted shuffle, weights ``2 ** -(votes - floor)``).
+    Consecutive players are not handed the same claims in the same order (issue 36: a
+    window read in vote order dealt every new account the same least-voted pairs, so one
+    account could forfeit them and another vote on them knowing the answers), while a claim
+    behind on votes is still dealt about twice as often as one a vote ahead of it."""
+    if not window:
+        return []
+    floor = min(c.votes for c in window)
+    keys = {c.id: random.expovariate(1.0) * 2.0 ** min(c.votes - floor, 60) for c in window}
+    return sorted(window, key=lambda c: keys[c.id])
+
+
 def _least_voted(candidates: list[Candidate]) -> Candidate:
     return min(candidates, key=lambda c: (c.votes, c.tiebreak))
 
@@ -157,8 +172,9 @@ def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tu
     the first claim is the one nearest it among the rated claims, its partner the one of the
     other label nearest ``2 * level - first`` (so the pair's sum is on target) on its page,
     else among its category's least-voted. Without one, or when no pair is found near the
-    level: the first claim is taken from the least-voted window, least-voted first (ties at
-    random), its partner the least-voted of its page, else of its category. Only when no
+    level: the window's claims are tried in a random order that favours the least-voted
+    (``shuffled_least_voted_first``), each partnered with the least-voted of its page, else
+    of its category. Only when no
     claim of a full window has a partner even in its category is the whole pool read, with
     ``_pick_pair``: a player with almost nothing left to play."""
     if level is not None:
@@ -168,7 +184,7 @@ def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tu
     window = deal_window(pool)
     if not window:
         return None
-    pair = pair_from(pool, sorted(window, key=lambda c: (c.votes, c.tiebreak)), lambda anchor: _least_voted)
+    pair = pair_from(pool, shuffled_least_voted_first(window), lambda anchor: _least_voted)
     if pair is not None or len(window) < DEAL_WINDOW:
         return pair  # a short window was the whole pool: every claim was tried
     return _pick_pair(candidates(pool.values_list(*DEAL_FIELDS)))

@@ -91,6 +91,36 @@ def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
         )
 
 
+def _check_forfeit_rate(player: AbstractBaseUser, round_: Round, now: datetime) -> None:
+    """At most FORFEITS_PER_HOUR solo rounds given up in any hour, far fewer than deals: a
+    give-up shows its pair's answer at its deadline without a vote, so forfeiting dealt
+    rounds by the hundred was a way to collect answers for another account to vote on
+    (issue 36). Counted from the stored rounds; a room's rounds (a member leaving, the host
+    ending the room) neither count nor are refused. Concurrent forfeits can each pass at the
+    cap's edge, at most the few open rounds a player may hold."""
+    limit = game_settings()["FORFEITS_PER_HOUR"]
+    hour = 3600
+    solo = hooks.round_groups.get().solo()
+    if not Round.objects.filter(solo, pk=round_.pk).exists():
+        return
+    recent = list(
+        Round.objects.filter(solo, player=player, state=Round.State.FORFEITED, ended_at__gt=now - timedelta(seconds=hour))
+        .order_by("-ended_at")
+        .values_list("ended_at", flat=True)[:limit]
+    )
+    if len(recent) >= limit:
+        again = recent[-1] + timedelta(seconds=hour)
+        wait = max(1, math.ceil((again - now).total_seconds()))
+        raise ServiceError(
+            "forfeit_rate_limited",
+            f"You gave up {limit} rounds in the last hour; play this one or let it run out "
+            f"(you can give one up again in {_span(wait)}, at {again.isoformat(timespec='seconds')}).",
+            status_code=429,
+            details={"retry_after": wait, "retry_at": again.isoformat()},
+            retry_after=wait,
+        )
+
+
 def _check_deal_filters(*, category: str | None, page_id: int | None) -> None:
     """A deal asked from a category or a page that does not exist is refused as such (404
     ``unknown_category``, ``unknown_page``), not as a pool with no pair left."""
@@ -757,12 +787,17 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
 
     A started round given up counts as a wrong vote on its pair in the ratings (``rated``;
     the rooms service passes False for rounds it ends itself); one never started rates nobody.
-    A round found past its deadline is timed out instead, as any request would.
+    A round found past its deadline is timed out instead, as any request would. A player
+    gives up at most FORFEITS_PER_HOUR solo rounds in an hour (429 ``forfeit_rate_limited``,
+    ``_check_forfeit_rate``).
 
     Locking: the round's row lock, as every service that changes a round."""
     with transaction.atomic():
         round_ = _get_round(round_id=round_id, player=player, lock=True)
         now = clock.now()
+        due = round_.state == Round.State.PLAYING and round_.deadline is not None and now >= round_.deadline
+        if round_.state in Round.OPEN_STATES and not due:
+            _check_forfeit_rate(player, round_, now)
         if round_.state == Round.State.READY:
             round_.answer_at = now + timedelta(seconds=game_settings()["ROUND_SECONDS"])
         elif _close_if_due(round_, now):

@@ -145,7 +145,7 @@ def test_websocket_doc_names_every_frame_error_and_close_code() -> None:
     services = (REPO / "foolgame" / "voting" / "services.py").read_text(encoding="utf-8")
     codes = set(re.findall(r'FrameError\(\s*"([a-z_]+)"', source)) | set(re.findall(r'send_error\(\s*"([a-z_]+)"', source))
     codes |= {code for code, _ in consumers.CLOSE_REASONS.values()}
-    codes |= set(re.findall(r'ServiceError\(\s*"([a-z_]+)"', services)) - {"no_pair_available", "too_many_open_rounds", "deal_rate_limited", "unknown_category", "unknown_page"}  # dealing is REST only
+    codes |= set(re.findall(r'ServiceError\(\s*"([a-z_]+)"', services)) - {"no_pair_available", "too_many_open_rounds", "deal_rate_limited", "unknown_category", "unknown_page", "forfeit_rate_limited"}  # dealing and forfeiting are REST only
     assert codes and sorted(code for code in codes if f"`{code}`" not in doc) == []
     close_codes = {value for name, value in vars(consumers).items() if name.startswith("CLOSE_") and isinstance(value, int)} | {1009, 1012}
     assert sorted(code for code in close_codes if f"| {code} |" not in doc) == []

@@ -206,3 +206,106 @@ def test_debug_500_page_hides_service_urls_and_passwords(rf) -> None:
     page = response.content.decode()
     for secret in [*SECRETS.values(), REDIS_HOST]:
         assert secret not in page
+
+
+# --- malformed multipart, forwarded headers (issue 36) -------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/auth/login", "/api/auth/signup", "/accounts/login/"])
+def test_multipart_without_a_boundary_is_a_400_with_a_message_and_no_traceback(path, caplog) -> None:
+    """Django answered 400 too, but logged a full traceback (MultiPartParserError) per request."""
+    import logging
+
+    with caplog.at_level(logging.INFO):
+        response = Client().post(path, b"--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nb\r\n--x--\r\n",
+                                 content_type="multipart/form-data")
+    assert response.status_code == 400
+    if path.startswith("/api/"):
+        error = response.json()["error"]
+        assert error["code"] == "parse_error" and "multipart" in error["message"] and "boundary" in error["message"]
+    else:
+        assert b"multipart" in response.content
+    assert not [r for r in caplog.records if r.exc_info], "no traceback in the log"
+    assert any("malformed multipart" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.django_db
+def test_a_well_formed_multipart_form_still_reaches_the_page() -> None:
+    from django.contrib.auth import get_user_model
+
+    UserFactory(username="mia")
+    response = Client().post("/accounts/login/", {"username": "mia", "password": "wrong"})  # the test client sends multipart
+    assert response.status_code == 200 and get_user_model().objects.filter(username="mia").exists()
+
+
+def signups_from_forged_addresses(base_url: str, count: int) -> list[int]:
+    """Sign up ``count`` accounts over HTTP from this host, each claiming another address in
+    X-Forwarded-For; the statuses."""
+    import http.cookiejar
+    import json
+    import urllib.error
+    import urllib.request
+
+    statuses = []
+    for n in range(count):
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        opener.open(f"{base_url}/api/auth/csrf", timeout=10)
+        token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+        request = urllib.request.Request(
+            f"{base_url}/api/auth/signup", method="POST",
+            data=json.dumps({"username": f"forger{n}", "password": "a long enough password 1"}).encode(),
+            headers={"Content-Type": "application/json", "X-CSRFToken": token, "X-Forwarded-For": f"203.0.113.{n + 1}"},
+        )
+        try:
+            statuses.append(opener.open(request, timeout=10).status)
+        except urllib.error.HTTPError as refused:
+            statuses.append(refused.code)
+    return statuses
+
+
+def test_by_default_a_forged_forwarded_for_is_not_believed(asgi_live_server, settings) -> None:
+    """The server runs with the Procfile's flags (foolgame.serving): FORWARDED_ALLOW_IPS unset
+    trusts nobody, so three signups from this host with three forged addresses are one
+    address's, and the per-address limit (2 here) refuses the third."""
+    settings.FM2_SIGNUP = {**settings.FM2_SIGNUP, "SIGNUPS_PER_IP": 2}
+    assert signups_from_forged_addresses(asgi_live_server, 3) == [201, 201, 429]
+
+
+def test_a_proxy_named_in_forwarded_allow_ips_is_believed(transactional_db, settings, monkeypatch) -> None:
+    """The same signups through a server told to trust this host (the proxy recipe in
+    docs/operations.md) are three addresses: the header is read only when the proxy is named."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from foolgame.asgi import application
+    from foolgame.serving import uvicorn_config
+
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "127.0.0.1")
+    settings.FM2_SIGNUP = {**settings.FM2_SIGNUP, "SIGNUPS_PER_IP": 2}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", **uvicorn_config()))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.05)
+        assert signups_from_forged_addresses(f"http://127.0.0.1:{port}", 3) == [201, 201, 201]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_the_procfile_and_the_makefile_trust_no_forwarding_header_unless_told() -> None:
+    from tests.procfile_server import REPO
+
+    web = next(line for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("web:"))
+    assert '--proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-}"' in web
+    assert '--forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-}"' in (REPO / "Makefile").read_text()

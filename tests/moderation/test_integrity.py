@@ -19,7 +19,8 @@ from foolgame.voting.models import Round, Vote
 from foolgame.voting.ratings import ratings_rate_vote, skill_table
 from scoring.integrity import Population, bucket_of
 from tests.factories import UserFactory
-from tests.moderation.conftest import claim_pair, login, play, post
+from foolgame.claims.models import Claim
+from tests.moderation.conftest import claim_pair, login, make_claim, play, post
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +28,8 @@ pytestmark = pytest.mark.django_db
 # with time to read, 78%, and players differ by a logit.
 POPULATION = Population(
     overall=0.75,
-    rates={(0, 0): 0.55, (0, 1): 0.55, (0, 4): 0.78, (0, 5): 0.78},
-    spreads={(0, 0): 0.3, (0, 1): 0.3, (0, 4): 1.0, (0, 5): 1.0},
+    rates={**{bucket_of(0, s): 0.55 for s in (1, 3, 5, 7)}, bucket_of(0, 45): 0.78, bucket_of(0, 90): 0.78},
+    spreads={**{bucket_of(0, s): 0.3 for s in (1, 3, 5, 7)}, bucket_of(0, 45): 1.0, bucket_of(0, 90): 1.0},
     votes=10_000,
 )
 
@@ -63,7 +64,8 @@ def test_the_population_reads_each_votes_clues_and_seconds(pairs, fake_clock) ->
     play(player, fake_clock, correct=False, seconds=40, clues=2)
     population = integrity.integrity_population()
     assert population.votes == 2
-    assert set(population.rates) == {bucket_of(0, 3), bucket_of(2, 40 + 0.0)}
+    assert {bucket for bucket, tally in population.tallies.items() if tally.votes} == {bucket_of(0, 3), bucket_of(2, 40 + 0.0)}
+    assert population.vote_ids == tuple(Vote.objects.order_by("id").values_list("id", flat=True))
 
 
 def test_a_player_right_every_time_in_seconds_is_held_with_the_evidence(pairs, fake_clock, population) -> None:
@@ -387,3 +389,57 @@ def test_acting_on_a_player_never_held_or_already_cleared_is_refused(held, moder
     confirm = post(client, f"/api/moderation/players/{held.player_id}/actions", {"action": "confirm", "reason": "ok"})
     assert (confirm.status_code, confirm.json()["error"]["code"]) == (409, "hold_not_open")
     assert PlayerAuditRecord.objects.count() == 1
+
+
+# --- on an empty instance: the release's prior, and each suspect without their own votes ------
+
+
+def votes_until_held(player, clock, *, rounds: int, seconds: float) -> int | None:
+    """Play right answers without a clue, testing after each vote as the game does (the
+    claims' quality refresh, with the cached population); the vote the hold came after."""
+    for n in range(1, rounds + 1):
+        round_ = play(player, clock, correct=True, seconds=seconds)
+        tasks.refresh_claims_quality.delay([round_.left_claim_id, round_.right_claim_id])
+        if (hold := hold_of(player)) is not None and hold.held:
+            return n
+    return None
+
+
+def test_on_an_empty_instance_thirty_right_in_a_row_in_four_seconds_are_held_within_thirty_votes(pairs, fake_clock) -> None:
+    """No other votes at all: the population is the cheater's own, left out, so the bar is the
+    release's prior (a pair read in 4 s is right about 60% of the time)."""
+    cache.delete(integrity.POPULATION_CACHE_KEY)
+    cheater = UserFactory(username="speedy")
+    held_after = votes_until_held(cheater, fake_clock, rounds=30, seconds=4)
+    assert held_after is not None and held_after <= 30
+    hold = hold_of(cheater)
+    assert hold.reasons == ["improbable_accuracy"]
+    assert hold.evidence["population_votes"] >= 1  # the population held the cheater's votes; the test left them out
+    assert cheater.username not in {row["username"] for row in Client().get("/api/leaderboard?kind=total").json()}
+
+
+def test_a_relay_of_another_accounts_forfeited_claims_in_new_pairs_is_held_within_fifty_votes(fake_clock) -> None:
+    """Account A forfeits 48 rounds (each the only pair of its page); then each page gets a
+    second false claim, and A's false claim has been voted on a lot, so B is dealt A's true
+    claim beside a claim A never saw: a vote following a give-up of the same claim, not the
+    same pair. B answers in about a second: held within 50 votes, linked to A."""
+    cache.delete(integrity.POPULATION_CACHE_KEY)
+    pairs = [claim_pair(title=f"Relay {i}") for i in range(48)]
+    source, relay = UserFactory(username="source"), UserFactory(username="relay")
+    for _ in pairs:
+        round_ = voting.round_create(player=source)
+        voting.round_forfeit(round_id=round_.pk, player=source)
+        fake_clock.advance(150)  # 24 forfeits an hour, under the cap (FORFEITS_PER_HOUR)
+    given_up = {frozenset((r.left_claim_id, r.right_claim_id)) for r in Round.objects.filter(player=source)}
+    for true_claim, false_claim in pairs:
+        make_claim(true_claim.page, label="REFUTES", author=UserFactory(username=f"new-{true_claim.page.title}"))
+        Claim.objects.filter(pk=false_claim.pk).update(release_correct_votes=40, release_total_votes=50)
+    fake_clock.advance(200)  # past the forfeited rounds' deadlines: A has seen the answers
+    held_after = votes_until_held(relay, fake_clock, rounds=48, seconds=1)
+    assert held_after is not None and held_after <= 48
+    dealt = [frozenset((r.left_claim_id, r.right_claim_id)) for r in Round.objects.filter(player=relay)]
+    assert not set(dealt) & given_up, "no pair of the relay's was one A gave up"
+    hold = hold_of(relay)
+    integrity.integrity_check(player_ids=[relay.pk])  # the periodic refresh: the evidence so far
+    hold.refresh_from_db()
+    assert "follows_give_ups" in hold.reasons and hold.evidence["linked_accounts"] == ["source"]

@@ -46,6 +46,17 @@ PAIRS = [
     ("straße", "strasse", True),  # casefolding
     ("sam", "sarn", True),  # TR39 maps m to rn: accepted, see the module's docstring
     ("arnold", "amold", True),
+    # Beyond TR39 (tr39.EXTRA_FOLDS): turned, reversed and small-capital letters a reader takes
+    # for the Latin letter, which confusables.txt keeps apart (issue 36).
+    ("adam", "ǝdam", True),  # turned e, drawn as a one-storey a
+    ("adam", "ɐdam", True),  # turned a
+    ("rosa", "ɹosa", True),  # turned r
+    ("tina", "ʇina", True),  # turned t
+    ("kate", "ʞate", True),  # turned k
+    ("rene", "renɘ", True),  # reversed e
+    ("mary", "ᴍᴀʀʏ", True),  # small capitals
+    ("dora", "ᴅora", True),
+    ("ǝdam", "adam", True),  # and the other way round
     ("ada", "adam", False),
     ("alice", "alicia", False),
     ("ana", "anna", False),

@@ -31,7 +31,8 @@ def post(client: Client, url: str, data: dict, ip: str = "10.0.0.1"):
     ["fm2-release", "FM2_Release", "fm2.re1ease", "fm2 release", "ｆｍ２-release", "fm2-rеlease",  # Cyrillic е
      "fm2-reIease", "admin", "Adm1n", "ADMIN", "аdmin",  # Cyrillic а
      "moderator", "m0derat0r", "root", "r00t", "system", "staff", "fm2", "fm2bot", "5ystem",
-     "admın", "admіn", "ɑdmin", "ADMІN", "mоderatоr", "rооt", "ѕtaff"],  # dotless i, Cyrillic і / І / о / ѕ, Latin alpha
+     "admın", "admіn", "ɑdmin", "ADMІN", "mоderatоr", "rооt", "ѕtaff",  # dotless i, Cyrillic і / І / о / ѕ, Latin alpha
+     "ǝdmin", "ɐdmin", "ᴀᴅᴍɪɴ", "ɹoot", "ʁoot", "ꜱʏꜱᴛᴇᴍ", "moderatoɹ"],  # turned e / a / r, inverted r, small capitals (beyond TR39)
 )
 def test_look_alikes_of_system_players_and_reserved_names_are_refused(name: str) -> None:
     with pytest.raises(ServiceError) as refused:

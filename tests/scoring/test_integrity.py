@@ -59,7 +59,7 @@ def test_a_spread_of_skill_makes_a_perfect_run_likelier() -> None:
 
 @pytest.mark.parametrize(
     ("clues", "seconds", "bucket"),
-    [(0, 0.0, (0, 0)), (0, 3.9, (0, 0)), (0, 4.0, (0, 1)), (1, 10.0, (1, 2)), (2, 31.0, (2, 4)), (4, 200.0, (3, 6)), (9, -1.0, (4, 0))],
+    [(0, 0.0, (0, 0)), (0, 1.9, (0, 0)), (0, 3.9, (0, 1)), (0, 4.0, (0, 2)), (1, 10.0, (1, 4)), (2, 31.0, (2, 6)), (4, 200.0, (3, 8)), (9, -1.0, (4, 0))],
 )
 def test_bucket_of(clues: int, seconds: float, bucket: tuple[int, int]) -> None:
     assert integrity.bucket_of(clues, seconds) == bucket
@@ -116,10 +116,102 @@ def test_population_fit_reads_accuracy_by_bucket_and_the_spread_of_players(popul
 
 def test_population_fit_smooths_a_rare_bucket_towards_its_clue_group() -> None:
     votes = {1: [VoteFact(True, 0, 40.0)] * 100 + [VoteFact(False, 0, 40.0)] * 100, 2: [VoteFact(True, 0, 1.0)]}
-    population = integrity.population_fit(votes, prior_votes=20)
+    population = integrity.population_fit(votes, prior_votes=20, prior=None)
     assert population.accuracy(integrity.bucket_of(0, 1.0)) == pytest.approx((1 + 20 * (101 + 20 * 0.5) / (201 + 20)) / 21, rel=1e-3)
     assert population.spread(integrity.bucket_of(0, 1.0)) == 1.0  # nobody revisited it: the default
     assert population.accuracy(integrity.bucket_of(3, 1.0)) == pytest.approx(population.overall)  # never seen
+
+
+def test_population_fit_starts_each_bucket_from_the_releases_prior() -> None:
+    votes = {1: [VoteFact(True, 0, 40.0)] * 100 + [VoteFact(False, 0, 40.0)] * 100, 2: [VoteFact(True, 0, 1.0)]}
+    population = integrity.population_fit(votes, prior_votes=20)
+    fast, slow = integrity.bucket_of(0, 1.0), integrity.bucket_of(0, 40.0)
+    assert population.accuracy(fast) == pytest.approx((1 + 20 * 0.5) / 21)  # one vote beside the prior's chance
+    assert population.spread(fast) == integrity.SPREAD_FLOOR
+    assert population.accuracy(slow) == pytest.approx((100 + 20 * integrity.fm2_prior(slow)[0]) / 220)
+    assert population.accuracy(integrity.bucket_of(3, 1.0)) == pytest.approx(integrity.FM2_ACCURACY)  # never seen: the prior's
+
+
+def test_the_releases_prior_is_chance_before_reading_and_eighty_percent_after() -> None:
+    no_clue = [integrity.fm2_prior((0, s)) for s in range(len(integrity.SECOND_EDGES) + 1)]
+    assert no_clue[0] == (0.5, integrity.SPREAD_FLOOR)  # under 2 s nobody has read two claims
+    assert no_clue[-1] == (pytest.approx(0.8), integrity.SKILL_SPREAD)  # the paper's 80% of votes right
+    assert [r for r, _ in no_clue] == sorted(r for r, _ in no_clue)
+    assert [s for _, s in no_clue] == sorted(s for _, s in no_clue)
+    assert integrity.fm2_prior((1, 0)) == (0.8, integrity.SKILL_SPREAD)  # a clue may decide the pair at a glance
+
+
+def everyone(seed: int = 7, players: int = 40, votes: int = 30) -> dict[int, list[VoteFact]]:
+    rng = np.random.default_rng(seed)
+    return {
+        p: [VoteFact(bool(rng.random() < 0.7), int(rng.integers(0, 3)), float(rng.choice([1.0, 3.0, 9.0, 45.0]))) for _ in range(votes)]
+        for p in range(players)
+    }
+
+
+@pytest.mark.parametrize("prior", [integrity.fm2_prior, None])
+def test_a_population_without_one_players_votes_is_the_fit_of_the_others(prior) -> None:
+    votes = everyone()
+    left_out = integrity.population_fit(votes, prior=prior).excluding(votes[3])
+    others = integrity.population_fit({p: v for p, v in votes.items() if p != 3}, prior=prior)
+    assert left_out.votes == others.votes
+    for bucket in others.rates:
+        assert left_out.accuracy(bucket) == pytest.approx(others.accuracy(bucket), rel=1e-9)
+        assert left_out.spread(bucket) == pytest.approx(others.spread(bucket), rel=1e-9)
+
+
+def test_a_population_made_by_hand_is_left_as_it_is() -> None:
+    population = Population(overall=0.7, rates={(0, 0): 0.55}, spreads={(0, 0): 0.3})
+    assert population.excluding([VoteFact(True, 0, 1.0)]) is population
+
+
+def first_flagged(votes: list[VoteFact], others: dict[int, list[VoteFact]], *, leave_out: bool = True, prior=integrity.fm2_prior) -> int | None:
+    """After how many of ``votes`` the account is flagged, tested as the game tests it: against a
+    population fitted on everyone's votes, its own included, then (``leave_out``) taken out."""
+    for k in range(1, len(votes) + 1):
+        population = integrity.population_fit({**others, "suspect": votes[:k]}, prior=prior)
+        if leave_out:
+            population = population.excluding(votes[:k])
+        evidence = integrity.improbable_run(votes[:k], population, alpha=ALPHA)
+        if evidence is not None and evidence.flagged(ALPHA):
+            return k
+    return None
+
+
+def test_on_an_empty_instance_thirty_right_in_a_row_in_four_seconds_are_flagged_within_thirty() -> None:
+    votes = [VoteFact(True, 0, 4.0)] * 30
+    assert first_flagged(votes, {}) is not None and first_flagged(votes, {}) <= 30
+    # Fitted on its own votes, without the prior, the cheater was its own alibi (issue 36).
+    assert first_flagged(votes, {}, leave_out=False, prior=None) is None
+
+
+def test_in_a_small_class_a_streak_in_seconds_is_flagged_within_thirty() -> None:
+    rng = np.random.default_rng(8)
+    streak = [VoteFact(True, 0, float(s)) for s in rng.uniform(2, 5, 30)]
+    found = first_flagged(streak, everyone(players=29))
+    assert found is not None and found <= 30
+
+
+def test_on_an_empty_instance_a_strong_player_taking_their_time_is_not_flagged() -> None:
+    rng = np.random.default_rng(3)
+    votes = [VoteFact(bool(rng.random() < 0.95), 0, float(rng.uniform(30, 60))) for _ in range(300)]
+    population = integrity.population_fit({"strong": votes}).excluding(votes)
+    evidence = integrity.improbable_run(votes, population, alpha=ALPHA)
+    assert evidence is not None and not evidence.flagged(ALPHA)
+
+
+def test_on_an_empty_instance_a_relay_of_given_up_claims_in_a_second_is_flagged_within_fifty() -> None:
+    """48 right in about a second, each on a claim another account gave up beside a claim it
+    never saw: both tests flag it well within 50 votes against the prior alone."""
+    rng = np.random.default_rng(9)
+    facts = [VoteFact(True, 0, float(s)) for s in rng.uniform(0.8, 1.4, 48)]
+    population = integrity.population_fit({"relay": facts}).excluding(facts)
+    give_ups = [GiveUp("source", (f"t{i}", f"f{i}"), 60.0 * i) for i in range(48)]
+    votes = [CastVote(i, "relay", (f"t{i}", f"other{i}"), 60.0 * i + 30, facts[i]) for i in range(48)]
+    following = integrity.following_evidence(integrity.follows(votes, give_ups, window_seconds=DAY), population, alpha=ALPHA)
+    assert following["relay"].flagged(ALPHA) and following["relay"].votes == 48
+    run = integrity.improbable_run(facts, population, alpha=ALPHA)
+    assert run is not None and run.flagged(ALPHA)
 
 
 def test_thirty_right_in_a_row_without_a_clue_in_seconds_is_flagged(population: Population) -> None:

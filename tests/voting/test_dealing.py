@@ -63,13 +63,33 @@ def test_deal_never_gives_own_seen_removed_or_hidden_claims_even_when_they_are_t
     assert (error.value.code, error.value.status_code) == ("no_pair_available", 404)
 
 
-def test_deal_gives_the_least_voted_pair_first_whatever_the_pool_size() -> None:
+def test_consecutive_players_get_different_pairs_from_the_least_voted_window_the_least_voted_most_often() -> None:
+    """Issue 36: reading the window in vote order dealt every new account the same pair, so one
+    account could give it up and another vote on it knowing the answer. The window is now
+    tried in a random order weighted towards the least-voted."""
+    random.seed(36)
     author = UserFactory()
-    for votes in range(1, dealing.DEAL_WINDOW + 10):
-        pair_on(PageFactory(), author, votes=votes)
-    least = {c.pk for c in pair_on(PageFactory(), author, votes=0)}
-    for _ in range(10):
-        assert dealt(services.round_create(player=UserFactory())) == least
+    by_votes = {votes: {c.pk for c in pair_on(PageFactory(), author, votes=votes)} for votes in range(0, dealing.DEAL_WINDOW + 10)}
+    window = {pk for votes in range(dealing.DEAL_WINDOW // 2) for pk in by_votes[votes]}  # 32 claims: votes 0 to 15
+    rounds = [frozenset(dealt(services.round_create(player=UserFactory()))) for _ in range(40)]
+    assert all(pair <= window for pair in rounds)  # never beyond the 32 least-voted
+    counts = Counter(rounds)
+    assert counts.most_common(1)[0][0] == by_votes[0]  # the least-voted pair is still dealt most
+    assert len(counts) >= 4
+    repeats = sum(a == b for a, b in zip(rounds, rounds[1:]))
+    assert repeats < 20, f"{repeats} of 39 players got the pair the player before them got"
+
+
+def test_the_window_is_shuffled_towards_its_least_voted_claims() -> None:
+    random.seed(7)
+    window = [dealing.Candidate(i, i, None, "SUPPORTS", votes, None, 0.0) for i, votes in enumerate([0, 0, 1, 2, 3, 5, 8, 13])]
+    firsts = Counter(dealing.shuffled_least_voted_first(window)[0].votes for _ in range(4000))
+    orders = {tuple(c.id for c in dealing.shuffled_least_voted_first(window)) for _ in range(50)}
+    assert len(orders) > 25  # not one order for everyone
+    # weights 2^-(votes - floor): 1, 1, 1/2, 1/4, 1/8, ... of a total of about 2.9
+    assert firsts[0] / 4000 == pytest.approx(2 / 2.908, abs=0.04)
+    assert firsts[1] / 4000 == pytest.approx(0.5 / 2.908, abs=0.03)
+    assert firsts[0] > firsts[1] > firsts[2] > firsts[3]
 
 
 def _claim_ids_from(start: int) -> None:

@@ -204,3 +204,48 @@ def test_rest_open_rounds_and_forfeit_need_a_login(game) -> None:
 def test_rest_forfeit_of_an_unknown_round_is_404(game) -> None:
     response = post(login("vera"), "/api/rounds/999999/forfeit")
     assert response.status_code == 404 and response.json()["error"]["code"] == "round_not_found"
+
+
+@pytest.fixture
+def forfeit_limit(settings):
+    settings.FM2 = {**settings.FM2, "FORFEITS_PER_HOUR": 2}
+
+
+def test_the_forfeit_cap_is_far_under_the_deal_limit(settings) -> None:
+    assert (settings.FM2["FORFEITS_PER_HOUR"], settings.FM2["DEALS_PER_HOUR"]) == (30, 360)
+    assert settings.FM2["FORFEITS_PER_HOUR"] < settings.FM2["NEW_ACCOUNT_DEALS_PER_HOUR"] / 5
+
+
+def test_forfeits_are_capped_per_hour(game, fake_clock, forfeit_limit) -> None:
+    """Giving up shows a pair's answer without a vote (issue 36: answers collected by forfeit
+    for another account): past the cap a give-up is refused and the round plays on."""
+    add_pairs(4)
+    for _ in range(2):
+        round_ = services.round_create(player=game.voter)
+        services.round_forfeit(round_id=round_.pk, player=game.voter)
+        fake_clock.advance(60)
+    third = services.round_create(player=game.voter)
+    services.round_start(round_id=third.pk, player=game.voter)
+    with pytest.raises(ServiceError) as refused:
+        services.round_forfeit(round_id=third.pk, player=game.voter)
+    assert (refused.value.code, refused.value.status_code) == ("forfeit_rate_limited", 429)
+    assert 3600 - 120 - 5 <= refused.value.details["retry_after"] <= 3600 - 120 + 5
+    assert Round.objects.get(pk=third.pk).state == Round.State.PLAYING  # nothing changed: it can still be played
+    fake_clock.advance(3600 - 120 + 1)  # an hour after the first forfeit; the round ran out meanwhile
+    fourth = services.round_create(player=game.voter)
+    assert services.round_forfeit(round_id=fourth.pk, player=game.voter)["status"] == "forfeited"
+
+
+def test_a_capped_forfeit_over_rest_is_429_with_retry_after_and_the_round_plays_on(game, fake_clock, forfeit_limit) -> None:
+    add_pairs(3)
+    client = login("vera")
+    for _ in range(2):
+        round_ = services.round_create(player=game.voter)
+        assert post(client, f"/api/rounds/{round_.pk}/forfeit").status_code == 200
+    third = services.round_create(player=game.voter)
+    response = post(client, f"/api/rounds/{third.pk}/forfeit")
+    assert response.status_code == 429
+    error = response.json()["error"]
+    assert error["code"] == "forfeit_rate_limited" and "gave up 2 rounds in the last hour" in error["message"]
+    assert int(response["Retry-After"]) == error["details"]["retry_after"] > 0
+    assert Round.objects.get(pk=third.pk).state == Round.State.READY
