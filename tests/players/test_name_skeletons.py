@@ -239,3 +239,26 @@ def test_a_look_alike_committed_between_the_look_and_the_save_is_a_409_not_a_500
         player_create(username="admіral", password=PASSWORD)
     assert (refused.value.code, refused.value.status_code) == ("username_confusable", 409)
     assert User.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_names_stored_before_the_new_foldings_block_their_look_alikes_after_migration_0011(capsys) -> None:
+    """A name stored with its old skeleton (``ǝlan`` before turned letters folded, as a reader sees
+    ``alan``) would not block ``alan``: migration 0011 folds every stored name again, keeping the
+    twins it finds."""
+    turned = player_create(username="ǝlan", password=PASSWORD)
+    older_twin = player_create(username="ada", password=PASSWORD)
+    PlayerName.objects.filter(user=turned).update(skeleton="old", digest="0" * 64)  # as 0005 stored it
+    later_twin = User.objects.create(username="zzz")
+    PlayerName.objects.filter(user=later_twin).update(skeleton="old twin", digest="1" * 64)
+    User.objects.filter(pk=later_twin.pk).update(username="ɐda")  # a name that now looks like the older "ada"
+    migration = __import__("foolgame.players.migrations.0011_name_skeletons_refold", fromlist=["refold"])
+    migration.refold(apps, connection.schema_editor())
+    with pytest.raises(ServiceError) as refused:
+        player_create(username="alan", password=PASSWORD)
+    assert refused.value.code == "username_confusable"
+    rows = {row.user_id: row for row in PlayerName.objects.all()}
+    assert (rows[older_twin.pk].grandfathered, rows[later_twin.pk].grandfathered) == (False, True)
+    assert "1 account(s) kept" in capsys.readouterr().out
+    migration.refold(apps, connection.schema_editor())  # again: nothing moves
+    assert {row.user_id: (row.digest, row.grandfathered) for row in PlayerName.objects.all()} == {k: (v.digest, v.grandfathered) for k, v in rows.items()}
