@@ -161,7 +161,11 @@ class ClaimCreateApi(ApiView):
                 ],
                 e403="task_not_yours: the write task was given to another player",
                 e404="task_not_found: there is no such write task",
-                e409=["task_used: the task already has its claim", "near_duplicate: a nearly identical active claim of the page exists"],
+                e409=[
+                    "task_used: the task already has its claim",
+                    "near_duplicate: an active claim of the page is nearly identical to this one, or one word away from it "
+                    "(a word changed, put in or taken out)",
+                ],
                 e410="task_expired: the task's time (with the grace period) is over; take a new one",
                 e429="claim_rate_limited: the player saved CLAIMS_PER_WINDOW claims in the window or CLAIMS_PER_DAY in a day "
                 "(Retry-After says in how many seconds the next is accepted)",

@@ -297,7 +297,7 @@ def test_a_claim_that_does_not_stand_alone_is_saved_with_a_warning(author: Clien
 
 def test_a_claim_close_to_an_existing_one_is_saved_with_a_warning(author: Client, eiffel: Page) -> None:
     assert warning_codes(author, eiffel, GOOD_CLAIM) == []
-    near = "For five decades nothing humans built was higher than the Eiffel Tower."
+    near = "For four decades nothing humans built was taller than the Eiffel Tower in Paris."  # two words away
     assert warning_codes(author, eiffel, near) == ["close_to_existing_claim"]
 
 
@@ -402,10 +402,44 @@ def test_a_near_duplicate_is_refused_and_a_close_claim_only_warned(author: Clien
     response = post(rival, "/api/claims", {"task": task["id"], "text": near, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
     refused(response, 409, "near_duplicate")
     assert Claim.objects.count() == 1
-    # Below the refusal threshold, the soft warning band stays as it was.
-    assert warning_codes(rival, eiffel, "For five decades nothing humans built was higher than the Eiffel Tower.") == [
+    # Close but two words away and below the refusal threshold: the soft warning band stays.
+    assert warning_codes(rival, eiffel, "For four decades nothing humans built was taller than the Eiffel Tower in Paris.") == [
         "close_to_existing_claim"
     ]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "For five decades nothing humans built was higher than the Eiffel Tower.",  # a number changed: the meaning flips
+        "For four decades nothing humans built is higher than the Eiffel Tower.",  # "was" to "is"
+        "For four decades nothing humans built was higher than an Eiffel Tower.",  # "the" to "an"
+        "For four decades nothing humans built wasn't higher than the Eiffel Tower.",  # "not" put in
+        "For four decades nothing humans built was higher than the Eiffel",  # the last word dropped
+        "For four decades nothing humans ever built was higher than the Eiffel Tower.",  # a word put in
+    ],
+)
+@pytest.mark.parametrize("writer", ["rival", "author"])
+def test_a_one_word_edit_of_an_active_claim_is_refused_whoever_writes_it(
+    author: Client, rival: Client, eiffel: Page, edit: str, writer: str
+) -> None:
+    """Issue 36: a one-word edit of a live claim ("was" to "is" under the other label) saved with
+    100 points and only a close_to_existing_claim warning; now it is a near-duplicate."""
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    client = rival if writer == "rival" else author
+    task = take_task(client)
+    response = post(client, "/api/claims", {"task": task["id"], "text": edit, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    error = refused(response, 409, "near_duplicate")
+    assert "one word" in error["message"] and GOOD_CLAIM not in str(error)
+    assert Claim.objects.count() == 1
+    assert LedgerEntry.objects.count() == 1  # the first claim's write points only
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+
+
+def test_a_one_word_edit_of_a_removed_claim_saves(author: Client, rival: Client, eiffel: Page) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    Claim.objects.update(status=Claim.Status.REMOVED)
+    assert warning_codes(rival, eiffel, "For five decades nothing humans built was higher than the Eiffel Tower.") == []
 
 
 def test_a_removed_claim_does_not_block_a_new_one(author: Client, rival: Client, eiffel: Page) -> None:
