@@ -153,6 +153,8 @@ class ClaimCreateApi(ApiView):
                     "text is missing, not text, outside 4 to 60 words (600 characters), not words, or holds control characters",
                     "text_off_page: the claim names nothing of its page",
                     "not_a_sentence: the claim's words read as well in any order (word salad): write a sentence",
+                    "not_fluent: the claim does not read as a claim (a template of page words: it ends on a word like "
+                    "'the' or 'of', a phrase opens and breaks off, or its words do not fit where they stand)",
                     "gold_invalid, gold_count, gold_duplicate, gold_not_on_page: gold_sentence_ids is not 1 or 2 different "
                     "current sentences of the task's page",
                     "gold_too_easy: a gold sentence is the retriever's top hit for the claim",
@@ -209,7 +211,7 @@ class ClaimDraftCheckApi(ApiView):
             ),
         },
         summary="Check a draft claim as a save would, saving nothing",
-        description="The problems (text_no_words, not_a_sentence, text_off_page, near_duplicate, gold_too_easy, ...) and warnings "
+        description="The problems (text_no_words, not_a_sentence, not_fluent, text_off_page, near_duplicate, gold_too_easy, ...) and warnings "
         "(not_standalone, close_to_existing_claim, giveaway) that saving this draft would give. Nothing is stored and "
         "no points are paid. Only for the task's own player.",
     )

@@ -523,3 +523,51 @@ def test_claims_beyond_the_daily_cap_are_refused(author: Client, rival: Client, 
     assert Claim.objects.count() == 2 and LedgerEntry.objects.count() == 0
     # The cap is per player: another writer is not held back.
     assert _save(rival, eiffel)[1].status_code == 201
+
+
+# --- Templates of page words with grammar (issue 36) ----------------------------------------------
+
+SHAKA = [
+    ("Life", "Shaka kaSenzangakhona was the most influential monarch of the Zulu Kingdom."),
+    ("Life", "He was born in 1787 near present-day Melmoth, the son of a chief."),
+    ("Reign", "Shaka's reforms of the army made it a figure of fear in the region for some time."),
+    ("Reign", "At sometime between 1816 and 1828 his kingdom grew from a small clan to a nation."),
+    ("Death", "He was assassinated by his half-brothers in 1828."),
+]
+
+
+@pytest.fixture
+def shaka(db) -> Page:
+    page = PageFactory(title="Shaka")
+    for position, (header, text) in enumerate(SHAKA):
+        SentenceFactory(page=page, position=position, section_header=header, text=text)
+    return page
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Shaka was the sometime of between in figure.",  # the issue's example, 12 of 12 paid before
+        "Shaka was the army of fear in the.",
+        "The of Shaka was born by 1787 in Melmoth.",
+    ],
+)
+def test_a_template_of_page_words_is_refused_before_any_points(author: Client, shaka: Page, template: str) -> None:
+    task = take_task(author, page=shaka.pk)
+    response = post(author, "/api/claims", {"task": task["id"], "text": template, "gold_sentence_ids": [sentence_ids(shaka)[1]]})
+    error = refused(response, 400, "not_fluent")
+    assert error["message"].startswith("The claim does not read as a claim:")
+    assert [d["code"] for d in error["details"]] == ["not_fluent"]
+    assert Claim.objects.count() == 0 and ClaimGold.objects.count() == 0
+    assert LedgerEntry.objects.count() == 0
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+
+
+def test_a_real_claim_about_the_same_page_still_saves(author: Client, shaka: Page) -> None:
+    task = take_task(author, page=shaka.pk)
+    text = "No ruler of the Zulu people left a deeper mark than Shaka."
+    gold = next(pk for pk in sentence_ids(shaka) if pk != page_top_lexical_hit(page=shaka, query=text))  # not too easy
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [gold]})
+    assert response.status_code == 201, response.content
+    assert response.json()["points"] == 100
+    assert LedgerEntry.objects.get().amount == 100

@@ -55,6 +55,9 @@ def save_codes(client: Client, task: int, text: str, gold: list[int]) -> tuple[i
         # Issue 24: page words in no sentence's order, the attack's shape and a shuffled claim.
         ("lattice iron Mars wrought Champ tower Eiffel Tower", "not_a_sentence", 400),
         ("decades than higher For built humans Tower. four was the nothing Eiffel", "not_a_sentence", 400),
+        # Issue 36: a template of page words with grammar reads as a sentence, not as a claim.
+        ("Eiffel Tower was the visitors of in the.", "not_fluent", 400),
+        ("The Eiffel Tower was the of between in levels.", "not_fluent", 400),
     ],
 )
 def test_a_blocking_text_rule_has_the_same_code_as_the_save_and_stores_nothing(
