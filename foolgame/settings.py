@@ -436,7 +436,7 @@ FM2 = {
     # in"), and its SLOR under the fluency model (scoring.word_order.fluency, a table built from
     # the FM2 dev split) must be at least this (bench/bench_templates.py: the 0.3% quantile of
     # the dev claims of pages the model never saw).
-    "CLAIM_FLUENCY_MIN_SLOR": -0.975,
+    "CLAIM_FLUENCY_MIN_SLOR": -0.956,
     "CLAIMS_PER_WINDOW": env.int("FM2_CLAIMS_PER_WINDOW", default=12),
     "CLAIM_WINDOW_SECONDS": 10 * 60,
     "CLAIMS_PER_DAY": env.int("FM2_CLAIMS_PER_DAY", default=120),
