@@ -431,12 +431,6 @@ FM2 = {
     "CLAIM_SENTENCE_Z_BASE": 1.0,
     "CLAIM_SENTENCE_Z_PER_WORD": 0.15,
     "CLAIM_SENTENCE_Z_CAP": 3.5,
-    # Templates of page words with grammar ("Shaka was the sometime of between in figure."):
-    # a claim must not end on "the" or "of", nor open a phrase and break it off ("of between
-    # in"), and its SLOR under the fluency model (scoring.word_order.fluency, a table built from
-    # the FM2 dev split) must be at least this (bench/bench_templates.py: the 0.3% quantile of
-    # the dev claims of pages the model never saw).
-    "CLAIM_FLUENCY_MIN_SLOR": -0.956,
     "CLAIMS_PER_WINDOW": env.int("FM2_CLAIMS_PER_WINDOW", default=12),
     "CLAIM_WINDOW_SECONDS": 10 * 60,
     "CLAIMS_PER_DAY": env.int("FM2_CLAIMS_PER_DAY", default=120),

@@ -318,9 +318,7 @@ def reads_as_sentence(text: str, *, model: OrderModel | None = None, rule: Order
     return check.z >= rule.min_z(check.words)
 
 
-# --- Fluency: do the words fit where they stand? (issue 36) ---------------------------------
-
-DEFAULT_FLUENCY_TABLE = Path(__file__).with_name("data") / "fluency.json"
+# --- Templates: grammar with page words in its slots (issue 36) ----------------------------
 
 # Words after which no English sentence ends: articles, possessive determiners, the
 # prepositions and conjunctions that always lead into more ("...the king of."). Chosen by
@@ -382,20 +380,22 @@ def broken_phrase(text: str) -> tuple[str, str] | None:
     return None
 
 
-def fluency(text: str, *, model: OrderModel | None = None) -> float:
+def fluency(text: str, *, model: OrderModel) -> float:
     """The text's SLOR under ``model``: the mean, over its tokens and the sentence end, of each
-    token's log-probability in its context less its log-probability alone.
+    token's log-probability in its context less its log-probability alone (a claim typed without
+    its full stop is scored as if it had one).
 
     SLOR (the syntactic log-odds ratio of Pauls and Klein 2012, the acceptability measure of
     Lau, Clark and Lappin 2017) does not punish a word for being rare, only for standing where
-    its kind does not follow what came before: "was the sometime of between in figure" scores
-    low ("of between", "between in"), a sentence of rare words does not. Its own model is
-    :func:`fluency_model_load`'s (built from the FM2 dev split), not the word-order table.
+    its kind does not follow what came before. The save does not use it: measured on the FM2
+    dev split (``bench/bench_templates.py``, models built without the pages they judge), a bar
+    that refuses 0.3% of real claims adds two points to what :func:`fluency_problem` refuses of
+    templates, and it refused plain short sentences of pages outside the split ("Town 99 has a
+    cathedral.", "Inner core was once linked with Earth by a later account.").
     """
-    model = model or fluency_model_load()
     classes = model.classes(text)
     if classes and classes[-1] not in (".", "!", "?"):
-        classes.append(".")  # a claim typed without its full stop is judged as if it had one
+        classes.append(".")
     ids = model.ids(classes)
     start, end = model.class_ids[START], model.class_ids[END]
     padded = [start, start, *ids, end]
@@ -405,29 +405,15 @@ def fluency(text: str, *, model: OrderModel | None = None) -> float:
     return total / (len(padded) - 2)
 
 
-@lru_cache(maxsize=4)
-def fluency_model_load(path: str | Path = DEFAULT_FLUENCY_TABLE) -> OrderModel:
-    """The fluency model stored at ``path`` (the shipped table by default), read once per process."""
-    return OrderModel.from_json(Path(path).read_text(encoding="utf-8"))
+def fluency_problem(text: str) -> str | None:
+    """Why the text does not read as a claim, in words an author can act on; None when it does.
 
-
-@dataclass(frozen=True, slots=True)
-class FluencyRule:
-    """A claim reads as one when it ends where a sentence can (:func:`dangling_end`), no phrase
-    in it opens and breaks off (:func:`broken_phrase`), and its :func:`fluency` is at least
-    ``min_slor``.
-
-    ``min_slor`` is the 0.3% quantile of the FM2 dev claims' SLOR, each claim scored by a model
-    built without its page (five page-disjoint folds; ``bench/bench_templates.py`` prints each
-    fold's bar, chosen from the other folds' claims, and what it refuses on its own pages).
+    Grammar with a page's words in its slots ("Shaka was the sometime of between in figure.")
+    passes :func:`reads_as_sentence`: the template's own grammar stands far above its
+    shuffles. Its slots give it away where a word that opens a phrase is followed by one that
+    cannot go on with it (:func:`broken_phrase`), or where it ends on a word that leads into
+    more (:func:`dangling_end`).
     """
-
-    min_slor: float = -0.956
-
-
-def fluency_problem(text: str, *, model: OrderModel | None = None, rule: FluencyRule | None = None) -> str | None:
-    """Why the text's words do not read as a claim, in words an author can act on; None when they do."""
-    rule = rule or FluencyRule()
     if dangling_end(text):
         words = [token for token in tokens(text) if token[0].isalnum() or token[0] in "'’"]
         return f'it ends on "{words[-1]}", a word that leads into more'
@@ -435,21 +421,12 @@ def fluency_problem(text: str, *, model: OrderModel | None = None, rule: Fluency
     if broken is not None:
         first, second = broken
         return f'"{first} {second}" opens a phrase and breaks it off' if second != END else f'it ends on "{first}"'
-    if fluency(text, model=model) < rule.min_slor:
-        return "its words do not fit where they stand"
     return None
 
 
-def reads_as_claim(text: str, *, model: OrderModel | None = None, rule: FluencyRule | None = None) -> bool:
-    """Do the text's words fit where they stand, as a claim's do, rather than fill a template's slots?
-
-    Grammar with a page's words in its slots ("Shaka was the sometime of between in figure.")
-    passes :func:`reads_as_sentence`: the template's own words stand far above their shuffles.
-    This asks other questions: does the text end where a sentence can, does every phrase that
-    a determiner or a preposition opens go on as one can, and does each word fit after the
-    words before it as well as words of its kind usually do?
-    """
-    return fluency_problem(text, model=model, rule=rule) is None
+def reads_as_claim(text: str) -> bool:
+    """Does the text read as a claim rather than as a template of page words? (:func:`fluency_problem`)"""
+    return fluency_problem(text) is None
 
 
 def fm2_texts(path: str | Path) -> list[str]:

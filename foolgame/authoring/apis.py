@@ -154,7 +154,7 @@ class ClaimCreateApi(ApiView):
                     "text_off_page: the claim names nothing of its page",
                     "not_a_sentence: the claim's words read as well in any order (word salad): write a sentence",
                     "not_fluent: the claim does not read as a claim (a template of page words: it ends on a word like "
-                    "'the' or 'of', a phrase opens and breaks off, or its words do not fit where they stand)",
+                    "'the' or 'of', or a phrase that 'the' or 'of' opens breaks off: 'of between in')",
                     "gold_invalid, gold_count, gold_duplicate, gold_not_on_page: gold_sentence_ids is not 1 or 2 different "
                     "current sentences of the task's page",
                     "gold_too_easy: a gold sentence is the retriever's top hit for the claim",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from retrieval.text import BIGRAM_JOINER, content_tokens, fold as fold_word, terms, word_tokens
 from scoring import word_order
-from scoring.word_order import FluencyRule, OrderRule
+from scoring.word_order import OrderRule
 
 # Bidirectional overrides and isolates reorder what a reader sees without changing what is
 # stored: a claim could display one thing and say another.
@@ -243,11 +243,10 @@ def reads_as_sentence(text: str, *, rule: OrderRule | None = None) -> bool:
     return word_order.reads_as_sentence(text, rule=rule)
 
 
-def fluency_problem(text: str, *, rule: FluencyRule | None = None) -> str | None:
+def fluency_problem(text: str) -> str | None:
     """Why the claim does not read as a claim (a template of page words with grammar), or None.
 
-    The test is :func:`scoring.word_order.fluency_problem`: no ending on "the" or "of", no
-    phrase that opens and breaks off ("of between in"), and words that fit where they stand
-    under a small model built from the FM2 dev split.
+    The test is :func:`scoring.word_order.fluency_problem`: no ending on "the" or "of", and no
+    phrase that a determiner or a preposition opens and the next word breaks off ("of between in").
     """
-    return word_order.fluency_problem(text, rule=rule)
+    return word_order.fluency_problem(text)

@@ -30,7 +30,7 @@ from foolgame.evidence import selectors as evidence_selectors
 from foolgame.evidence import services as evidence
 from foolgame.pages.models import Category, Page, Sentence
 from foolgame.players.models import LedgerEntry
-from scoring.word_order import FluencyRule, OrderRule
+from scoring.word_order import OrderRule
 from foolgame.core.throttle import throttle_bump
 
 # How far one label may lead in a pool before the other is assigned whenever it can be.
@@ -214,7 +214,7 @@ def _check_text(raw: Any) -> tuple[str, list[Problem]]:
             )
         )
     elif text and not problems:
-        reason = rules.fluency_problem(text, rule=FluencyRule(min_slor=_config("CLAIM_FLUENCY_MIN_SLOR", FluencyRule().min_slor)))
+        reason = rules.fluency_problem(text)
         if reason is not None:
             problems.append(
                 Problem("not_fluent", "text", f"The claim does not read as a claim: {reason}. Write it as a sentence a person would say.")

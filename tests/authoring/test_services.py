@@ -180,7 +180,7 @@ def test_the_save_that_makes_a_retrain_due_answers_before_the_training_ends(djan
     sentences = SentenceFactory.create_batch(3, page=page)
     task = services.write_task_create(player=UserFactory(), category=page.category.slug)
     with django_capture_on_commit_callbacks(execute=True):
-        claim, _, _ = services.claim_create(author=task.player, task_id=task.pk, text="There is a cathedral in Town 99.", gold_sentence_ids=[sentences[1].pk])
+        claim, _, _ = services.claim_create(author=task.player, task_id=task.pk, text="Town 99 has a cathedral", gold_sentence_ids=[sentences[1].pk])
     assert claim.pk and not finished.is_set()  # the save is back; the training is not done
     release.set()
     assert events.background_idle(timeout=30) and finished.is_set()
