@@ -350,9 +350,18 @@ _CONJUNCTIONS = frozenset("and or nor but because although whereas whether if".s
 _AUXILIARIES = frozenset("is are was were be been am has have had".split())
 _SENTENCE_STOPS = frozenset(".;:!?")
 _NO_NOUN_PHRASE = (
-    (_PREPOSITIONS - {"between", "among", "within", "without", "during"}) | {"in", "on", "to", "than"} | _CONJUNCTIONS | _AUXILIARIES | _SENTENCE_STOPS | {END}
+    (_PREPOSITIONS - {"between", "among", "within", "without", "during"})
+    | {"in", "on", "to", "than"}
+    | _CONJUNCTIONS
+    | _AUXILIARIES
+    | _SENTENCE_STOPS
+    | {END}
 )
-_AFTER_DETERMINER = _NO_NOUN_PHRASE | _PREPOSITIONS | {"a", "an", "the", ",", "over", "under", "about", "after", "before", "since", "until", "through", "across", "against"}
+_AFTER_DETERMINER = (
+    _NO_NOUN_PHRASE
+    | _PREPOSITIONS
+    | {"a", "an", "the", ",", "over", "under", "about", "after", "before", "since", "until", "through", "across", "against"}
+)
 
 
 _BARE_DECIMAL = re.compile(r"(?<![\w.])\.([0-9])")
@@ -389,9 +398,10 @@ def fluency(text: str, *, model: OrderModel) -> float:
     Lau, Clark and Lappin 2017) does not punish a word for being rare, only for standing where
     its kind does not follow what came before. The save does not use it: measured on the FM2
     dev split (``bench/bench_templates.py``, models built without the pages they judge), a bar
-    that refuses 0.3% of real claims adds two points to what :func:`fluency_problem` refuses of
-    templates, and it refused plain short sentences of pages outside the split ("Town 99 has a
-    cathedral.", "Inner core was once linked with Earth by a later account.").
+    at the 0.3% quantile of real claims, beside :func:`fluency_problem`, raises the share of
+    any-word templates refused from 58.9% to 64.4% and of real claims from 0.3% to 0.5%, and
+    it refused plain short sentences of pages outside the split ("Town 99 has a cathedral.",
+    "Inner core was once linked with Earth by a later account.").
     """
     classes = model.classes(text)
     if classes and classes[-1] not in (".", "!", "?"):
