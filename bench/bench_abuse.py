@@ -20,7 +20,9 @@ fact) use the ORM through ``manage.py shell``, never the players' interface.
 The attacks of issue 24 follow (forfeit_harvest ... socket_redis): answers handed out by a
 forfeit, a room's live scoreboard, a moderator in play, word salad paid as claims, a Celery
 worker killed by a Redis restart (a real worker and beat, as the Procfile runs them, beside a
-second web process that does not run tasks in-process), and the edges. Each attack writes
+second web process that does not run tasks in-process), and the edges; then issue 36's
+template writer (``templates``: claims made of bench_templates.py's templates of page words)
+and near-copy editor (``near_copy``: a live claim with one word changed). Each attack writes
 its own accounts and rooms, so any subset runs alone; the ones that stop Redis come last.
 After the JSON lines, a table names each attack's outcome and whether the game held; each
 row goes to --record (or FM2_BENCH_RECORD) with target "held". An attack the bench itself
@@ -953,6 +955,85 @@ def attack_word_salad(server: Server, count: int) -> dict:
             "reversed_points": reversed_points}
 
 
+def attack_templates(server: Server, count: int, tries: int = 5) -> dict:
+    """Issue 36's template writer: ``count`` write tasks, one account, each answered with
+    templates of the families of bench_templates.py (``<Title> was the <word> of <word> in
+    <word>.`` and the like), slots filled by words of the task's page drawn at random, a new
+    template after each refusal (at most ``tries`` a task: a refused claim leaves the task open),
+    as fast as it goes."""
+    from bench_templates import page_words, template
+
+    rng = random.Random(36)
+    writer = Player(server, "templatewriter")
+    writer.signup()
+    before = writer.points()["write"]
+    answers: Counter = Counter()
+    saved: list[str] = []
+    started = time.monotonic()
+    for _ in range(count):
+        status, task = _write_task(writer)
+        if status != 201:
+            answers[f"task {code_of(status, task)}"] += 1
+            continue
+        page = writer.call("GET", f"/api/pages/{task['page']}")[1]
+        words = page_words([s["text"] for s in page.get("sentences") or []], content=False) or ["the"]
+        for _ in range(tries):
+            text = template(page.get("title", ""), words, rng)
+            status, payload, _ = writer.call(
+                "POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": _some_gold(writer, task["page"], text)}, timeout=300
+            )
+            answers[code_of(status, payload)] += 1
+            if status == 201:
+                saved.append(text)
+                break
+    attempts = sum(n for key, n in answers.items() if not key.startswith("task"))
+    return {"templates_saved": f"{len(saved)}/{attempts}", "answers": dict(answers), "write_points": writer.points()["write"] - before,
+            "seconds": round(time.monotonic() - started, 1), "saved_examples": saved[:3]}
+
+
+def _one_word_edit(text: str) -> str:
+    """The edit of issue 36 that flips a claim and keeps its words: "was" to "is", else "the" to "a",
+    else the last word dropped."""
+    for old, new in ((" was ", " is "), (" is ", " was "), (" the ", " a ")):
+        if old in text:
+            return text.replace(old, new, 1)
+    return " ".join(text.split()[:-1])
+
+
+def attack_near_copy(server: Server, count: int) -> dict:
+    """Issue 36's near-copy editor: a fresh account per try takes a write task on the page of a
+    random active claim (someone else's) and saves that claim with one word changed, for the
+    label it was given."""
+    answers: Counter = Counter()
+    points = 0
+    example = None
+    for index in range(count):
+        editor = Player(server, f"nearcopy{index}")
+        editor.signup()
+        before = editor.points()["write"]
+        found = server.orm(
+            "from foolgame.claims.models import Claim; import json; "
+            "print(json.dumps(Claim.objects.filter(status='active').order_by('?').values_list('page_id', 'text').first()))"
+        )
+        if not found:
+            answers["no active claim"] += 1
+            continue
+        page_id, existing = found
+        status, task, _ = editor.call("POST", "/api/write-tasks", {"page": page_id})
+        if status != 201:
+            answers[f"task {code_of(status, task)}"] += 1
+            continue
+        text = _one_word_edit(existing)
+        example = example or f"{existing!r} -> {text!r}"
+        status, payload, _ = editor.call(
+            "POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": _some_gold(editor, page_id, text)}, timeout=300
+        )
+        answers[code_of(status, payload)] += 1
+        points += editor.points()["write"] - before
+    tried = sum(n for key, n in answers.items() if not key.startswith(("task", "no active")))
+    return {"near_copies_saved": f"{answers.get('201', 0)}/{tried}", "answers": dict(answers), "write_points": points, "example": example}
+
+
 PERIODIC = re.compile(r"Task (foolgame\.\w+\.tasks\.(?:sweep_rounds|rate_pending_votes|sweep_rooms|reap_stale_exports))\[[^\]]*\] succeeded")
 
 
@@ -1163,6 +1244,8 @@ ATTACKS: dict[str, Callable[[Server, argparse.Namespace], dict]] = {
     "room_canary": lambda s, a: attack_room_canary(s, a.room_questions),
     "moderator_in_play": lambda s, a: attack_moderator_in_play(s),
     "word_salad": lambda s, a: attack_word_salad(s, a.salad),
+    "templates": lambda s, a: attack_templates(s, a.templates),
+    "near_copy": lambda s, a: attack_near_copy(s, a.near_copies),
     "nested_json": lambda s, a: attack_nested_json(s, a.nested_seconds),
     "confusable_names": lambda s, a: attack_confusable_names(s),
     "room_flood": lambda s, a: attack_room_flood(s, a.room_flood_seconds),
@@ -1253,6 +1336,13 @@ def _verdict(name: str, f: dict) -> list[Row]:
             ("word_salad", f"{f['salad_saved']} saved, {f['write_points']} write points in {f['seconds']} s", saved == 0),
             ("  reversed claim", f"{f['reversed_existing_claim']}, {f['reversed_points']} points", f["reversed_points"] == 0),
         ]
+    if name == "templates":
+        saved, tried = _ratio(f["templates_saved"])
+        # Issue 36's target: at least 95% of templates refused before any points.
+        return [(name, f"{f['templates_saved']} tries saved, {f['write_points']} write points in {f['seconds']} s", tried > 0 and saved <= 0.05 * tried)]
+    if name == "near_copy":
+        saved, tried = _ratio(f["near_copies_saved"])
+        return [(name, f"{f['near_copies_saved']} one-word edits of live claims saved, {f['write_points']} write points", tried > 0 and saved == 0)]
     if name == "worker_redis":
         export = f["export_after_restart"]
         held = f["alive_after"].get("worker") and export.get("status") == "done" and bool(f["periodic_jobs_after_restart"])
@@ -1308,6 +1398,8 @@ def main() -> None:
     parser.add_argument("--harvest-votes", type=int, default=40, help="votes the second account casts with the harvest")
     parser.add_argument("--room-questions", type=int, default=3, help="questions of the canary's room")
     parser.add_argument("--salad", type=int, default=30, help="word-salad claims")
+    parser.add_argument("--templates", type=int, default=12, help="write tasks answered with templates, 5 tries each (issue 36: 12 of 12 were paid)")
+    parser.add_argument("--near-copies", type=int, default=5, help="one-word edits of live claims, a fresh account each")
     parser.add_argument("--worker-wait", type=float, default=90, help="seconds to wait for the export and a periodic job after Redis returns")
     parser.add_argument("--nested-seconds", type=float, default=10)
     parser.add_argument("--room-flood-seconds", type=float, default=30)

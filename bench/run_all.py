@@ -50,6 +50,7 @@ BENCHES: list[tuple[str, list[str], str]] = [
     ("bench_retrieval_encoding", ["--fm2", FM2, "--limit", "1000"], "fast-only"),
     ("bench_retrieval_encoding", ["--fm2", FM2], "slow"),
     ("bench_word_salad", ["--fm2", FM2], "fast"),
+    ("bench_templates", ["--fm2", FM2], "fast"),
     ("bench_authoring_giveaway", ["--fm2", FM2], "fast"),
     ("bench_scoring_report", [FM2], "fast"),
     ("bench_ratings_sim", [], "fast"),

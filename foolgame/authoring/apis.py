@@ -153,6 +153,8 @@ class ClaimCreateApi(ApiView):
                     "text is missing, not text, outside 4 to 60 words (600 characters), not words, or holds control characters",
                     "text_off_page: the claim names nothing of its page",
                     "not_a_sentence: the claim's words read as well in any order (word salad): write a sentence",
+                    "not_fluent: the claim does not read as a claim (a template of page words: it ends on a word like "
+                    "'the' or 'of', or a phrase that 'the' or 'of' opens breaks off: 'of between in')",
                     "gold_invalid, gold_count, gold_duplicate, gold_not_on_page: gold_sentence_ids is not 1 or 2 different "
                     "current sentences of the task's page",
                     "gold_too_easy: a gold sentence is the retriever's top hit for the claim",
@@ -161,7 +163,11 @@ class ClaimCreateApi(ApiView):
                 ],
                 e403="task_not_yours: the write task was given to another player",
                 e404="task_not_found: there is no such write task",
-                e409=["task_used: the task already has its claim", "near_duplicate: a nearly identical active claim of the page exists"],
+                e409=[
+                    "task_used: the task already has its claim",
+                    "near_duplicate: an active claim of the page is nearly identical to this one, or one word away from it "
+                    "(a word changed, put in or taken out)",
+                ],
                 e410="task_expired: the task's time (with the grace period) is over; take a new one",
                 e429="claim_rate_limited: the player saved CLAIMS_PER_WINDOW claims in the window or CLAIMS_PER_DAY in a day "
                 "(Retry-After says in how many seconds the next is accepted)",
@@ -205,7 +211,7 @@ class ClaimDraftCheckApi(ApiView):
             ),
         },
         summary="Check a draft claim as a save would, saving nothing",
-        description="The problems (text_no_words, not_a_sentence, text_off_page, near_duplicate, gold_too_easy, ...) and warnings "
+        description="The problems (text_no_words, not_a_sentence, not_fluent, text_off_page, near_duplicate, gold_too_easy, ...) and warnings "
         "(not_standalone, close_to_existing_claim, giveaway) that saving this draft would give. Nothing is stored and "
         "no points are paid. Only for the task's own player.",
     )

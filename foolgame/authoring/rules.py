@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from retrieval.text import BIGRAM_JOINER, content_tokens, fold as fold_word, terms, word_tokens
@@ -193,6 +193,44 @@ def duplicate_key(text: str) -> str:
     return " ".join(sorted(token.term for token in word_tokens(text)))
 
 
+def edit_words(text: str) -> list[str]:
+    """The text's folded words as a reader counts them for an edit: every word, stop words
+    included, punctuation out, and a contraction as its two words ("wasn't" is "was not"), so
+    that putting "not" in and writing "n't" are the same one-word edit."""
+    words: list[str] = []
+    for token in word_tokens(text):
+        if token.term == "t" and words and words[-1].endswith("n") and len(words[-1]) > 2:
+            words[-1] = words[-1][:-1]
+            words.append("not")
+        else:
+            words.append(token.term)
+    return words
+
+
+def word_edits(first: Sequence[str], second: Sequence[str], *, limit: int = 2) -> int:
+    """The fewest words put in, taken out or replaced to turn ``first`` into ``second``
+    (Levenshtein over words), counted up to ``limit``: any larger distance returns ``limit``."""
+    if abs(len(first) - len(second)) >= limit:
+        return limit
+    previous = list(range(len(second) + 1))
+    for i, word in enumerate(first, start=1):
+        current = [i]
+        for j, other in enumerate(second, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (word != other)))
+        if min(current) >= limit:
+            return limit
+        previous = current
+    return min(previous[-1], limit)
+
+
+def one_word_edit(text: str, others: Iterable[str]) -> bool:
+    """Is ``text`` one of ``others`` with at most one word changed, put in or taken out
+    ("was" for "is", "the" for "a", "not" added, the last word dropped)? Such an edit can flip
+    a claim's meaning ("was" to "is") while its words stay nearly all the same: it is a copy."""
+    words = edit_words(text)
+    return any(word_edits(words, edit_words(other)) <= 1 for other in others)
+
+
 # --- Word order (word salad from a page earned 100 points a claim) --------------------
 
 
@@ -203,3 +241,12 @@ def reads_as_sentence(text: str, *, rule: OrderRule | None = None) -> bool:
     its own words under a small English word-order model shipped with the package.
     """
     return word_order.reads_as_sentence(text, rule=rule)
+
+
+def fluency_problem(text: str) -> str | None:
+    """Why the claim does not read as a claim (a template of page words with grammar), or None.
+
+    The test is :func:`scoring.word_order.fluency_problem`: no ending on "the" or "of", and no
+    phrase that a determiner or a preposition opens and the next word breaks off ("of between in").
+    """
+    return word_order.fluency_problem(text)

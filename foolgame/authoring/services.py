@@ -213,6 +213,12 @@ def _check_text(raw: Any) -> tuple[str, list[Problem]]:
                 "The claim does not read as a sentence: its words could as well come in any order. Write it as a sentence.",
             )
         )
+    elif text and not problems:
+        reason = rules.fluency_problem(text)
+        if reason is not None:
+            problems.append(
+                Problem("not_fluent", "text", f"The claim does not read as a claim: {reason}. Write it as a sentence a person would say.")
+            )
     controls = rules.control_characters(text)
     if controls:
         problems.append(Problem("text_control_characters", "text", f"The claim holds control characters ({', '.join(controls[:5])})."))
@@ -291,18 +297,31 @@ def _names_page(*, text: str, page: Page) -> bool:
     return rules.names_page(text, rules.page_words(page.title, sentences, prefix=prefix), prefix=prefix)
 
 
-def _near_duplicate(*, text: str, page: Page) -> bool:
-    """Is ``text`` the same as an active claim of ``page`` (up to case, accents, punctuation
-    and spacing) or at least ``NEAR_DUPLICATE_SIMILARITY`` close to one? Only active claims
-    count, and the refusal names none: a hidden or removed claim's text stays unsaid."""
+def _near_duplicate(*, text: str, page: Page) -> Problem | None:
+    """The ``near_duplicate`` problem when ``text`` is the same as an active claim of ``page``
+    (up to case, accents, punctuation, spacing and word order), one word away from one (a word
+    changed, put in or taken out: "was" to "is" flips a claim's meaning and keeps its words), or
+    at least ``NEAR_DUPLICATE_SIMILARITY`` close to one; else None. Every active claim of the
+    page counts, whoever wrote it; removed ones do not. The refusal names no claim: a claim in
+    play stays unsaid."""
     others = list(selectors.claims_on_page(page=page).values_list("text", flat=True))
     key = rules.duplicate_key(text)
     if any(rules.duplicate_key(other) == key for other in others):
-        return True
-    return rules.closest(text, others) >= _config("NEAR_DUPLICATE_SIMILARITY", 0.8)
+        return _NEAR_DUPLICATE
+    if rules.one_word_edit(text, others):
+        return _ONE_WORD_EDIT
+    if rules.closest(text, others) >= _config("NEAR_DUPLICATE_SIMILARITY", 0.8):
+        return _NEAR_DUPLICATE
+    return None
 
 
 _NEAR_DUPLICATE = Problem("near_duplicate", "text", "A claim saying nearly the same already exists for this page. Write a different one.")
+_ONE_WORD_EDIT = Problem(
+    "near_duplicate",
+    "text",
+    "A claim one word away from this one already exists for this page: changing, adding or dropping one word "
+    "of a claim is no new claim. Write a different one.",
+)
 
 
 def _off_page(page: Page) -> Problem:
@@ -355,8 +374,9 @@ def check_claim_create(
         problems.append(_off_page(task.page))
     if problems:
         raise _refuse(problems)
-    if _near_duplicate(text=text, page=task.page):
-        raise _refuse([_NEAR_DUPLICATE], status_code=409)
+    duplicate = _near_duplicate(text=text, page=task.page)
+    if duplicate is not None:
+        raise _refuse([duplicate], status_code=409)
     problems += _evidence_problems(text=text, gold=gold, page=task.page)
     if problems:
         raise _refuse(problems)
@@ -457,8 +477,9 @@ def claim_draft_check(
     text, text_problems = _check_text(text)
     if text and not text_problems and not _names_page(text=text, page=page):
         text_problems.append(_off_page(page))
-    if text and not text_problems and _near_duplicate(text=text, page=page):
-        text_problems.append(_NEAR_DUPLICATE)
+    duplicate = _near_duplicate(text=text, page=page) if text and not text_problems else None
+    if duplicate is not None:
+        text_problems.append(duplicate)
     gold: list[Sentence] = []
     gold_problems: list[Problem] = []
     if gold_sentence_ids:  # nothing ticked yet is not a problem while typing

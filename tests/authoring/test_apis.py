@@ -297,7 +297,7 @@ def test_a_claim_that_does_not_stand_alone_is_saved_with_a_warning(author: Clien
 
 def test_a_claim_close_to_an_existing_one_is_saved_with_a_warning(author: Client, eiffel: Page) -> None:
     assert warning_codes(author, eiffel, GOOD_CLAIM) == []
-    near = "For five decades nothing humans built was higher than the Eiffel Tower."
+    near = "For four decades nothing humans built was taller than the Eiffel Tower in Paris."  # two words away
     assert warning_codes(author, eiffel, near) == ["close_to_existing_claim"]
 
 
@@ -402,10 +402,44 @@ def test_a_near_duplicate_is_refused_and_a_close_claim_only_warned(author: Clien
     response = post(rival, "/api/claims", {"task": task["id"], "text": near, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
     refused(response, 409, "near_duplicate")
     assert Claim.objects.count() == 1
-    # Below the refusal threshold, the soft warning band stays as it was.
-    assert warning_codes(rival, eiffel, "For five decades nothing humans built was higher than the Eiffel Tower.") == [
+    # Close but two words away and below the refusal threshold: the soft warning band stays.
+    assert warning_codes(rival, eiffel, "For four decades nothing humans built was taller than the Eiffel Tower in Paris.") == [
         "close_to_existing_claim"
     ]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "For five decades nothing humans built was higher than the Eiffel Tower.",  # a number changed: the meaning flips
+        "For four decades nothing humans built is higher than the Eiffel Tower.",  # "was" to "is"
+        "For four decades nothing humans built was higher than an Eiffel Tower.",  # "the" to "an"
+        "For four decades nothing humans built wasn't higher than the Eiffel Tower.",  # "not" put in
+        "For four decades nothing humans built was higher than the Eiffel",  # the last word dropped
+        "For four decades nothing humans ever built was higher than the Eiffel Tower.",  # a word put in
+    ],
+)
+@pytest.mark.parametrize("writer", ["rival", "author"])
+def test_a_one_word_edit_of_an_active_claim_is_refused_whoever_writes_it(
+    author: Client, rival: Client, eiffel: Page, edit: str, writer: str
+) -> None:
+    """Issue 36: a one-word edit of a live claim ("was" to "is" under the other label) saved with
+    100 points and only a close_to_existing_claim warning; now it is a near-duplicate."""
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    client = rival if writer == "rival" else author
+    task = take_task(client)
+    response = post(client, "/api/claims", {"task": task["id"], "text": edit, "gold_sentence_ids": [sentence_ids(eiffel)[3]]})
+    error = refused(response, 409, "near_duplicate")
+    assert "one word" in error["message"] and GOOD_CLAIM not in str(error)
+    assert Claim.objects.count() == 1
+    assert LedgerEntry.objects.count() == 1  # the first claim's write points only
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+
+
+def test_a_one_word_edit_of_a_removed_claim_saves(author: Client, rival: Client, eiffel: Page) -> None:
+    assert warning_codes(author, eiffel, GOOD_CLAIM) == []
+    Claim.objects.update(status=Claim.Status.REMOVED)
+    assert warning_codes(rival, eiffel, "For five decades nothing humans built was higher than the Eiffel Tower.") == []
 
 
 def test_a_removed_claim_does_not_block_a_new_one(author: Client, rival: Client, eiffel: Page) -> None:
@@ -489,3 +523,51 @@ def test_claims_beyond_the_daily_cap_are_refused(author: Client, rival: Client, 
     assert Claim.objects.count() == 2 and LedgerEntry.objects.count() == 0
     # The cap is per player: another writer is not held back.
     assert _save(rival, eiffel)[1].status_code == 201
+
+
+# --- Templates of page words with grammar (issue 36) ----------------------------------------------
+
+SHAKA = [
+    ("Life", "Shaka kaSenzangakhona was the most influential monarch of the Zulu Kingdom."),
+    ("Life", "He was born in 1787 near present-day Melmoth, the son of a chief."),
+    ("Reign", "Shaka's reforms of the army made it a figure of fear in the region for some time."),
+    ("Reign", "At sometime between 1816 and 1828 his kingdom grew from a small clan to a nation."),
+    ("Death", "He was assassinated by his half-brothers in 1828."),
+]
+
+
+@pytest.fixture
+def shaka(db) -> Page:
+    page = PageFactory(title="Shaka")
+    for position, (header, text) in enumerate(SHAKA):
+        SentenceFactory(page=page, position=position, section_header=header, text=text)
+    return page
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Shaka was the sometime of between in figure.",  # the issue's example, 12 of 12 paid before
+        "Shaka was the army of fear in the.",
+        "The of Shaka was born by 1787 in Melmoth.",
+    ],
+)
+def test_a_template_of_page_words_is_refused_before_any_points(author: Client, shaka: Page, template: str) -> None:
+    task = take_task(author, page=shaka.pk)
+    response = post(author, "/api/claims", {"task": task["id"], "text": template, "gold_sentence_ids": [sentence_ids(shaka)[1]]})
+    error = refused(response, 400, "not_fluent")
+    assert error["message"].startswith("The claim does not read as a claim:")
+    assert [d["code"] for d in error["details"]] == ["not_fluent"]
+    assert Claim.objects.count() == 0 and ClaimGold.objects.count() == 0
+    assert LedgerEntry.objects.count() == 0
+    assert WriteTask.objects.get(pk=task["id"]).used_at is None
+
+
+def test_a_real_claim_about_the_same_page_still_saves(author: Client, shaka: Page) -> None:
+    task = take_task(author, page=shaka.pk)
+    text = "No ruler of the Zulu people left a deeper mark than Shaka."
+    gold = next(pk for pk in sentence_ids(shaka) if pk != page_top_lexical_hit(page=shaka, query=text))  # not too easy
+    response = post(author, "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [gold]})
+    assert response.status_code == 201, response.content
+    assert response.json()["points"] == 100
+    assert LedgerEntry.objects.get().amount == 100

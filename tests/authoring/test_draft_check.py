@@ -55,6 +55,9 @@ def save_codes(client: Client, task: int, text: str, gold: list[int]) -> tuple[i
         # Issue 24: page words in no sentence's order, the attack's shape and a shuffled claim.
         ("lattice iron Mars wrought Champ tower Eiffel Tower", "not_a_sentence", 400),
         ("decades than higher For built humans Tower. four was the nothing Eiffel", "not_a_sentence", 400),
+        # Issue 36: a template of page words with grammar reads as a sentence, not as a claim.
+        ("Eiffel Tower was the visitors of in the.", "not_fluent", 400),
+        ("The Eiffel Tower was the of between in levels.", "not_fluent", 400),
     ],
 )
 def test_a_blocking_text_rule_has_the_same_code_as_the_save_and_stores_nothing(
@@ -90,6 +93,16 @@ def test_a_near_duplicate_is_named_while_typing_without_naming_the_claim(author:
     assert Claim.objects.count() == 1
 
 
+def test_a_one_word_edit_is_named_while_typing(author: Client, rival: Client, eiffel: Page) -> None:
+    gold = [sentence_ids(eiffel)[3]]
+    assert save_codes(author, take_task(author)["id"], GOOD_CLAIM, gold)[0] == 201
+    task = take_task(rival)["id"]
+    flipped = "For four decades nothing humans built is higher than the Eiffel Tower."
+    assert codes(check(rival, task, flipped)["problems"]) == ["near_duplicate"]
+    assert save_codes(rival, task, flipped, gold) == (409, ["near_duplicate"], [])
+    assert Claim.objects.count() == 1
+
+
 def test_gold_rules_run_once_gold_is_ticked(author: Client, eiffel: Page) -> None:
     task = take_task(author)["id"]
     gold = [sentence_ids(eiffel)[3]]
@@ -122,7 +135,7 @@ def test_close_to_an_existing_claim_and_giveaway_warnings_show_while_typing(
     task = take_task(rival)
     label = WriteTask.objects.get(pk=task["id"]).label
     monkeypatch.setattr(services, "giveaway_guess", lambda *, text: (label, 0.93))
-    near = "For five decades nothing humans built was higher than the Eiffel Tower."
+    near = "For four decades nothing humans built was taller than the Eiffel Tower in Paris."  # close, two words away
     body = check(rival, task["id"], near)
     assert codes(body["warnings"]) == ["close_to_existing_claim", "giveaway"]
     assert "93%" in body["warnings"][1]["message"]

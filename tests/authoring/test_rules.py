@@ -219,3 +219,24 @@ def test_the_settings_default_to_the_benchmarked_rule(settings) -> None:
     from scoring.word_order import OrderRule
 
     assert _order_rule() == OrderRule()
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "edits"),
+    [
+        ("Shaka was the king of the Zulu.", "Shaka was the king of the Zulu.", 0),
+        ("Shaka was the king of the Zulu.", "shaka was the KING of the zulu", 0),
+        ("Shaka was the king of the Zulu.", "Shaka is the king of the Zulu.", 1),
+        ("Shaka was the king of the Zulu.", "Shaka was a king of the Zulu.", 1),
+        ("Shaka was the king of the Zulu.", "Shaka was the king of the", 1),
+        ("Shaka was the king of the Zulu.", "Shaka was not the king of the Zulu.", 1),
+        ("Shaka wasn't the king of the Zulu.", "Shaka was the king of the Zulu.", 1),
+        ("Shaka wasn't the king of the Zulu.", "Shaka was not the king of the Zulu.", 0),
+        ("Shaka was the king of the Zulu.", "Shaka was the first king of the Zulu people.", 2),
+        ("Shaka was the king of the Zulu.", "The Zulu king was Shaka.", 2),
+    ],
+)
+def test_word_edits_count_words_changed_put_in_or_taken_out(first: str, second: str, edits: int) -> None:
+    assert rules.word_edits(rules.edit_words(first), rules.edit_words(second)) == edits
+    assert rules.one_word_edit(first, [second]) is (edits <= 1)
+    assert rules.one_word_edit(second, ["Something else entirely.", first]) is (edits <= 1)

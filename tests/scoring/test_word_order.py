@@ -92,3 +92,73 @@ def test_a_model_survives_its_table() -> None:
 def test_the_shipped_table_says_what_it_was_built_from_and_its_licence() -> None:
     source = order_model_load().source
     assert "FM2 test split" in source and "CC BY-SA" in source
+
+
+# --- Fluency: templates of page words with grammar (issue 36) -----------------------------------
+
+TEMPLATES = [
+    "Shaka was the sometime of between in figure.",  # the issue's example: <Title> was the <w> of <w> in <w>.
+    "Eiffel Tower was the visitors of in the.",
+    "The Eiffel Tower was the of between in levels.",
+    "Harry Potter was the Horcruxes of a in United.",
+    "The of Shaka was born by 1787 in Zululand.",
+    "Shaka is a the king that ruled the Zulu.",
+]
+
+
+@pytest.mark.parametrize("text", REAL)
+def test_a_real_claim_reads_as_a_claim(text: str) -> None:
+    assert word_order.reads_as_claim(text)
+
+
+@pytest.mark.parametrize("text", TEMPLATES)
+def test_a_template_of_page_words_is_refused_though_it_reads_as_a_sentence(text: str) -> None:
+    assert reads_as_sentence(text)  # the word-order rule lets it through: the grammar is real
+    assert not word_order.reads_as_claim(text)
+    assert word_order.fluency_problem(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "broken"),
+    [
+        ("Shaka was the sometime of between in figure.", ("between", "in")),
+        ("Shaka is a the king that ruled the Zulu.", ("a", "the")),
+        ("The of Shaka was born in Zululand.", ("The", "of")),
+        ("Shaka was killed by and buried.", ("by", "and")),
+        ("Shaka was the king of.", ("of", ".")),
+        ("The ratio stood at a distance of between 5 and 10 km.", None),  # "of between" measures
+        ("Perry played for at least 6 teams.", None),  # "at least"
+        ("Sol was voted in to the Hall of Fame.", None),  # "in" as a particle
+        ("The letter A is the first of the alphabet.", None),  # a capital A is no article
+        ("Milhaud had a batting average of .271 in 1920.", None),  # a number from its point
+        ("Gandhi played the the lead role.", None),  # a word typed twice is a slip, not a template
+        ("The film was praised for being short.", None),
+    ],
+)
+def test_broken_phrase_finds_a_phrase_that_opens_and_breaks_off(text: str, broken: tuple[str, str] | None) -> None:
+    assert word_order.broken_phrase(text) == broken
+
+
+@pytest.mark.parametrize(
+    ("text", "dangling"),
+    [
+        ("Theogony was the cosmogony of Chaos in the.", True),
+        ("Shaka was the king of", True),
+        ("The Little Prince was the test of attempts in its.", True),
+        ("Shaka was the king they fought against him.", False),
+        ("It is what the book is about.", False),
+        ("Neutrino means 'taste' instead of 'variation' or 'type'.", False),
+    ],
+)
+def test_dangling_end(text: str, dangling: bool) -> None:
+    assert word_order.dangling_end(text) is dangling
+
+
+def test_slor_is_lower_for_a_template_than_for_the_claim_it_imitates() -> None:
+    """The fluency score bench_templates.py measures (the save does not use it)."""
+    model = order_model_load()
+    assert word_order.fluency("Shaka was the king of the Zulu in Africa.", model=model) > word_order.fluency(
+        "Shaka was the sometime of between in figure.", model=model
+    )
+    # A missing full stop is no penalty: the text is scored as if it had one.
+    assert word_order.fluency("Shaka was the king of the Zulu", model=model) == word_order.fluency("Shaka was the king of the Zulu.", model=model)
