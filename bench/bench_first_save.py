@@ -80,9 +80,9 @@ def write(name):
     assert task.status_code == 201, task.content
     task = task.json()
     sentences = list(Sentence.objects.filter(page_id=task["page"], retired=False).order_by("position")[:8])
-    sentence = sentences[2]  # the gold; the claim's words come from another sentence, so the gold is no top hit
-    words = [w.strip(".,;:()") for w in sentences[-1].text.split() if len(w) > 3][:3]
-    text = f"{task['page_title']} was once linked with " + " ".join(words) + " by a later account."
+    sentence = sentences[2]  # the gold; the claim shares no word with the page but its title, so the gold is no top hit
+    # A plain sentence (a template of page words would now be refused as not fluent).
+    text = f"{task['page_title']} was described by a later account as a subject of lasting public interest."
     check, times[name + " draft check"] = post("/api/claims/check", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence.pk]})
     saved, times[name + " save"] = post("/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [sentence.pk]})
     return check.json(), saved.status_code, saved.json()
