@@ -13,6 +13,7 @@ and salt give byte-identical files.
 from __future__ import annotations
 
 import hashlib
+from datetime import date
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,10 +23,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from foolgame.claims.models import Claim
+from foolgame.dataset import hub
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
-from foolgame.dataset.writers import CLAIM_FIELDS, chunks, claim_pks
+from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, chunks, claim_pks
 from scoring.textscan import (
     PERSONAL_DATA,
     load_word_list,
@@ -48,15 +50,10 @@ TEXT_FIELDS = ("text", "gold_evidence", "retrieved_evidence", "wikipedia_page", 
 EXAMPLES = 5
 """Claim ids given per kind of finding, so a maintainer can read the records."""
 CHUNK = 2000
-LICENSE = "https://creativecommons.org/licenses/by-sa/4.0/"
-CITATION = (
-    "@inproceedings{eisenschlos-etal-2021-fool, title = {Fool Me Twice: Entailment from Wikipedia "
-    "Gamification}, author = {Eisenschlos, Julian Martin and Dhingra, Bhuwan and Bulian, Jannis and "
-    "B{\\\"o}rschinger, Benjamin and Boyd-Graber, Jordan}, booktitle = {NAACL}, year = {2021}}"
-)
 MANIFEST = "manifest.json"
 CROISSANT = "croissant.json"
 QUALITY = "quality.json"
+SHA256SUMS = "SHA256SUMS"
 
 
 def _config() -> dict[str, Any]:
@@ -252,11 +249,9 @@ def write_manifest(out_dir: Path, files: Sequence[str]) -> None:
 
 
 ENCODINGS = {".jsonl": "application/jsonlines", ".csv": "text/csv", ".json": "application/json", ".md": "text/markdown"}
-CLAIM_TYPES = {
-    "total_votes": "sc:Integer", "correct_votes": "sc:Integer", "total_likes": "sc:Integer",
-    "smoothed_correctness": "sc:Float", "difficulty": "sc:Integer", "difficulty_deviation": "sc:Integer",
-    "mean_clues_revealed": "sc:Float", "created": "sc:Date", "model_fooled": "sc:Boolean", "tries": "sc:Integer",
-}
+VERSION = "1.0.0"
+"""``croissant.json``'s ``version``: of the export's format (its files and fields), raised when they change."""
+DATA_TYPES = {"string": "sc:Text", "int64": "sc:Integer", "float64": "sc:Float", "bool": "sc:Boolean"}
 CLAIM_DESCRIPTIONS = {
     "id": "the FM2 release id for imported claims, game-<n> for the game's own",
     "text": "the claim",
@@ -266,6 +261,8 @@ CLAIM_DESCRIPTIONS = {
     "wikipedia_page": "the page title",
     "category": "the page's category (NOCAT without one)",
     "author": "the pseudonym of a run of at most 2 of one author's claims",
+    "model_verdicts": "each verifier version's verdict, <version>_label and <version>_supports",
+    "validation_labels": "independent checkers' labels, [{label, checker}]",
 }
 CROISSANT_CONTEXT = {
     "@language": "en",
@@ -278,6 +275,7 @@ CROISSANT_CONTEXT = {
     "data": {"@id": "cr:data", "@type": "@json"},
     "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
     "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
     "examples": {"@id": "cr:examples", "@type": "@json"},
     "extract": "cr:extract",
     "field": "cr:field",
@@ -297,40 +295,76 @@ CROISSANT_CONTEXT = {
     "regex": "cr:regex",
     "repeated": "cr:repeated",
     "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
     "sc": "https://schema.org/",
     "separator": "cr:separator",
     "source": "cr:source",
     "subField": "cr:subField",
     "transform": "cr:transform",
 }
+"""Croissant 1.0's own ``@context`` (as its reference library writes it), so validators find nothing non-standard."""
 
 
-def _claim_field(name: str) -> dict[str, Any]:
+def export_id(out_dir: Path, files: Sequence[str]) -> str:
+    """A name for this export's records: 16 hex digits of the sha256 of its record files'
+    names and sha256s, so the same records give the same name whatever else changes."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(f"{name}\0{file_digest(out_dir / name)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _leaf(record_set: str, name: str, kind: str, source: dict[str, Any], *, transform: str = "", repeated: bool = False,
+          description: str = "") -> dict[str, Any]:
     field: dict[str, Any] = {
         "@type": "cr:Field",
-        "@id": f"claims/{name}",
+        "@id": f"{record_set}/{name}",
         "name": name,
-        "description": CLAIM_DESCRIPTIONS.get(name, f"see the dataset card's table of claim fields ({name})"),
-        "dataType": CLAIM_TYPES.get(name, "sc:Text"),
-        "source": {"fileSet": {"@id": "claim-files"}, "extract": {"column": name}},
+        "dataType": DATA_TYPES[kind],
+        "source": {**source},
     }
-    if name in ("gold_evidence", "retrieved_evidence"):
-        field["repeated"] = True
-        field["subField"] = [
-            {"@type": "cr:Field", "@id": f"claims/{name}/{sub}", "name": sub, "dataType": "sc:Text",
-             "source": {"fileSet": {"@id": "claim-files"}, "extract": {"jsonPath": f"$.{name}[*].{sub}"}}}
-            for sub in ("text", "section_header")
-        ]
-        field["source"]["extract"] = {"jsonPath": f"$.{name}"}
-    if name == "flags":
+    if description:
+        field["description"] = description
+    if transform:
+        field["source"]["transform"] = {"jsonPath": transform}
+    if repeated:
         field["repeated"] = True
     return field
 
 
-def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any]) -> None:
-    """``croissant.json``: the release in MLCommons Croissant 1.0, every listed file a
-    ``cr:FileObject`` with its sha256, and the claims' fields as a record set."""
-    distribution: list[dict[str, Any]] = [
+def _fields(record_set: str, types: Mapping[str, Any], names: Sequence[str], source: dict[str, Any], *, csv: bool,
+            descriptions: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every column as a field read by ``column``: a list of structs (evidence, labels) as a
+    repeated field whose sub-fields pick their key from each item; an object of objects
+    (``model_verdicts``) as one sub-field per inner key. In a CSV file lists are JSON text."""
+    fields = []
+    for name in names:
+        kind = types[name]
+        column = {**source, "extract": {"column": name}}
+        description = descriptions.get(name, f"see the dataset card's table of fields ({name})")
+        if isinstance(kind, str) or csv:
+            fields.append(_leaf(record_set, name, kind if isinstance(kind, str) else "string", column, description=description))
+        elif isinstance(kind, list) and isinstance(kind[0], str):
+            fields.append(_leaf(record_set, name, kind[0], column, repeated=True, description=description))
+        elif isinstance(kind, list):
+            fields.append({
+                "@type": "cr:Field", "@id": f"{record_set}/{name}", "name": name, "description": description, "repeated": True,
+                "subField": [_leaf(f"{record_set}/{name}", key, sub, column, transform=key) for key, sub in kind[0].items()],
+            })
+        elif kind:  # model_verdicts: {version: {label, supports}}
+            fields.append({
+                "@type": "cr:Field", "@id": f"{record_set}/{name}", "name": name, "description": description,
+                "subField": [
+                    _leaf(f"{record_set}/{name}", f"{version}_{key}", sub, column, transform=f"{version}.{key}")
+                    for version, inner in kind.items() for key, sub in inner.items()
+                ],
+            })
+        # else: an object with no key in this export (no verifier version judged a claim): nothing to read
+    return fields
+
+
+def _distribution(out_dir: Path, files: Sequence[str]) -> list[dict[str, Any]]:
+    return [
         {
             "@type": "cr:FileObject",
             "@id": name,
@@ -342,42 +376,84 @@ def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any
         }
         for name in files
     ]
-    claim_format = "jsonl" if any(name == f"{split}.jsonl" for name in files for split in SPLITS) else "csv"
-    distribution.append(
-        {
-            "@type": "cr:FileSet",
-            "@id": "claim-files",
-            "name": "claim-files",
-            "description": "the claims of train, dev and test",
-            "encodingFormat": ENCODINGS[f".{claim_format}"],
-            "includes": [f"{split}.{claim_format}" for split in SPLITS],
-        }
-    )
+
+
+def _date_published(stats: Mapping[str, Any]) -> str:
+    """The newest record's day (a claim written or a round played): a date the data itself
+    holds, so the file stays the same for the same database; today for an empty export."""
+    days = list(stats.get("per_day", {}))
+    return max(days) if days else date.today().isoformat()
+
+
+def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any]) -> None:
+    """``croissant.json``: the release in MLCommons Croissant 1.0, every listed file a
+    ``cr:FileObject`` with its sha256, and a record set for each kind of record that the
+    export holds (claims, votes, validation labels), each read by ``mlcroissant`` record by
+    record (``tests/dataset/test_formats.py``). Files without a record are listed but read by
+    no record set: a reader has nothing to read in them."""
+    distribution = _distribution(out_dir, files)
+    record_files = [name for name in files if Path(name).stem in (*SPLITS, "votes", "validation_labels")]
+    name = export_id(out_dir, record_files)
+    configs = {config["config_name"]: config for config in hub.configs(out_dir, files)}
+    types = {
+        "claims": hub.claim_types(stats.get("model_in_the_loop", {}).get("verdict_versions") or ()),
+        "votes": hub.VOTE_TYPES,
+        "validation_labels": hub.LABEL_TYPES,
+    }
+    names = {"claims": CLAIM_FIELDS, "votes": VOTE_FIELDS, "validation_labels": LABEL_FIELDS}
+    descriptions = {
+        "claims": "one claim per record, from the claim files of the splits that have claims",
+        "votes": "one ended round per record",
+        "validation_labels": "one checker's label on a claim per record",
+    }
+    record_sets = []
+    for record_set, config in configs.items():
+        paths = [item["path"] for item in config["data_files"]]
+        if record_set == "claims":
+            distribution.append({
+                "@type": "cr:FileSet", "@id": "claim-files", "name": "claim-files",
+                "description": "the claim files with claims (" + ", ".join(paths) + ")",
+                "encodingFormat": ENCODINGS[Path(paths[0]).suffix], "includes": paths,
+            })
+            source: dict[str, Any] = {"fileSet": {"@id": "claim-files"}}
+        else:
+            source = {"fileObject": {"@id": paths[0]}}
+        record_sets.append({
+            "@type": "cr:RecordSet", "@id": record_set, "name": record_set, "description": descriptions[record_set],
+            "field": _fields(record_set, types[record_set], names[record_set], source, csv=paths[0].endswith(".csv"),
+                             descriptions=CLAIM_DESCRIPTIONS if record_set == "claims" else {}),
+        })
     table = stats["table1"]["total"]
     croissant = {
         "@context": CROISSANT_CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": "fool-me-twice-export",
+        "name": f"fool-me-twice-export-{name}",
         "description": (
             "Claims about Wikipedia pages written in the Fool Me Twice game, true or false, with the gold "
             f"evidence sentences their authors marked and the votes of other players: {table['claims']} claims "
             f"on {table['pages']} pages in page-disjoint train, dev and test splits, and {stats['votes']} votes. "
             "README.md is the dataset card."
         ),
-        "license": LICENSE,
-        "citeAs": CITATION,
-        "url": "https://github.com/google-research/fool-me-twice",
+        "version": VERSION,
+        "datePublished": _date_published(stats),
+        "license": hub.LICENSE_URL,
+        "citeAs": (
+            f"@misc{{fm2-export-{name}, title = {{Fool Me Twice: dataset export {name}}}, "
+            f"note = {{Records {name}: the sha256 of their files is in this export's manifest.json; "
+            f"derived from the FM2 release, {hub.SOURCE_URL}}}}}\n{hub.CITATION}"
+        ),
+        "url": f"urn:fm2-export:{name}",
+        "isBasedOn": hub.SOURCE_URL,
         "isLiveDataset": False,
         "distribution": distribution,
-        "recordSet": [
-            {
-                "@type": "cr:RecordSet",
-                "@id": "claims",
-                "name": "claims",
-                "description": "one claim per record, in the files of train, dev and test",
-                "field": [_claim_field(name) for name in CLAIM_FIELDS],
-            }
-        ],
+        "recordSet": record_sets,
     }
     write_json(out_dir / CROISSANT, croissant)
+
+
+def write_sha256sums(out_dir: Path, files: Sequence[str]) -> None:
+    """``SHA256SUMS``: every listed file in ``sha256sum``'s own format (digest, two spaces,
+    name), so ``sha256sum -c SHA256SUMS`` in the folder checks the export."""
+    lines = [f"{file_digest(out_dir / name)}  {name}\n" for name in files]
+    (out_dir / SHA256SUMS).write_text("".join(lines), encoding="utf-8", newline="\n")
