@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from datetime import date
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,7 @@ from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
 from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, chunks, claim_pks
-from scoring.textscan import (
-    PERSONAL_DATA,
-    load_word_list,
-    offensive_words,
-    personal_data,
-)
+from scoring.textscan import OFFENSIVE, PERSONAL_DATA, QUOTED_FIELDS, WRITTEN_FIELDS, load_word_list, record_findings
 
 GATES = (
     "checked_share",
@@ -45,8 +40,6 @@ GATES = (
     "personal_data",
     "offensive_language",
 )
-TEXT_FIELDS = ("text", "gold_evidence", "retrieved_evidence", "wikipedia_page", "category")
-"""The claim fields written by people (players, Wikipedia editors) that the scans read."""
 EXAMPLES = 5
 """Claim ids given per kind of finding, so a maintainer can read the records."""
 CHUNK = 2000
@@ -151,32 +144,27 @@ def _exclusive_authors(options: ExportOptions, claims_by_split: Mapping[str, lis
     )
 
 
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
-
-
 class _Scans:
-    """The personal-data and offensive-word scans over each record's text fields."""
+    """The personal-data and offensive-word scans of each record (``scoring.textscan``): the
+    gates count what people wrote in the game (the claim) and report, without counting, what
+    is quoted from Wikipedia (evidence, titles, categories), which no player can change."""
 
     def __init__(self) -> None:
         self.words = load_word_list()
-        self.personal: dict[str, dict[str, Any]] = {kind: {"matches": 0, "claims": 0, "examples": []} for kind in PERSONAL_DATA}
-        self.offensive: dict[str, Any] = {"matches": 0, "claims": 0, "examples": []}
+        self.personal: dict[str, dict[str, Any]] = {kind: self._tally() for kind in PERSONAL_DATA}
+        self.offensive: dict[str, Any] = self._tally()
+        self.quoted: dict[str, dict[str, Any]] = {kind: {"matches": 0, "claims": 0, "examples": []} for kind in (*PERSONAL_DATA, OFFENSIVE)}
+
+    @staticmethod
+    def _tally() -> dict[str, Any]:
+        return {"matches": 0, "claims": 0, "examples": []}
 
     def add(self, record: Mapping[str, Any]) -> None:
-        text = "\n".join(t for field in TEXT_FIELDS for t in _texts(record.get(field)))
-        for kind, matches in personal_data(text).items():
-            self._count(self.personal[kind], matches, record["id"])
-        matches = offensive_words(text, self.words)
-        if matches:
-            self._count(self.offensive, matches, record["id"])
+        found = record_findings(record, self.words)
+        for kind, matches in found["written"].items():
+            self._count(self.offensive if kind == OFFENSIVE else self.personal[kind], matches, record["id"])
+        for kind, matches in found["quoted"].items():
+            self._count(self.quoted[kind], matches, record["id"])
 
     @staticmethod
     def _count(tally: dict[str, Any], matches: int, claim_id: str) -> None:
@@ -189,12 +177,15 @@ class _Scans:
         personal = sum(kind["matches"] for kind in self.personal.values())
         personal_cap = int(_config()["MAX_PERSONAL_DATA"])
         offensive_cap = int(_config()["MAX_OFFENSIVE_WORDS"])
+        quoted = {"fields": list(QUOTED_FIELDS)}
         return [
             _gate("personal_data", value=personal, threshold=personal_cap, passed=personal <= personal_cap,
-                  fields=list(TEXT_FIELDS), kinds=self.personal),
+                  fields=list(WRITTEN_FIELDS), kinds=self.personal,
+                  quoted={**quoted, "kinds": {kind: self.quoted[kind] for kind in PERSONAL_DATA}}),
             _gate("offensive_language", value=self.offensive["matches"], threshold=offensive_cap,
-                  passed=self.offensive["matches"] <= offensive_cap, fields=list(TEXT_FIELDS),
-                  word_list="scoring/data/offensive_words.txt", words_listed=len(self.words), **self.offensive),
+                  passed=self.offensive["matches"] <= offensive_cap, fields=list(WRITTEN_FIELDS),
+                  word_list="scoring/data/offensive_words.txt", words_listed=len(self.words), **self.offensive,
+                  quoted={**quoted, **self.quoted[OFFENSIVE]}),
         ]
 
 

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from foolgame.checks.models import Check, ClaimValidation
+from foolgame.claims.models import Claim
 from foolgame.dataset import certify
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.models import Export
@@ -135,6 +136,25 @@ def test_a_word_of_the_list_fails_offensive_language(world, lenient, tmp_path: P
     assert quality["failed"] == ["offensive_language"]
     assert (gate["matches"], gate["claims"], gate["examples"]) == (1, 1, [f"game-{claim.pk}"])
     assert "wanker" not in (tmp_path / "out" / "quality.json").read_text()
+
+
+def test_wikipedia_quotes_are_reported_not_counted_so_the_reference_release_passes(world, lenient, tmp_path: Path) -> None:
+    """The FM2 dev split quotes addresses and song titles from Wikipedia in its evidence: a gate
+    that counted them failed the field's reference release. What a player wrote still counts."""
+    check_claims(world.claims.values())
+    quoted = world.claims["t2"]
+    clues = [dict(clue) for clue in quoted.clues]
+    clues[0]["text"] = "The address of Petco Park is 19 Tony Gwynn Drive, where the song Bullshit was first played."
+    Claim.objects.filter(pk=quoted.pk).update(clues=clues)
+    quality = export(tmp_path / "out")
+    found = gates(tmp_path / "out")
+    assert quality["passed"] is True
+    assert found["personal_data"]["quoted"]["kinds"]["street_address"] == {"matches": 1, "claims": 1, "examples": [f"game-{quoted.pk}"]}
+    assert (found["offensive_language"]["quoted"]["matches"], found["offensive_language"]["quoted"]["examples"]) == (1, [f"game-{quoted.pk}"])
+    written = world.claims["f2"]
+    written.text = "Topic 2 was founded at 19 Tony Gwynn Drive."
+    written.save(update_fields=["text"])
+    assert export(tmp_path / "again")["failed"] == ["personal_data"]
 
 
 def _move_line(out: Path, source: str, target: str, *, matching: str = "", copy: bool = False) -> dict:
