@@ -27,6 +27,7 @@ from foolgame.dataset.model_loop import Progress, model_markdown, model_statisti
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from foolgame.dataset.writers import chunks
+from scoring import filters
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
     claim_only_pipeline,
@@ -112,15 +113,58 @@ def per_day(out_dir: Path) -> dict[str, dict[str, int]]:
     return {day: {"claims": days[day]["claims"], "votes": days[day]["votes"]} for day in sorted(days)}
 
 
+def accuracy_by_clues(out_dir: Path) -> list[dict[str, Any]]:
+    """FM2's figure: the share of votes that found the false claim by the clues bought in the
+    round (both claims' together), with its count and 95% Wilson interval."""
+    tally: dict[int, list[int]] = {}
+    for vote in read_votes(out_dir):
+        if vote["outcome"] != "voted" or vote["correct"] is None:
+            continue
+        clues = int(vote["clues_revealed_true"] or 0) + int(vote["clues_revealed_false"] or 0)
+        row = tally.setdefault(clues, [0, 0])
+        row[0] += 1
+        row[1] += bool(vote["correct"])
+    out = []
+    for clues in sorted(tally):
+        votes, correct = tally[clues]
+        low, high = filters.wilson(correct, votes)
+        out.append({"clues": clues, "votes": votes, "correct": correct, "accuracy": round(correct / votes, 4),
+                    "ci95": [round(low, 4), round(high, 4)]})
+    return out
+
+
+DIFFICULTY_POINTS = 400
+"""Claims drawn in ``stats.json``'s ``difficulty_votes`` (the research page's scatter)."""
+
+
+def difficulty_votes(out_dir: Path) -> dict[str, Any]:
+    """``{"rated", "points"}``: how many claims have a difficulty rating, and up to
+    DIFFICULTY_POINTS of them (the smallest hashes of their ids, so the same files give the
+    same points) as ``[total_votes, difficulty]``, for the plot of difficulty against votes."""
+    chosen: list[tuple[bytes, int, int]] = []
+    rated = 0
+    for split in SPLITS:
+        for record in read_claims(out_dir, split):
+            if record.get("difficulty") in (None, ""):
+                continue
+            rated += 1
+            item = (_negate(hashlib.sha256(record["id"].encode()).digest()[:8]), int(record["total_votes"]), int(record["difficulty"]))
+            if len(chosen) < DIFFICULTY_POINTS:
+                heapq.heappush(chosen, item)
+            elif item[0] > chosen[0][0]:
+                heapq.heapreplace(chosen, item)
+    return {"rated": rated, "points": sorted([votes, difficulty] for _, votes, difficulty in chosen)}
+
+
 def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
     """Table 1 of the FM2 paper per split and in total, the validation statistics, the
-    records per day, and the export's bookkeeping."""
+    records per day and the accuracy by clues bought, and the export's bookkeeping."""
     rows = {split: _table1(read_claims(out_dir, split)) for split in SPLITS}
     rows["total"] = _table1(chain.from_iterable(read_claims(out_dir, split) for split in SPLITS))
     validation = validation_statistics((split, record) for split in SPLITS for record in read_claims(out_dir, split))
     return {
         "tokenizer": TOKENIZER, "table1": rows, "validation": validation, "per_day": per_day(out_dir),
-        **extra,
+        "accuracy_by_clues": accuracy_by_clues(out_dir), "difficulty_votes": difficulty_votes(out_dir), **extra,
     }
 
 
