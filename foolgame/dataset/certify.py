@@ -296,15 +296,6 @@ CROISSANT_CONTEXT = {
 """Croissant 1.0's own ``@context`` (as its reference library writes it), so validators find nothing non-standard."""
 
 
-def export_id(out_dir: Path, files: Sequence[str]) -> str:
-    """A name for this export's records: 16 hex digits of the sha256 of its record files'
-    names and sha256s, so the same records give the same name whatever else changes."""
-    digest = hashlib.sha256()
-    for name in sorted(files):
-        digest.update(f"{name}\0{file_digest(out_dir / name)}\n".encode())
-    return digest.hexdigest()[:16]
-
-
 def _leaf(record_set: str, name: str, kind: str, source: dict[str, Any], *, transform: str = "", repeated: bool = False,
           description: str = "") -> dict[str, Any]:
     field: dict[str, Any] = {
@@ -383,8 +374,7 @@ def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any
     record (``tests/dataset/test_formats.py``). Files without a record are listed but read by
     no record set: a reader has nothing to read in them."""
     distribution = _distribution(out_dir, files)
-    record_files = [name for name in files if Path(name).stem in (*SPLITS, "votes", "validation_labels")]
-    name = export_id(out_dir, record_files)
+    name = hub.export_id(out_dir, files)
     configs = {config["config_name"]: config for config in hub.configs(out_dir, files)}
     types = {
         "claims": hub.claim_types(stats.get("model_in_the_loop", {}).get("verdict_versions") or ()),
@@ -429,11 +419,7 @@ def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any
         "version": VERSION,
         "datePublished": _date_published(stats),
         "license": hub.LICENSE_URL,
-        "citeAs": (
-            f"@misc{{fm2-export-{name}, title = {{Fool Me Twice: dataset export {name}}}, "
-            f"note = {{Records {name}: the sha256 of their files is in this export's manifest.json; "
-            f"derived from the FM2 release, {hub.SOURCE_URL}}}}}\n{hub.CITATION}"
-        ),
+        "citeAs": hub.export_citation(name),
         "url": f"urn:fm2-export:{name}",
         "isBasedOn": hub.SOURCE_URL,
         "isLiveDataset": False,

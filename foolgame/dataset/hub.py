@@ -15,6 +15,7 @@ The licence is stated here once and read by the card, ``croissant.json`` and the
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,32 @@ CITATION = """@inproceedings{eisenschlos-etal-2021-fool,
 HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 """The Hub's split names for the export's claim files (``dev.jsonl`` is ``validation``)."""
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
+
+
+RECORD_STEMS = (*SPLITS, "votes", "validation_labels")
+"""The record files' names without their suffix: what an export's id is made from."""
+
+
+def export_id(out_dir: Path, files: Sequence[str]) -> str:
+    """A name for this export's records: 16 hex digits of the sha256 of its record files'
+    names and sha256s, so the same records give the same name whatever else changes."""
+    digest = hashlib.sha256()
+    for name in sorted(name for name in files if Path(name).stem in RECORD_STEMS):
+        content = hashlib.sha256()
+        with (out_dir / name).open("rb") as handle:
+            while block := handle.read(1 << 20):
+                content.update(block)
+        digest.update(f"{name}\0{content.hexdigest()}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def export_citation(name: str) -> str:
+    """The BibTeX entries of an export named ``name`` (:func:`export_id`) and of FM2."""
+    return (
+        f"@misc{{fm2-export-{name},\n    title = \"Fool Me Twice: dataset export {name}\",\n"
+        f"    note = \"Records {name}: the sha256 of its record files (manifest.json); derived from the FM2 release, {SOURCE_URL}\",\n"
+        f"    url = \"urn:fm2-export:{name}\",\n}}\n{CITATION}"
+    )
 
 
 def _feature(name: str, kind: Any) -> dict[str, Any]:

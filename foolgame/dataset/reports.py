@@ -503,6 +503,7 @@ def dataset_card(stats: Mapping[str, Any], files: Sequence[str], *, out_dir: Pat
         for config in offered
     ) or "none: this export has no record"
     sources = "\n".join(f"- {text} ({url})" for text, url in hub.LICENSE_SOURCES)
+    name = hub.export_id(out_dir, files)
     return header + f"""# Fool Me Twice: dataset export
 
 Claims and votes collected by **Fool Me Twice** (fm2), a game in which players write claims
@@ -698,10 +699,11 @@ Credit Wikipedia's contributors and the FM2 authors when you use it.
 
 ## Citation
 
-Cite the FM2 paper, and name this export by its `manifest.json` checksum:
+Cite this export by its id, `{name}` (the sha256 of its record files; `croissant.json`'s `url`
+is `urn:fm2-export:{name}`), and the FM2 paper:
 
 ```bibtex
-{hub.CITATION}
+{hub.export_citation(name)}
 ```
 """
 

@@ -110,6 +110,8 @@ def test_the_card_starts_with_the_hubs_header_and_has_a_citation_an_example_and_
     assert {c["config_name"] for c in data["dataset_info"]} == {"claims", "votes"}
     text = card.text
     assert "@inproceedings{eisenschlos-etal-2021-fool" in text and "## Limitations" in text
+    name = json.loads((out / "croissant.json").read_text())["url"].removeprefix("urn:fm2-export:")
+    assert f"@misc{{fm2-export-{name}," in text  # the card cites the export by the id Croissant gives it
     example = json.loads(text.split("### Example", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
     assert example["id"] == lines(out / "train.jsonl")[0]["id"]
 
