@@ -106,7 +106,7 @@ def test_without_a_finished_export_the_page_says_what_will_show(world, live_serv
     call_command("createresearcher", "rita", stdout=None)
     context, page = research_page(browser, live_server.url, viewport=LAPTOP)
     try:
-        expect(page.locator(".plots")).to_contain_text("No finished export yet")
+        expect(page.locator(".plots")).to_contain_text("No finished export with statistics yet")
         expect(page.locator(".plots svg")).to_have_count(0)
     finally:
         context.close()
