@@ -100,51 +100,28 @@ def read_votes(out_dir: Path) -> Iterator[dict[str, str | None]]:
                        "clues_revealed_true": int(row["clues_revealed_true"]), "clues_revealed_false": int(row["clues_revealed_false"])}
 
 
-def per_day(out_dir: Path) -> dict[str, dict[str, int]]:
-    """Claims written and rounds played per UTC day (``created``, ``day``), oldest first."""
-    days: dict[str, Counter[str]] = {}
-    for split in SPLITS:
-        for record in read_claims(out_dir, split):
-            if record.get("created"):
-                days.setdefault(record["created"], Counter())["claims"] += 1
-    for vote in read_votes(out_dir):
-        if vote["day"]:
-            days.setdefault(str(vote["day"]), Counter())["votes"] += 1
-    return {day: {"claims": days[day]["claims"], "votes": days[day]["votes"]} for day in sorted(days)}
-
-
-def accuracy_by_clues(out_dir: Path) -> list[dict[str, Any]]:
-    """FM2's figure: the share of votes that found the false claim by the clues bought in the
-    round (both claims' together), with its count and 95% Wilson interval."""
-    tally: dict[int, list[int]] = {}
-    for vote in read_votes(out_dir):
-        if vote["outcome"] != "voted" or vote["correct"] is None:
-            continue
-        clues = int(vote["clues_revealed_true"] or 0) + int(vote["clues_revealed_false"] or 0)
-        row = tally.setdefault(clues, [0, 0])
-        row[0] += 1
-        row[1] += bool(vote["correct"])
-    out = []
-    for clues in sorted(tally):
-        votes, correct = tally[clues]
-        low, high = filters.wilson(correct, votes)
-        out.append({"clues": clues, "votes": votes, "correct": correct, "accuracy": round(correct / votes, 4),
-                    "ci95": [round(low, 4), round(high, 4)]})
-    return out
-
-
 DIFFICULTY_POINTS = 400
 """Claims drawn in ``stats.json``'s ``difficulty_votes`` (the research page's scatter)."""
 
 
-def difficulty_votes(out_dir: Path) -> dict[str, Any]:
-    """``{"rated", "points"}``: how many claims have a difficulty rating, and up to
-    DIFFICULTY_POINTS of them (the smallest hashes of their ids, so the same files give the
-    same points) as ``[total_votes, difficulty]``, for the plot of difficulty against votes."""
+def record_figures(out_dir: Path) -> dict[str, Any]:
+    """What the research page plots beyond Table 1, in one pass over the claims and one over
+    the votes as written:
+
+    - ``per_day``: claims written and rounds played per UTC day (``created``, ``day``), oldest first;
+    - ``accuracy_by_clues``: FM2's figure, the share of votes that found the false claim by the
+      clues bought in the round (both claims' together), with its count and 95% Wilson interval;
+    - ``difficulty_votes``: ``{"rated", "points"}``, how many claims have a difficulty rating and
+      up to DIFFICULTY_POINTS of them (the smallest hashes of their ids, so the same files give
+      the same points) as ``[total_votes, difficulty]``.
+    """
+    days: dict[str, Counter[str]] = {}
     chosen: list[tuple[bytes, int, int]] = []
     rated = 0
     for split in SPLITS:
         for record in read_claims(out_dir, split):
+            if record.get("created"):
+                days.setdefault(record["created"], Counter())["claims"] += 1
             if record.get("difficulty") in (None, ""):
                 continue
             rated += 1
@@ -153,7 +130,26 @@ def difficulty_votes(out_dir: Path) -> dict[str, Any]:
                 heapq.heappush(chosen, item)
             elif item[0] > chosen[0][0]:
                 heapq.heapreplace(chosen, item)
-    return {"rated": rated, "points": sorted([votes, difficulty] for _, votes, difficulty in chosen)}
+    tally: dict[int, list[int]] = {}
+    for vote in read_votes(out_dir):
+        if vote["day"]:
+            days.setdefault(str(vote["day"]), Counter())["votes"] += 1
+        if vote["outcome"] != "voted" or vote["correct"] is None:
+            continue
+        row = tally.setdefault(int(vote["clues_revealed_true"] or 0) + int(vote["clues_revealed_false"] or 0), [0, 0])
+        row[0] += 1
+        row[1] += bool(vote["correct"])
+    by_clues = []
+    for clues in sorted(tally):
+        votes, correct = tally[clues]
+        low, high = filters.wilson(correct, votes)
+        by_clues.append({"clues": clues, "votes": votes, "correct": correct, "accuracy": round(correct / votes, 4),
+                         "ci95": [round(low, 4), round(high, 4)]})
+    return {
+        "per_day": {day: {"claims": days[day]["claims"], "votes": days[day]["votes"]} for day in sorted(days)},
+        "accuracy_by_clues": by_clues,
+        "difficulty_votes": {"rated": rated, "points": sorted([votes, difficulty] for _, votes, difficulty in chosen)},
+    }
 
 
 def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,8 +159,7 @@ def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
     rows["total"] = _table1(chain.from_iterable(read_claims(out_dir, split) for split in SPLITS))
     validation = validation_statistics((split, record) for split in SPLITS for record in read_claims(out_dir, split))
     return {
-        "tokenizer": TOKENIZER, "table1": rows, "validation": validation, "per_day": per_day(out_dir),
-        "accuracy_by_clues": accuracy_by_clues(out_dir), "difficulty_votes": difficulty_votes(out_dir), **extra,
+        "tokenizer": TOKENIZER, "table1": rows, "validation": validation, **record_figures(out_dir), **extra,
     }
 
 
