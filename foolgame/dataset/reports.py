@@ -610,7 +610,9 @@ dealt with).
 ### Analysis: `stats.*`, `artifacts.*`, `easy_hard.jsonl`
 
 `stats.json`/`stats.md`: the tables above (`validation` in `stats.json`: per group its
-`counts`, `shares`, `kappa`, `kappa_method` and `raters_per_claim`; `model_in_the_loop`: the
+`counts`, `shares`, `kappa` with its 95% bootstrap interval `kappa_ci95`, `kappa_method` and
+`raters_per_claim`; `per_day`, `accuracy_by_clues` and `difficulty_votes`, which the research
+page plots; `model_in_the_loop`: the
 active version's figures on test, the collection rounds and the hardness counts). Claims
 written against a version were rewritten until it was fooled or their author gave up, so a
 version's accuracy on the claims written against it is biased low (as in ANLI): compare
