@@ -13,8 +13,9 @@ and salt give byte-identical files.
 from __future__ import annotations
 
 import hashlib
+from datetime import date
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from foolgame.claims.models import Claim
+from foolgame.dataset import hub
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
-from foolgame.dataset.writers import CLAIM_FIELDS, chunks, claim_pks
-from scoring.textscan import (
-    PERSONAL_DATA,
-    load_word_list,
-    offensive_words,
-    personal_data,
-)
+from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, chunks, claim_pks
+from scoring.textscan import OFFENSIVE, PERSONAL_DATA, QUOTED_FIELDS, WRITTEN_FIELDS, load_word_list, record_findings
 
 GATES = (
     "checked_share",
@@ -43,20 +40,13 @@ GATES = (
     "personal_data",
     "offensive_language",
 )
-TEXT_FIELDS = ("text", "gold_evidence", "retrieved_evidence", "wikipedia_page", "category")
-"""The claim fields written by people (players, Wikipedia editors) that the scans read."""
 EXAMPLES = 5
 """Claim ids given per kind of finding, so a maintainer can read the records."""
 CHUNK = 2000
-LICENSE = "https://creativecommons.org/licenses/by-sa/4.0/"
-CITATION = (
-    "@inproceedings{eisenschlos-etal-2021-fool, title = {Fool Me Twice: Entailment from Wikipedia "
-    "Gamification}, author = {Eisenschlos, Julian Martin and Dhingra, Bhuwan and Bulian, Jannis and "
-    "B{\\\"o}rschinger, Benjamin and Boyd-Graber, Jordan}, booktitle = {NAACL}, year = {2021}}"
-)
 MANIFEST = "manifest.json"
 CROISSANT = "croissant.json"
 QUALITY = "quality.json"
+SHA256SUMS = "SHA256SUMS"
 
 
 def _config() -> dict[str, Any]:
@@ -154,32 +144,27 @@ def _exclusive_authors(options: ExportOptions, claims_by_split: Mapping[str, lis
     )
 
 
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
-
-
 class _Scans:
-    """The personal-data and offensive-word scans over each record's text fields."""
+    """The personal-data and offensive-word scans of each record (``scoring.textscan``): the
+    gates count what people wrote in the game (the claim) and report, without counting, what
+    is quoted from Wikipedia (evidence, titles, categories), which no player can change."""
 
     def __init__(self) -> None:
         self.words = load_word_list()
-        self.personal: dict[str, dict[str, Any]] = {kind: {"matches": 0, "claims": 0, "examples": []} for kind in PERSONAL_DATA}
-        self.offensive: dict[str, Any] = {"matches": 0, "claims": 0, "examples": []}
+        self.personal: dict[str, dict[str, Any]] = {kind: self._tally() for kind in PERSONAL_DATA}
+        self.offensive: dict[str, Any] = self._tally()
+        self.quoted: dict[str, dict[str, Any]] = {kind: {"matches": 0, "claims": 0, "examples": []} for kind in (*PERSONAL_DATA, OFFENSIVE)}
+
+    @staticmethod
+    def _tally() -> dict[str, Any]:
+        return {"matches": 0, "claims": 0, "examples": []}
 
     def add(self, record: Mapping[str, Any]) -> None:
-        text = "\n".join(t for field in TEXT_FIELDS for t in _texts(record.get(field)))
-        for kind, matches in personal_data(text).items():
-            self._count(self.personal[kind], matches, record["id"])
-        matches = offensive_words(text, self.words)
-        if matches:
-            self._count(self.offensive, matches, record["id"])
+        found = record_findings(record, self.words)
+        for kind, matches in found["written"].items():
+            self._count(self.offensive if kind == OFFENSIVE else self.personal[kind], matches, record["id"])
+        for kind, matches in found["quoted"].items():
+            self._count(self.quoted[kind], matches, record["id"])
 
     @staticmethod
     def _count(tally: dict[str, Any], matches: int, claim_id: str) -> None:
@@ -192,12 +177,15 @@ class _Scans:
         personal = sum(kind["matches"] for kind in self.personal.values())
         personal_cap = int(_config()["MAX_PERSONAL_DATA"])
         offensive_cap = int(_config()["MAX_OFFENSIVE_WORDS"])
+        quoted = {"fields": list(QUOTED_FIELDS)}
         return [
             _gate("personal_data", value=personal, threshold=personal_cap, passed=personal <= personal_cap,
-                  fields=list(TEXT_FIELDS), kinds=self.personal),
+                  fields=list(WRITTEN_FIELDS), kinds=self.personal,
+                  quoted={**quoted, "kinds": {kind: self.quoted[kind] for kind in PERSONAL_DATA}}),
             _gate("offensive_language", value=self.offensive["matches"], threshold=offensive_cap,
-                  passed=self.offensive["matches"] <= offensive_cap, fields=list(TEXT_FIELDS),
-                  word_list="scoring/data/offensive_words.txt", words_listed=len(self.words), **self.offensive),
+                  passed=self.offensive["matches"] <= offensive_cap, fields=list(WRITTEN_FIELDS),
+                  word_list="scoring/data/offensive_words.txt", words_listed=len(self.words), **self.offensive,
+                  quoted={**quoted, **self.quoted[OFFENSIVE]}),
         ]
 
 
@@ -252,11 +240,9 @@ def write_manifest(out_dir: Path, files: Sequence[str]) -> None:
 
 
 ENCODINGS = {".jsonl": "application/jsonlines", ".csv": "text/csv", ".json": "application/json", ".md": "text/markdown"}
-CLAIM_TYPES = {
-    "total_votes": "sc:Integer", "correct_votes": "sc:Integer", "total_likes": "sc:Integer",
-    "smoothed_correctness": "sc:Float", "difficulty": "sc:Integer", "difficulty_deviation": "sc:Integer",
-    "mean_clues_revealed": "sc:Float", "created": "sc:Date", "model_fooled": "sc:Boolean", "tries": "sc:Integer",
-}
+VERSION = "1.0.0"
+"""``croissant.json``'s ``version``: of the export's format (its files and fields), raised when they change."""
+DATA_TYPES = {"string": "sc:Text", "int64": "sc:Integer", "float64": "sc:Float", "bool": "sc:Boolean"}
 CLAIM_DESCRIPTIONS = {
     "id": "the FM2 release id for imported claims, game-<n> for the game's own",
     "text": "the claim",
@@ -266,6 +252,8 @@ CLAIM_DESCRIPTIONS = {
     "wikipedia_page": "the page title",
     "category": "the page's category (NOCAT without one)",
     "author": "the pseudonym of a run of at most 2 of one author's claims",
+    "model_verdicts": "each verifier version's verdict, <version>_label and <version>_supports",
+    "validation_labels": "independent checkers' labels, [{label, checker}]",
 }
 CROISSANT_CONTEXT = {
     "@language": "en",
@@ -278,6 +266,7 @@ CROISSANT_CONTEXT = {
     "data": {"@id": "cr:data", "@type": "@json"},
     "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
     "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
     "examples": {"@id": "cr:examples", "@type": "@json"},
     "extract": "cr:extract",
     "field": "cr:field",
@@ -297,40 +286,67 @@ CROISSANT_CONTEXT = {
     "regex": "cr:regex",
     "repeated": "cr:repeated",
     "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
     "sc": "https://schema.org/",
     "separator": "cr:separator",
     "source": "cr:source",
     "subField": "cr:subField",
     "transform": "cr:transform",
 }
+"""Croissant 1.0's own ``@context`` (as its reference library writes it), so validators find nothing non-standard."""
 
 
-def _claim_field(name: str) -> dict[str, Any]:
+def _leaf(record_set: str, name: str, kind: str, source: dict[str, Any], *, transform: str = "", repeated: bool = False,
+          description: str = "") -> dict[str, Any]:
     field: dict[str, Any] = {
         "@type": "cr:Field",
-        "@id": f"claims/{name}",
+        "@id": f"{record_set}/{name}",
         "name": name,
-        "description": CLAIM_DESCRIPTIONS.get(name, f"see the dataset card's table of claim fields ({name})"),
-        "dataType": CLAIM_TYPES.get(name, "sc:Text"),
-        "source": {"fileSet": {"@id": "claim-files"}, "extract": {"column": name}},
+        "dataType": DATA_TYPES[kind],
+        "source": {**source},
     }
-    if name in ("gold_evidence", "retrieved_evidence"):
-        field["repeated"] = True
-        field["subField"] = [
-            {"@type": "cr:Field", "@id": f"claims/{name}/{sub}", "name": sub, "dataType": "sc:Text",
-             "source": {"fileSet": {"@id": "claim-files"}, "extract": {"jsonPath": f"$.{name}[*].{sub}"}}}
-            for sub in ("text", "section_header")
-        ]
-        field["source"]["extract"] = {"jsonPath": f"$.{name}"}
-    if name == "flags":
+    if description:
+        field["description"] = description
+    if transform:
+        field["source"]["transform"] = {"jsonPath": transform}
+    if repeated:
         field["repeated"] = True
     return field
 
 
-def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any]) -> None:
-    """``croissant.json``: the release in MLCommons Croissant 1.0, every listed file a
-    ``cr:FileObject`` with its sha256, and the claims' fields as a record set."""
-    distribution: list[dict[str, Any]] = [
+def _fields(record_set: str, types: Mapping[str, Any], names: Sequence[str], source: dict[str, Any], *, csv: bool,
+            descriptions: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Every column as a field read by ``column``: a list of structs (evidence, labels) as a
+    repeated field whose sub-fields pick their key from each item; an object of objects
+    (``model_verdicts``) as one sub-field per inner key. In a CSV file lists are JSON text."""
+    fields = []
+    for name in names:
+        kind = types[name]
+        column = {**source, "extract": {"column": name}}
+        description = descriptions.get(name, f"see the dataset card's table of fields ({name})")
+        if isinstance(kind, str) or csv:
+            fields.append(_leaf(record_set, name, kind if isinstance(kind, str) else "string", column, description=description))
+        elif isinstance(kind, list) and isinstance(kind[0], str):
+            fields.append(_leaf(record_set, name, kind[0], column, repeated=True, description=description))
+        elif isinstance(kind, list):
+            fields.append({
+                "@type": "cr:Field", "@id": f"{record_set}/{name}", "name": name, "description": description, "repeated": True,
+                "subField": [_leaf(f"{record_set}/{name}", key, sub, column, transform=key) for key, sub in kind[0].items()],
+            })
+        elif kind:  # model_verdicts: {version: {label, supports}}
+            fields.append({
+                "@type": "cr:Field", "@id": f"{record_set}/{name}", "name": name, "description": description,
+                "subField": [
+                    _leaf(f"{record_set}/{name}", f"{version}_{key}", sub, column, transform=f"{version}.{key}")
+                    for version, inner in kind.items() for key, sub in inner.items()
+                ],
+            })
+        # else: an object with no key in this export (no verifier version judged a claim): nothing to read
+    return fields
+
+
+def _distribution(out_dir: Path, files: Sequence[str]) -> list[dict[str, Any]]:
+    return [
         {
             "@type": "cr:FileObject",
             "@id": name,
@@ -342,42 +358,79 @@ def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any
         }
         for name in files
     ]
-    claim_format = "jsonl" if any(name == f"{split}.jsonl" for name in files for split in SPLITS) else "csv"
-    distribution.append(
-        {
-            "@type": "cr:FileSet",
-            "@id": "claim-files",
-            "name": "claim-files",
-            "description": "the claims of train, dev and test",
-            "encodingFormat": ENCODINGS[f".{claim_format}"],
-            "includes": [f"{split}.{claim_format}" for split in SPLITS],
-        }
-    )
+
+
+def _date_published(stats: Mapping[str, Any]) -> str:
+    """The newest record's day (a claim written or a round played): a date the data itself
+    holds, so the file stays the same for the same database; today for an empty export."""
+    days = list(stats.get("per_day", {}))
+    return max(days) if days else date.today().isoformat()
+
+
+def write_croissant(out_dir: Path, files: Sequence[str], stats: Mapping[str, Any]) -> None:
+    """``croissant.json``: the release in MLCommons Croissant 1.0, every listed file a
+    ``cr:FileObject`` with its sha256, and a record set for each kind of record that the
+    export holds (claims, votes, validation labels), each read by ``mlcroissant`` record by
+    record (``tests/dataset/test_formats.py``). Files without a record are listed but read by
+    no record set: a reader has nothing to read in them."""
+    distribution = _distribution(out_dir, files)
+    name = hub.export_id(out_dir, files)
+    configs = {config["config_name"]: config for config in hub.configs(out_dir, files)}
+    types = {
+        "claims": hub.claim_types(stats.get("model_in_the_loop", {}).get("verdict_versions") or ()),
+        "votes": hub.VOTE_TYPES,
+        "validation_labels": hub.LABEL_TYPES,
+    }
+    names = {"claims": CLAIM_FIELDS, "votes": VOTE_FIELDS, "validation_labels": LABEL_FIELDS}
+    descriptions = {
+        "claims": "one claim per record, from the claim files of the splits that have claims",
+        "votes": "one ended round per record",
+        "validation_labels": "one checker's label on a claim per record",
+    }
+    record_sets = []
+    for record_set, config in configs.items():
+        paths = [item["path"] for item in config["data_files"]]
+        if record_set == "claims":
+            distribution.append({
+                "@type": "cr:FileSet", "@id": "claim-files", "name": "claim-files",
+                "description": "the claim files with claims (" + ", ".join(paths) + ")",
+                "encodingFormat": ENCODINGS[Path(paths[0]).suffix], "includes": paths,
+            })
+            source: dict[str, Any] = {"fileSet": {"@id": "claim-files"}}
+        else:
+            source = {"fileObject": {"@id": paths[0]}}
+        record_sets.append({
+            "@type": "cr:RecordSet", "@id": record_set, "name": record_set, "description": descriptions[record_set],
+            "field": _fields(record_set, types[record_set], names[record_set], source, csv=paths[0].endswith(".csv"),
+                             descriptions=CLAIM_DESCRIPTIONS if record_set == "claims" else {}),
+        })
     table = stats["table1"]["total"]
     croissant = {
         "@context": CROISSANT_CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": "fool-me-twice-export",
+        "name": f"fool-me-twice-export-{name}",
         "description": (
             "Claims about Wikipedia pages written in the Fool Me Twice game, true or false, with the gold "
             f"evidence sentences their authors marked and the votes of other players: {table['claims']} claims "
             f"on {table['pages']} pages in page-disjoint train, dev and test splits, and {stats['votes']} votes. "
             "README.md is the dataset card."
         ),
-        "license": LICENSE,
-        "citeAs": CITATION,
-        "url": "https://github.com/google-research/fool-me-twice",
+        "version": VERSION,
+        "datePublished": _date_published(stats),
+        "license": hub.LICENSE_URL,
+        "citeAs": hub.export_citation(name),
+        "url": f"urn:fm2-export:{name}",
+        "isBasedOn": hub.SOURCE_URL,
         "isLiveDataset": False,
         "distribution": distribution,
-        "recordSet": [
-            {
-                "@type": "cr:RecordSet",
-                "@id": "claims",
-                "name": "claims",
-                "description": "one claim per record, in the files of train, dev and test",
-                "field": [_claim_field(name) for name in CLAIM_FIELDS],
-            }
-        ],
+        "recordSet": record_sets,
     }
     write_json(out_dir / CROISSANT, croissant)
+
+
+def write_sha256sums(out_dir: Path, files: Sequence[str]) -> None:
+    """``SHA256SUMS``: every listed file in ``sha256sum``'s own format (digest, two spaces,
+    name), so ``sha256sum -c SHA256SUMS`` in the folder checks the export."""
+    lines = [f"{file_digest(out_dir / name)}  {name}\n" for name in files]
+    (out_dir / SHA256SUMS).write_text("".join(lines), encoding="utf-8", newline="\n")

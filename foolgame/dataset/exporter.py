@@ -23,7 +23,7 @@ from foolgame.dataset.model_loop import ClaimModels
 from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
 from foolgame.dataset.validation import RUN_CHECKS, ClaimChecks
-from foolgame.dataset.writers import CLAIM_FIELDS, VOTE_FIELDS, RecordFiles, exported_claims, write_claims, write_votes
+from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, RecordFiles, exported_claims, write_claims, write_votes
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
@@ -171,9 +171,13 @@ def write_records(
         checkers = Fragments(pseudonyms, role="checker", caps=caps, max_records=RUN_CHECKS)
         claim_models = ClaimModels()
         summary.active_version = claim_models.active
-        write_claims(claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress, ClaimChecks(checkers), claim_models)
+        label_files = RecordFiles(stack, out_dir, ["validation_labels"], LABEL_FIELDS, options.formats)
+        write_claims(
+            claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress, ClaimChecks(checkers), claim_models,
+            label_files,
+        )
         vote_files = RecordFiles(stack, out_dir, ["votes"], VOTE_FIELDS, options.formats)
         voters = Fragments(pseudonyms, role="voter", caps=caps, max_records=RUN_ROUNDS)
         write_votes(vote_files, options, plan, exclusive_ids, voters, summary, progress)
-        summary.files = [path.name for path in (*claim_files.paths, *vote_files.paths)]
+        summary.files = [path.name for path in (*claim_files.paths, *vote_files.paths, *label_files.paths)]
     return summary

@@ -20,12 +20,14 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from foolgame.dataset import hub
 from foolgame.dataset.lean import sklearn_import_lean
 from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
 from foolgame.dataset.model_loop import Progress, model_markdown, model_statistics
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from foolgame.dataset.writers import chunks
+from scoring import filters
 from scoring.artifacts import (  # the same classifier, fitted once and applied in batches
     ScoredTerm,
     claim_only_pipeline,
@@ -83,13 +85,82 @@ def _table1(records: Iterator[dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
+def read_votes(out_dir: Path) -> Iterator[dict[str, str | None]]:
+    """The votes as written, the fields the plots read (``day``, ``outcome``, ``correct`` and
+    the clues), from the JSON Lines file or else the CSV one (there as text)."""
+    jsonl = out_dir / "votes.jsonl"
+    if jsonl.exists():
+        with jsonl.open(encoding="utf-8") as handle:
+            yield from map(json.loads, handle)
+        return
+    if (out_dir / "votes.csv").exists():
+        with (out_dir / "votes.csv").open(encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                yield {**row, "correct": {"true": True, "false": False}.get(row["correct"]),
+                       "clues_revealed_true": int(row["clues_revealed_true"]), "clues_revealed_false": int(row["clues_revealed_false"])}
+
+
+DIFFICULTY_POINTS = 400
+"""Claims drawn in ``stats.json``'s ``difficulty_votes`` (the research page's scatter)."""
+
+
+def record_figures(out_dir: Path) -> dict[str, Any]:
+    """What the research page plots beyond Table 1, in one pass over the claims and one over
+    the votes as written:
+
+    - ``per_day``: claims written and rounds played per UTC day (``created``, ``day``), oldest first;
+    - ``accuracy_by_clues``: FM2's figure, the share of votes that found the false claim by the
+      clues bought in the round (both claims' together), with its count and 95% Wilson interval;
+    - ``difficulty_votes``: ``{"rated", "points"}``, how many claims have a difficulty rating and
+      up to DIFFICULTY_POINTS of them (the smallest hashes of their ids, so the same files give
+      the same points) as ``[total_votes, difficulty]``.
+    """
+    days: dict[str, Counter[str]] = {}
+    chosen: list[tuple[bytes, int, int]] = []
+    rated = 0
+    for split in SPLITS:
+        for record in read_claims(out_dir, split):
+            if record.get("created"):
+                days.setdefault(record["created"], Counter())["claims"] += 1
+            if record.get("difficulty") in (None, ""):
+                continue
+            rated += 1
+            item = (_negate(hashlib.sha256(record["id"].encode()).digest()[:8]), int(record["total_votes"]), int(record["difficulty"]))
+            if len(chosen) < DIFFICULTY_POINTS:
+                heapq.heappush(chosen, item)
+            elif item[0] > chosen[0][0]:
+                heapq.heapreplace(chosen, item)
+    tally: dict[int, list[int]] = {}
+    for vote in read_votes(out_dir):
+        if vote["day"]:
+            days.setdefault(str(vote["day"]), Counter())["votes"] += 1
+        if vote["outcome"] != "voted" or vote["correct"] is None:
+            continue
+        row = tally.setdefault(int(vote["clues_revealed_true"] or 0) + int(vote["clues_revealed_false"] or 0), [0, 0])
+        row[0] += 1
+        row[1] += bool(vote["correct"])
+    by_clues = []
+    for clues in sorted(tally):
+        votes, correct = tally[clues]
+        low, high = filters.wilson(correct, votes)
+        by_clues.append({"clues": clues, "votes": votes, "correct": correct, "accuracy": round(correct / votes, 4),
+                         "ci95": [round(low, 4), round(high, 4)]})
+    return {
+        "per_day": {day: {"claims": days[day]["claims"], "votes": days[day]["votes"]} for day in sorted(days)},
+        "accuracy_by_clues": by_clues,
+        "difficulty_votes": {"rated": rated, "points": sorted([votes, difficulty] for _, votes, difficulty in chosen)},
+    }
+
+
 def statistics(out_dir: Path, *, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Table 1 of the FM2 paper per split and in total, the validation statistics, and the
-    export's bookkeeping."""
+    """Table 1 of the FM2 paper per split and in total, the validation statistics, the
+    records per day and the accuracy by clues bought, and the export's bookkeeping."""
     rows = {split: _table1(read_claims(out_dir, split)) for split in SPLITS}
     rows["total"] = _table1(chain.from_iterable(read_claims(out_dir, split) for split in SPLITS))
     validation = validation_statistics((split, record) for split in SPLITS for record in read_claims(out_dir, split))
-    return {"tokenizer": TOKENIZER, "table1": rows, "validation": validation, **extra}
+    return {
+        "tokenizer": TOKENIZER, "table1": rows, "validation": validation, **record_figures(out_dir), **extra,
+    }
 
 
 def model_in_the_loop(out_dir: Path, *, active: Any, seed: int, max_claims: int, progress: Progress) -> dict[str, Any]:
@@ -374,46 +445,33 @@ def artifacts_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-LOADING_CODE = """import json
-import os
+LOADING_CODE = """from datasets import load_dataset
 
-from datasets import Features, Value, load_dataset
-
-evidence = [{"text": Value("string"), "section_header": Value("string")}]
-checks = [{"label": Value("string"), "checker": Value("string")}]
-# model_verdicts has a key per verifier version that judged an exported claim (stats.json lists them).
-with open("stats.json", encoding="utf-8") as handle:
-    names = json.load(handle)["model_in_the_loop"]["verdict_versions"]
-verdicts = {name: {"label": Value("string"), "supports": Value("float64")} for name in names}
-claim_features = Features({
-    "id": Value("string"), "text": Value("string"), "label": Value("string"),
-    "gold_evidence": evidence, "retrieved_evidence": evidence,
-    "wikipedia_page": Value("string"), "category": Value("string"),
-    "total_votes": Value("int64"), "correct_votes": Value("int64"), "total_likes": Value("int64"),
-    "smoothed_correctness": Value("float64"),
-    "difficulty": Value("int64"), "difficulty_deviation": Value("int64"),
-    "flags": [Value("string")], "author": Value("string"),
-    "created": Value("string"), "mean_clues_revealed": Value("float64"),
-    "model_verdicts": verdicts, "model_version": Value("string"), "model_fooled": Value("bool"),
-    "tries": Value("int64"), "hard_for": Value("string"),
-    "validation_labels": checks, "gold_label": Value("string"),
-})
-vote_features = Features({
-    "voter": Value("string"), "true_claim": Value("string"), "false_claim": Value("string"),
-    "true_claim_split": Value("string"), "false_claim_split": Value("string"),
-    "false_claim_side": Value("string"), "true_claim_public": Value("bool"), "false_claim_public": Value("bool"),
-    "outcome": Value("string"), "correct": Value("bool"), "remaining_bucket": Value("int64"),
-    "clues_revealed_true": Value("int64"), "clues_revealed_false": Value("int64"),
-    "timed_out": Value("bool"), "reported": Value("bool"), "voided_by": Value("string"),
-    "voter_saw_answer": Value("bool"), "voter_held": Value("bool"), "day": Value("string"),
-})
-# An empty file holds no data for datasets: leave out the splits this export has not.
-files = {name: f"{split}.jsonl" for name, split in (("train", "train"), ("validation", "dev"), ("test", "test"))
-         if os.path.getsize(f"{split}.jsonl")}
-claims = load_dataset("json", features=claim_features, data_files=files)
-votes = (load_dataset("json", features=vote_features, data_files="votes.jsonl", split="train")
-         if os.path.getsize("votes.jsonl") else None)
+folder = "path/to/this/folder"
+claims = load_dataset(folder)  # train, validation (dev.jsonl), test: those with claims
+votes = load_dataset(folder, "votes", split="train")  # when the export has votes
+labels = load_dataset(folder, "validation_labels", split="train")  # when claims were checked
 """
+"""The card's loading code: its YAML header types every column (``foolgame.dataset.hub``)."""
+
+EXAMPLE_EVIDENCE = 2
+"""Evidence sentences of each list shown in the card's example record."""
+
+
+def _example_record(out_dir: Path) -> str:
+    """The first claim of the first split with one, as JSON (evidence lists cut short)."""
+    for split in SPLITS:
+        record = next(read_claims(out_dir, split), None) if (out_dir / f"{split}.jsonl").exists() or (out_dir / f"{split}.csv").exists() else None
+        if record is not None:
+            shown = dict(record)
+            notes = []
+            for key in ("gold_evidence", "retrieved_evidence"):
+                if len(shown[key]) > EXAMPLE_EVIDENCE:
+                    notes.append(f"{key}: first {EXAMPLE_EVIDENCE} of {len(shown[key])} sentences shown")
+                    shown[key] = shown[key][:EXAMPLE_EVIDENCE]
+            note = f"The first claim of `{split}`" + (f" ({'; '.join(notes)})" if notes else "") + ":"
+            return f"{note}\n\n```json\n{json.dumps(shown, ensure_ascii=False, indent=2)}\n```"
+    return "This export has no claim."
 
 
 def _splits_paragraph(stats: Mapping[str, Any]) -> str:
@@ -430,9 +488,18 @@ train or dev are withheld (counted below). The remaining pages are ordered by a 
 the seed and the page title and cut in the requested proportions of claims."""
 
 
-def dataset_card(stats: Mapping[str, Any], files: Sequence[str]) -> str:
+def dataset_card(stats: Mapping[str, Any], files: Sequence[str], *, out_dir: Path) -> str:
+    """``README.md``: the Hugging Face header (``hub.card_header``), then the card for people."""
     table = statistics_markdown(stats).split("\n", 2)[2]
-    return f"""# Fool Me Twice: dataset export
+    header = hub.card_header(out_dir=out_dir, files=files, stats=stats)
+    offered = hub.configs(out_dir, files)
+    offered_text = "; ".join(
+        f"`{config['config_name']}`: " + ", ".join(f"`{item['split']}` (`{item['path']}`)" for item in config["data_files"])
+        for config in offered
+    ) or "none: this export has no record"
+    sources = "\n".join(f"- {text} ({url})" for text, url in hub.LICENSE_SOURCES)
+    name = hub.export_id(out_dir, files)
+    return header + f"""# Fool Me Twice: dataset export
 
 Claims and votes collected by **Fool Me Twice** (fm2), a game in which players write claims
 about Wikipedia pages that are true or false and hard to check, and other players race a
@@ -463,12 +530,25 @@ release ids, splits and vote counts.
 {chr(10).join(f"- `{name}`" for name in files)}
 
 `*.csv` files are twins of the `*.jsonl` files; list fields are JSON text in their cell.
-To load them with Hugging Face `datasets`, run this in this folder; the features are given
-because a column that is empty or null throughout one split (e.g. `flags`) would
-otherwise be typed differently from split to split:
+`SHA256SUMS` holds every other file's checksum: `sha256sum -c SHA256SUMS` in this folder checks
+them (`manifest.json` holds the same with sizes).
+
+This card's header (above, in YAML) is read by Hugging Face `datasets`: it lists the
+configurations and splits that hold records and types every column, so one call loads the
+folder. Configurations here: {offered_text}. Labels are strings (`SUPPORTS`, `REFUTES`; a
+checker's also `NOT ENOUGH INFO`; `gold_label` `-` when there is none), evidence a list of
+`{{text, section_header}}`; an empty file (a split without claims, no votes) is not listed,
+since `datasets` cannot read one. With `datasets` installed:
 
 ```python
 {LOADING_CODE}```
+
+`croissant.json` describes the same records for MLCommons Croissant (`mlcroissant`), record
+sets `claims`, `votes` and `validation_labels`.
+
+### Example
+
+{_example_record(out_dir)}
 
 ### Claims: `train`, `dev`, `test`
 
@@ -497,6 +577,12 @@ otherwise be typed differently from split to split:
 | `validation_labels` | independent checkers' labels, in the order they were answered, `[{{label, checker}}]`: `label` is `SUPPORTS`, `REFUTES` or `NOT ENOUGH INFO`, judged against the gold evidence without seeing the author's label or anyone else's; `checker` the pseudonym of a run of at most {RUN_CHECKS} of one checker's labels (see Privacy). Only labels that count are here: reports that a claim is flawed are not labels, and a checker too often wrong on claims whose label was settled counts for nothing. `[]` for a claim nobody checked |
 | `gold_label` | the label holding at least 3/5 of the weight of the author's label and the checkers' labels: MultiNLI's "3 of 5" when every weight is 1; the author weighs 1, a checker by their record on claims whose label was settled (the weights are not exported: they would tie a checker's runs together); `-` while the claim has fewer labels than validation needs (see Validation) or no such majority |
 
+### Validation labels: `validation_labels`
+
+Every claim's `validation_labels` again, one a row, for tools that read flat tables: `claim`
+(its id), `split`, `position` (the label's place in the claim's list, from 0), `label` and
+`checker` as in the claims' field.
+
 ### Votes: `votes`
 
 One ended round a line, in the order the rounds were dealt:
@@ -524,7 +610,9 @@ dealt with).
 ### Analysis: `stats.*`, `artifacts.*`, `easy_hard.jsonl`
 
 `stats.json`/`stats.md`: the tables above (`validation` in `stats.json`: per group its
-`counts`, `shares`, `kappa`, `kappa_method` and `raters_per_claim`; `model_in_the_loop`: the
+`counts`, `shares`, `kappa` with its 95% bootstrap interval `kappa_ci95`, `kappa_method` and
+`raters_per_claim`; `per_day`, `accuracy_by_clues` and `difficulty_votes`, which the research
+page plots; `model_in_the_loop`: the
 active version's figures on test, the collection rounds and the hardness counts). Claims
 written against a version were rewritten until it was fooled or their author gave up, so a
 version's accuracy on the claims written against it is biased low (as in ANLI): compare
@@ -579,12 +667,41 @@ continues which (by day and order) can chain them back into longer runs; and a s
 (a claim with very many likes) is a run of its own, but it narrows its owner down to fewer
 than 5 players.
 
+## Limitations
+
+- **Written to fool.** Authors were paid for claims that fool voters (and, with a model in
+  the loop, the model): the claims are adversarial by design, their labels were assigned to
+  authors to keep them near 50/50, and they are not a sample of how people state facts.
+- **Labels are the authors'.** Each claim's label is its author's, backed by the evidence
+  they marked; only the claims in `validation_labels` were labelled again, and `gold_label`
+  is `-` for the others. The certification gates (`quality.json`, when present) say how many.
+- **Public release claims.** Claims imported from the FM2 release have public labels and
+  evidence: votes on them are marked (`true_claim_public`, `false_claim_public`).
+- **Runs, not people.** Pseudonyms name runs of records (see Privacy): models of skill or
+  annotator bias see runs.
+- **Wikipedia as it was.** Evidence sentences are the page text when the page was imported;
+  pages change, and English Wikipedia is the only source (English only).
+- **Scans are heuristics.** The personal-data and offensive-language gates are regular
+  expressions and a word list: they catch the common forms, not every one.
+
 ## Licence
 
-The claims, evidence sentences and page titles are derived from Wikipedia and are
-released under CC BY-SA (https://creativecommons.org/licenses/by-sa/3.0/), as is the FM2
-release. Cite Eisenschlos et al. (2021), "Fool Me Twice: Entailment from Wikipedia
-Gamification", NAACL.
+This export is released under **{hub.LICENSE_NAME}** ({hub.LICENSE_URL}): its evidence
+sentences and page titles are Wikipedia's text, which is share-alike, and the claims imported
+from the FM2 release may be relicensed with it. The sources of that statement:
+
+{sources}
+
+Credit Wikipedia's contributors and the FM2 authors when you use it.
+
+## Citation
+
+Cite this export by its id, `{name}` (the sha256 of its record files; `croissant.json`'s `url`
+is `urn:fm2-export:{name}`), and the FM2 paper:
+
+```bibtex
+{hub.export_citation(name)}
+```
 """
 
 

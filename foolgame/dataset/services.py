@@ -126,11 +126,13 @@ def dataset_export(
         files.append(certify.QUALITY)
         report("certify", 1, 1)
     files.append("README.md")
-    listed = [*files, certify.CROISSANT, certify.MANIFEST]
-    (out_dir / "README.md").write_text(reports.dataset_card(stats, listed), encoding="utf-8")
-    # Croissant lists every file before it; the manifest every file, Croissant's included.
+    listed = [*files, certify.CROISSANT, certify.MANIFEST, certify.SHA256SUMS]
+    (out_dir / "README.md").write_text(reports.dataset_card(stats, listed, out_dir=out_dir), encoding="utf-8")
+    # Croissant lists every file before it; the manifest every file, Croissant's included;
+    # SHA256SUMS every file, the manifest's included.
     certify.write_croissant(out_dir, files, stats)
     certify.write_manifest(out_dir, [*files, certify.CROISSANT])
+    certify.write_sha256sums(out_dir, [*files, certify.CROISSANT, certify.MANIFEST])
     report("card", 1, 1)
     return ExportResult(out_dir=out_dir, files=listed, stats=stats, artifacts=analysis, quality=quality)
 

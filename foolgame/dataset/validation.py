@@ -141,10 +141,40 @@ def _kappa(validated: Counter[Pattern]) -> dict[str, Any]:
     ]
     raters = sorted({sum(row) for row in table})
     if not table:
-        return {"kappa": None, "kappa_method": None, "raters_per_claim": []}
+        return {"kappa": None, "kappa_method": None, "raters_per_claim": [], "kappa_ci95": None}
     method = "fleiss_kappa" if len(raters) == 1 else "fleiss_kappa_unequal"
     kappa = fleiss_kappa(table) if method == "fleiss_kappa" else fleiss_kappa_unequal(table)
-    return {"kappa": _round(kappa), "kappa_method": method, "raters_per_claim": raters}
+    return {"kappa": _round(kappa), "kappa_method": method, "raters_per_claim": raters, "kappa_ci95": _kappa_interval(validated)}
+
+
+KAPPA_RESAMPLES = 1000
+"""Bootstrap resamples of the validated claims behind ``kappa_ci95``."""
+
+
+def _kappa_interval(validated: Counter[Pattern]) -> list[float] | None:
+    """A 95% percentile-bootstrap interval of the kappa above: the validated claims drawn
+    again with replacement (a multinomial over their distinct patterns, seed 0, so the same
+    files give the same interval), kappa recomputed each time. Null when kappa is undefined
+    in most draws (every label the same) or there are fewer than two claims."""
+    import numpy  # the statistics' own dependency (scikit-learn's); loaded when a kappa is computed
+
+    patterns = [(author, labels) for (author, labels, _), n in sorted(validated.items()) if len(labels) + 1 >= 2]
+    weights = [n for (author, labels, _), n in sorted(validated.items()) if len(labels) + 1 >= 2]
+    if sum(weights) < 2:
+        return None
+    rows = numpy.array([[sum(1 for rater in (*labels, author) if rater == label) for label in LABELS] for author, labels in patterns], float)
+    raters = rows.sum(axis=1)
+    agreement = (rows * (rows - 1)).sum(axis=1) / (raters * (raters - 1))
+    draws = numpy.random.default_rng(0).multinomial(sum(weights), numpy.array(weights) / sum(weights), size=KAPPA_RESAMPLES)
+    observed = draws @ agreement / draws.sum(axis=1)
+    totals = draws @ rows
+    expected = ((totals / totals.sum(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    defined = expected < 1.0
+    if defined.sum() < KAPPA_RESAMPLES / 2:
+        return None
+    kappas = (observed[defined] - expected[defined]) / (1.0 - expected[defined])
+    low, high = numpy.percentile(kappas, [2.5, 97.5])
+    return [round(float(low), 4), round(float(high), 4)]
 
 
 def _group(patterns: Counter[Pattern], min_labels: int) -> dict[str, Any]:

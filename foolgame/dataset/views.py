@@ -9,7 +9,8 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.dataset.apis import EXPORTS_LISTED, export_payload
 from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
-from foolgame.dataset.selectors import export_list
+from foolgame.dataset.plots import research_plots
+from foolgame.dataset.selectors import export_list, latest_stats
 from foolgame.players.roles import is_researcher, role_page
 
 researchers_only = role_page(is_researcher, "dataset/forbidden.html")
@@ -24,4 +25,8 @@ def exports(request: HttpRequest) -> HttpResponse:
         "formats": FORMATS,
         "baseline_max_claims": BASELINE_MAX_CLAIMS,
     }
+    latest = latest_stats()
+    if latest is not None:
+        context["plots_export"], stats = latest
+        context["plots"] = research_plots(stats)
     return render(request, "dataset/exports.html", context)

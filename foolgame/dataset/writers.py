@@ -88,6 +88,9 @@ VOTE_FIELDS = (
     "voter_held",
     "day",
 )
+LABEL_FIELDS = ("claim", "split", "position", "label", "checker")
+"""``validation_labels.*``: a claim's ``validation_labels`` one a row (``position`` their order on
+the claim, from 0), for tools that read flat tables (Croissant, a ``datasets`` configuration)."""
 ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED)
 GAME_ID_PREFIX = "game-"
 PK_CHUNK = 2000
@@ -290,8 +293,10 @@ def write_claims(
     progress: Progress,
     claim_checks: ClaimChecks,
     claim_models: ClaimModels,
+    label_files: RecordFiles | None = None,
 ) -> None:
-    """The claims' files, one per split (``train``, ``dev``, ``test``)."""
+    """The claims' files, one per split (``train``, ``dev``, ``test``), and their validation
+    labels one a row in ``label_files``."""
     fields = (
         "id", "text", "label", "page_id", "author_id", "created", "status", "external_id", "clues",
         "release_retrieved", "release_total_votes", "release_correct_votes", "release_total_likes",
@@ -338,10 +343,12 @@ def write_claims(
             }
             shown["total"] = sum(shown.values())
             smoothed = round(smoothed_correctness(correct_votes, total_votes), 4)
+            export_id = export_claim_id(claim_id, row["external_id"])
+            labels = claim_checks.named(checks[claim_id][0])
             files.write(
                 split,
                 {
-                    "id": export_claim_id(claim_id, row["external_id"]),
+                    "id": export_id,
                     "text": row["text"],
                     "label": row["label"],
                     "gold_evidence": gold[claim_id],
@@ -359,10 +366,13 @@ def write_claims(
                     "created": _day(row["created"]),
                     "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
                     **claim_models.fields(models, claim_id, label=row["label"], votes=total_votes, smoothed_correctness=smoothed),
-                    "validation_labels": claim_checks.named(checks[claim_id][0]),
+                    "validation_labels": labels,
                     "gold_label": checks[claim_id][1],
                 },
             )
+            if label_files is not None:
+                for position, item in enumerate(labels):
+                    label_files.write("validation_labels", {"claim": export_id, "split": split, "position": position, **item})
             summary.claims[split] += 1
         done += len(chunk)
         progress("claims", done, total)

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from foolgame.checks.models import Check, ClaimValidation
+from foolgame.claims.models import Claim
 from foolgame.dataset import certify
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.models import Export
@@ -137,6 +138,25 @@ def test_a_word_of_the_list_fails_offensive_language(world, lenient, tmp_path: P
     assert "wanker" not in (tmp_path / "out" / "quality.json").read_text()
 
 
+def test_wikipedia_quotes_are_reported_not_counted_so_the_reference_release_passes(world, lenient, tmp_path: Path) -> None:
+    """The FM2 dev split quotes addresses and song titles from Wikipedia in its evidence: a gate
+    that counted them failed the field's reference release. What a player wrote still counts."""
+    check_claims(world.claims.values())
+    quoted = world.claims["t2"]
+    clues = [dict(clue) for clue in quoted.clues]
+    clues[0]["text"] = "The address of Petco Park is 19 Tony Gwynn Drive, where the song Bullshit was first played."
+    Claim.objects.filter(pk=quoted.pk).update(clues=clues)
+    quality = export(tmp_path / "out")
+    found = gates(tmp_path / "out")
+    assert quality["passed"] is True
+    assert found["personal_data"]["quoted"]["kinds"]["street_address"] == {"matches": 1, "claims": 1, "examples": [f"game-{quoted.pk}"]}
+    assert (found["offensive_language"]["quoted"]["matches"], found["offensive_language"]["quoted"]["examples"]) == (1, [f"game-{quoted.pk}"])
+    written = world.claims["f2"]
+    written.text = "Topic 2 was founded at 19 Tony Gwynn Drive."
+    written.save(update_fields=["text"])
+    assert export(tmp_path / "again")["failed"] == ["personal_data"]
+
+
 def _move_line(out: Path, source: str, target: str, *, matching: str = "", copy: bool = False) -> dict:
     lines = (out / f"{source}.jsonl").read_text().splitlines(keepends=True)
     index = next(i for i, line in enumerate(lines) if matching in line)
@@ -180,7 +200,7 @@ def test_the_manifest_lists_every_file_and_the_same_database_seed_and_salt_give_
     manifest = (tmp_path / "a" / "manifest.json").read_bytes()
     assert manifest == (tmp_path / "b" / "manifest.json").read_bytes()
     entries = json.loads(manifest)["files"]
-    on_disk = {path.name for path in (tmp_path / "a").iterdir()} - {"manifest.json"}
+    on_disk = {path.name for path in (tmp_path / "a").iterdir()} - {"manifest.json", "SHA256SUMS"}  # SHA256SUMS lists the manifest
     assert {entry["name"] for entry in entries} == on_disk
     for entry in entries:
         path = tmp_path / "a" / entry["name"]
@@ -196,13 +216,15 @@ def test_croissant_describes_every_file_with_its_sha256_and_the_claim_fields(wor
     assert croissant["license"] == "https://creativecommons.org/licenses/by-sa/4.0/"
     assert {"@vocab", "cr", "sc"} <= set(croissant["@context"]) and "Fool Me Twice" in croissant["citeAs"]
     objects = {item["name"]: item for item in croissant["distribution"] if item["@type"] == "cr:FileObject"}
-    assert set(objects) == {path.name for path in out.iterdir()} - {"croissant.json", "manifest.json"}
+    assert set(objects) == {path.name for path in out.iterdir()} - {"croissant.json", "manifest.json", "SHA256SUMS"}
     for name, item in objects.items():
         assert item["sha256"] == sha256(out / name) and item["encodingFormat"]
     claim_set = next(item for item in croissant["distribution"] if item["@type"] == "cr:FileSet")
     assert claim_set["includes"] == ["train.jsonl", "dev.jsonl", "test.jsonl"]
-    (record_set,) = croissant["recordSet"]
-    assert [field["name"] for field in record_set["field"]] == list(CLAIM_FIELDS)
+    record_sets = {record_set["name"]: record_set for record_set in croissant["recordSet"]}
+    assert list(record_sets) == ["claims", "votes"]  # no claim was checked: no validation label to read
+    # model_verdicts has no key when no verifier version judged a claim: nothing to read.
+    assert [field["name"] for field in record_sets["claims"]["field"]] == [name for name in CLAIM_FIELDS if name != "model_verdicts"]
     assert "croissant.json" in (out / "README.md").read_text()
 
 

@@ -303,11 +303,3 @@ def test_votes_mark_voided_rounds_public_claims_and_voters_who_saw_the_answer(wo
     assert line(3)["voter_saw_answer"] is False  # seen only after voting
     stats = json.loads((tmp_path / "out" / "stats.json").read_text())
     assert stats["voided_rounds"] == 1
-
-
-def test_the_cards_loading_code_types_every_field() -> None:
-    from foolgame.dataset.reports import LOADING_CODE
-
-    claim_part, vote_part = LOADING_CODE.split("claim_features =")[1].split("vote_features =")
-    for fields, part in ((CLAIM_FIELDS, claim_part), (VOTE_FIELDS, vote_part)):
-        assert set(re.findall(r'"(\w+)": (?:Value|evidence|checks|verdicts|\[)', part.split("})")[0])) == set(fields)

@@ -166,8 +166,12 @@ def test_stats_hold_multinlis_validation_table_and_kappa_computed_by_hand(checke
     # By hand: agreement (0.6 + 1 + 0.2 + 0.6) / 4 = 0.6; chance 0.45² + 0.45² + 0.1² = 0.415.
     assert overall["kappa"] == round((0.6 - 0.415) / (1 - 0.415), 4) == round(fleiss_kappa(table), 4) == 0.3162
     assert overall["kappa_method"] == "fleiss_kappa" and overall["raters_per_claim"] == [5]
+    # Four claims say little: the bootstrap interval is wide, and holds the kappa.
+    low, high = overall["kappa_ci95"]
+    assert -1 <= low < overall["kappa"] < high <= 1 and high - low > 0.3
     dev = validation["splits"]["dev"]  # c4 alone: agreement 0.6, chance 0.8² + 0.2² = 0.68
     assert dev["counts"]["claims"] == 1 and dev["kappa"] == round(fleiss_kappa([[4, 1, 0]]), 4) == -0.25
+    assert dev["kappa_ci95"] is None  # one claim: nothing to resample
     assert validation["splits"]["train"]["counts"]["not_yet_validated"] == 2
     assert validation["splits"]["test"]["counts"]["claims"] == 0 and validation["splits"]["test"]["kappa"] is None
     assert validation["categories"]["Science"] == dev
