@@ -37,7 +37,7 @@ def join_as_guest(client: Client, code: str, nickname: str):
 @pytest.fixture
 def room(db) -> Room:
     claim_pool()
-    return services.room_create(host=UserFactory(username="hana"), questions=2)
+    return services.room_create(host=UserFactory(username="hana"), questions=2, host_plays=True)
 
 
 def test_a_nickname_joins_a_room_as_a_guest(room) -> None:

@@ -101,7 +101,7 @@ def test_a_room_round_is_listed_once_its_question_is_over(fake_clock) -> None:
 
     claim_pool()
     host, pia = UserFactory(username="hana"), UserFactory(username="pia")
-    room = rooms.room_create(host=host, questions=2)
+    room = rooms.room_create(host=host, questions=2, host_plays=True)
     rooms.room_join(code=room.code, player=pia)
     rooms.room_next_question(code=room.code, player=host)
     question = RoomQuestion.objects.get(room=room, number=1)
