@@ -30,6 +30,9 @@ def player_skill(*, player_id: int) -> dict[str, Any] | None:
 TUTORIAL_NEW = "new"
 
 
-def player_tutorial(*, player_id: int) -> str:
-    """The player's first-run tutorial: ``new`` (show it), ``done`` or ``skipped``."""
-    return TutorialProgress.objects.filter(player_id=player_id).values_list("state", flat=True).first() or TUTORIAL_NEW
+def player_tutorial(*, player_id: int, stored: bool = False) -> str | None:
+    """The player's first-run tutorial as stored: ``new`` (show it), ``done`` or ``skipped``
+    (``stored``: None when nothing is stored; ``services.player_tutorial_get`` then looks
+    whether the player has learned the game by playing and writing)."""
+    state = TutorialProgress.objects.filter(player_id=player_id).values_list("state", flat=True).first()
+    return state if stored else state or TUTORIAL_NEW

@@ -12,10 +12,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foolgame.claims.models import Claim
+from foolgame.core import hooks
 from foolgame.core.errors import ServiceError
 from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
 from foolgame.players.models import Guest, PlayerName, TutorialProgress
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
+from foolgame.players.selectors import player_tutorial
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
 TAKEN = ("username_taken", "That user name is taken.")
@@ -222,16 +225,28 @@ def guest_claim(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
 
 # --- The first-run tutorial -------------------------------------------------------------------
 
-TUTORIAL_STATES = ("new", *TutorialProgress.State.values)
+TUTORIAL_STATES = tuple(TutorialProgress.State.values)
 
 
 def player_tutorial_set(*, player: AbstractBaseUser, state: str) -> str:
-    """Record that the player finished (``done``) or skipped the tutorial, or ask for it again
-    (``new``). Returns the state now stored."""
+    """Record that the player finished (``done``) or skipped the tutorial, or asked for it
+    again (``new``: kept, so it stays until they finish or skip it once more, even though
+    they have played and written). Returns the state now stored."""
     if state not in TUTORIAL_STATES:
         raise ServiceError("invalid_tutorial", f"tutorial must be one of: {', '.join(TUTORIAL_STATES)}.")
-    if state == "new":
-        TutorialProgress.objects.filter(player_id=player.pk).delete()
-    else:
-        TutorialProgress.objects.update_or_create(player_id=player.pk, defaults={"state": state})
+    TutorialProgress.objects.update_or_create(player_id=player.pk, defaults={"state": state})
     return state
+
+
+def player_tutorial_get(*, player_id: int) -> str:
+    """The player's first-run tutorial (``player_tutorial``), finished by itself once they
+    have learned the game: a round finished with a vote (``hooks.rounds_voted``: voting
+    answers) and a claim saved. Stored then (``done``), so each page after it reads one row.
+    A player who asked for it again (a ``new`` row) keeps it until they finish or skip it."""
+    state = player_tutorial(player_id=player_id, stored=True)
+    if state is not None:
+        return state
+    if Claim.objects.filter(author_id=player_id).exists() and any(hooks.rounds_voted.send(player_id=player_id)):
+        TutorialProgress.objects.get_or_create(player_id=player_id, defaults={"state": TutorialProgress.State.DONE})
+        return TutorialProgress.State.DONE.value
+    return TutorialProgress.State.NEW.value
