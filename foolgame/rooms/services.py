@@ -378,7 +378,7 @@ def room_play_again(*, code: str, player: AbstractBaseUser) -> Room:
             raise ServiceError("room_not_over", "Play again once the room has ended.", status_code=409)
         if room.next_room_id is not None:
             return Room.objects.get(pk=room.next_room_id)
-        new = room_create(host=player, category=room.category or None, questions=room.questions, seconds=room.seconds)
+        new = room_create(host=player, category=room.category or None, questions=room.questions, seconds=room.seconds, host_plays=room.host_plays)
         moved = RoomMember.objects.filter(room=room, left_at__isnull=True).exclude(player_id=player.pk).values_list("player_id", flat=True)
         RoomMember.objects.bulk_create(RoomMember(room=new, player_id=p, joined_at=now, seen_at=now) for p in moved)
         room.next_room = new

@@ -90,6 +90,17 @@ def test_the_claims_a_host_saw_answered_are_never_dealt_to_them(fake_clock) -> N
     assert pool  # the other pairs are still theirs to play
 
 
+@pytest.mark.parametrize("host_plays", [False, True])
+def test_play_again_keeps_whether_the_host_plays(fake_clock, host_plays: bool) -> None:
+    host, players, room = teacher_room(questions=1, host_plays=host_plays)
+    services.room_next_question(code=room.code, player=host)
+    services.room_question_end(code=room.code, player=host)
+    again = services.room_play_again(code=room.code, player=host)
+    assert again.host_plays is host_plays
+    board = [row["username"] for row in services.room_state(code=again.code, player=host)["scoreboard"]]
+    assert ("teach" in board) is host_plays
+
+
 def test_the_api_takes_host_plays(fake_clock) -> None:
     claim_pool()
     host = Client()
