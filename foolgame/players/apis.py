@@ -37,6 +37,7 @@ class SkillSerializer(serializers.Serializer):
     skill = serializers.IntegerField(help_text="rating - 2 x deviation: the skill leaderboard's order")
     rating = serializers.IntegerField(help_text="Glicko-2 rating from the player's votes (1500 scale)")
     deviation = serializers.IntegerField(help_text="its uncertainty")
+    provisional = serializers.BooleanField(help_text="the deviation is still high (over 150): shown with a ? after the rating")
     votes = serializers.IntegerField(help_text="rated votes")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Sum
 
 from foolgame.players.models import LedgerEntry, PlayerRating, TutorialProgress
+from scoring.ratings import is_provisional
 
 KINDS = [kind.value for kind in LedgerEntry.Kind]
 
@@ -24,7 +25,13 @@ def player_skill(*, player_id: int) -> dict[str, Any] | None:
     row = PlayerRating.objects.filter(player_id=player_id).values("rating", "deviation", "votes", "floor").first()
     if row is None:
         return None
-    return {"skill": round(row["floor"]), "rating": round(row["rating"]), "deviation": round(row["deviation"]), "votes": row["votes"]}
+    return {
+        "skill": round(row["floor"]),
+        "rating": round(row["rating"]),
+        "deviation": round(row["deviation"]),
+        "provisional": is_provisional(row["deviation"]),
+        "votes": row["votes"],
+    }
 
 
 TUTORIAL_NEW = "new"

@@ -430,6 +430,7 @@ class LeaderboardEntrySerializer(serializers.Serializer):
     skill = serializers.IntegerField(required=False, help_text="kind=skill only: rating - 2 x deviation, the table's order")
     rating = serializers.IntegerField(required=False, help_text="kind=skill only: the Glicko-2 rating (1500 scale)")
     deviation = serializers.IntegerField(required=False, help_text="kind=skill only: its uncertainty")
+    provisional = serializers.BooleanField(required=False, help_text="kind=skill only: the deviation is still high (shown as 1397? ± 176)")
     votes = serializers.IntegerField(required=False, help_text="kind=skill only: rated votes")
 
 
