@@ -212,7 +212,7 @@ class RoomConsumer(GameSocketConsumer):
         return self.round_id
 
     async def on_reveal(self, frame: dict[str, Any]) -> None:
-        claim = claim_field(frame, "claim")
+        claim = claim_field(frame, "claim", also="false_claim")
         result = await database_sync_to_async(rounds.round_reveal_clue)(round_id=self._own_round(), player=self.scope["user"], claim_index=claim)
         self.deadline = datetime.fromisoformat(result["deadline"])
         await self.send_frame("clue", result)
@@ -224,7 +224,7 @@ class RoomConsumer(GameSocketConsumer):
         it was not), are one trip to a database thread; the ack is handed to the loop as soon
         as the vote is in (no second wait for a thread before the room's answer). The room's
         count of votes then goes out through ``_votes_counts``."""
-        false_claim = claim_field(frame, "false_claim")
+        false_claim = claim_field(frame, "false_claim", also="claim")
         round_id, question_id, player = self._own_round(), self.question_id, self.scope["user"]
         loop = asyncio.get_running_loop()
 

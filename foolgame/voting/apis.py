@@ -144,8 +144,26 @@ class RoundCreatedSerializer(serializers.Serializer):
     pages = PageRefSerializer(many=True)
 
 
-class RevealSerializer(serializers.Serializer):
-    claim = CLAIM_INDEX
+class _OneClaim(serializers.Serializer):
+    """A claim index under its own name (``field``) or the other one the game uses (``also``):
+    ``reveal`` takes ``claim``, ``vote`` takes ``false_claim``, and each takes the other's
+    name too; both given must agree. ``validated_data[field]`` holds it."""
+
+    field = "claim"
+    also = "false_claim"
+
+    def validate(self, attrs: dict) -> dict:
+        named = [attrs[name] for name in (self.field, self.also) if attrs.get(name) is not None]
+        if not named:
+            raise serializers.ValidationError({self.field: ["This field is required."]})
+        if len(set(named)) > 1:
+            raise serializers.ValidationError({self.field: [f"{self.field} and {self.also} name the same claim: give one of them."]})
+        return {self.field: named[0]}
+
+
+class RevealSerializer(_OneClaim):
+    claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="0 = left, 1 = right")
+    false_claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="the same, under the name vote takes")
 
 
 class ClueResultSerializer(serializers.Serializer):
@@ -157,8 +175,10 @@ class ClueResultSerializer(serializers.Serializer):
     deadline = serializers.DateTimeField(help_text="the round's deadline, moved closer by this clue")
 
 
-class VoteSerializer(serializers.Serializer):
-    false_claim = CLAIM_INDEX
+class VoteSerializer(_OneClaim):
+    field, also = "false_claim", "claim"
+    false_claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="the claim you mark false: 0 = left, 1 = right")
+    claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="the same, under the name reveal takes")
 
 
 class LikeSerializer(serializers.Serializer):
