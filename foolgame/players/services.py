@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model, password_validation
@@ -187,7 +189,9 @@ def guest_create(*, nickname: str, ip: str | None) -> AbstractBaseUser:
     behind one address shares them). The caller's transaction holds the account, so a join
     refused after it leaves none."""
     options = _guest_options()
-    nickname = _checked_new_username(nickname, max_length=options["NICKNAME_MAX_LENGTH"], what="nickname")
+    # A class types its names as it says them ("Dave K"): a space, which no account name may
+    # hold, becomes "_" ("Dave_K"), and the room shows the name so made.
+    nickname = _checked_new_username(re.sub(r" +", "_", (nickname or "").strip()), max_length=options["NICKNAME_MAX_LENGTH"], what="nickname")
     address = ip or "unknown"
     # Counted before the account is made (an atomic increment), so a burst of joins at once
     # cannot all pass a count read before any of them wrote; a join refused later counts too.

@@ -132,6 +132,7 @@ class PastRoundSerializer(serializers.Serializer):
     points = serializers.IntegerField(help_text="points the vote earned the player")
     ended_at = serializers.DateTimeField(allow_null=True)
     room = serializers.BooleanField(help_text="played in a live room")
+    ended_by_room = serializers.BooleanField(help_text="a room's round its host ended (by ending the room) before you voted: not a give-up of yours, not rated")
 
 
 class RoundHistorySerializer(serializers.Serializer):

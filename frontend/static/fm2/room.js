@@ -53,6 +53,7 @@
   let playing = false; // this player's own round takes clues and a vote now
   let questionId = null; // the question playing, whose answers-in count we show
   let answersIn = 0; // the largest count heard for it (counts from two processes may cross)
+  let myPick = null; // the card this player marked as false in the question on screen
   let pollTimer = null; // after the end: waiting for the host to play again
   const POLL_MS = 4000;
   const POLL_FOR_MS = 15 * 60 * 1000;
@@ -132,7 +133,7 @@
       $("#answer-title").textContent = "Question " + answer.number + " is over";
     } else {
       $("#answer-title").textContent = "The false claim was the " + (answer.false_claim === 0 ? "left" : "right") + " one";
-      view.showVerdicts({ false_claim: answer.false_claim, gold: answer.gold });
+      view.showVerdicts({ false_claim: answer.false_claim, gold: answer.gold, picked: myPick });
     }
     if (answer.false_claim === undefined) {
       // A member who gave up this question: its answer (and who found it) waits for its clock.
@@ -159,7 +160,7 @@
     root.classList.remove("answered");
     view.reset();
     startButton.hidden = true;
-    if (q.id !== questionId) answersIn = 0;
+    if (q.id !== questionId) { answersIn = 0; myPick = null; }
     questionId = q.id;
     setAnswersIn(q.votes || 0, q.players);
     setHostControls(true);
@@ -221,6 +222,7 @@
       points: own ? own.points : null,
     });
     if (own) {
+      if (own.result && own.result.picked !== undefined && own.result.picked !== null) myPick = own.result.picked;
       view.setClues(own.clues);
       if (own.status !== "playing") {
         setPlaying(false);
@@ -349,6 +351,7 @@
       showError(errorBox, "");
       setPlaying(false);
       view.cards[index].classList.add("voted-for");
+      myPick = index;
       send({ type: "vote", false_claim: index });
     },
   });
