@@ -16,8 +16,15 @@ precision and recall of each too-hard flag against the truly too-hard claims, an
 rating's hardest claims in the number the Beta 4/1 filter flags (the rankings compared as
 flags, each threshold aside).
 
+Also for Glicko-2: what each player's first ten votes move their rating (the mean and the
+95th percentile of the ten changes, in rating points, and the largest), and how many players
+are still provisional (deviation over 110) after them: ``--max-step`` is the most one vote
+moves a player (scoring.ratings.DEFAULT_MAX_STEP, 50; 0 for Glicko-2's own step, as before
+the cap), to compare the swings and the accuracy with and without it.
+
 Usage: python bench/bench_ratings_sim.py [--players 2000] [--claims 20000]
-       [--votes 5,10,20] [--seed 0] [--mean-skill 1.7] [--no-glicko] [--record PATH]
+       [--votes 5,10,20] [--seed 0] [--mean-skill 1.7] [--no-glicko] [--max-step 50]
+       [--record PATH]
 
 Pure computation: no database, no Redis (it takes neither option).
 """
@@ -36,7 +43,7 @@ from scipy import special, stats
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from scoring.filters import fit_beta_binomial_prior, is_too_hard as beta_too_hard, smoothed_rate
-from scoring.ratings import Z_90, RoundVote, fit_rasch, glicko2_replay, is_too_hard
+from scoring.ratings import DEFAULT_MAX_STEP, Z_90, Rating, RoundVote, fit_rasch, glicko2_replay, is_provisional, is_too_hard
 
 
 def simulate(
@@ -64,6 +71,30 @@ def simulate(
         )
     order = rng.permutation(len(votes))  # the order the votes were cast in
     return [votes[i] for i in order], correct_votes
+
+
+class FirstMoves:
+    """Each player's rating changes over their first ``first`` votes (a ``glicko2_replay``
+    ``on_vote``), and their deviation after them."""
+
+    def __init__(self, first: int = 10) -> None:
+        self.first = first
+        self.moves: dict[object, list[float]] = {}
+        self.deviation: dict[object, float] = {}
+
+    def __call__(self, vote: RoundVote, before: Rating, after: Rating) -> None:
+        moves = self.moves.setdefault(vote.voter, [])
+        if len(moves) < self.first:
+            moves.append(after.rating - before.rating)
+            if len(moves) == self.first:
+                self.deviation[vote.voter] = after.deviation
+
+    def summary(self) -> tuple[float, float, float, float]:
+        """Mean and 95th percentile of the absolute changes, the largest, and the share of
+        players who had ``first`` votes still provisional after them."""
+        changes = np.abs(np.array([m for moves in self.moves.values() for m in moves]))
+        provisional = np.mean([is_provisional(d) for d in self.deviation.values()]) if self.deviation else float("nan")
+        return float(changes.mean()), float(np.percentile(changes, 95)), float(changes.max()), float(provisional)
 
 
 def top_k(difficulty: np.ndarray, k: int) -> np.ndarray:
@@ -97,6 +128,10 @@ def main() -> None:
     parser.add_argument("--sd-difficulty", type=float, default=1.0)
     parser.add_argument(
         "--no-glicko", action="store_true", help="skip the (slower) Glicko-2 replay"
+    )
+    parser.add_argument(
+        "--max-step", type=float, default=DEFAULT_MAX_STEP,
+        help=f"the most one vote moves a player's Glicko-2 rating ({DEFAULT_MAX_STEP:g}); 0: uncapped",
     )
     harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
@@ -146,7 +181,8 @@ def main() -> None:
         glicko = None
         if not args.no_glicko:
             tic = time.perf_counter()
-            glicko = glicko2_replay(votes)
+            first = FirstMoves()
+            glicko = glicko2_replay(votes, max_step=args.max_step or None, on_vote=first)
             glicko_seconds = time.perf_counter() - tic
             g_diff = np.array([glicko.claims[i].mu for i in range(n_claims)])
             g_se = np.array([glicko.claims[i].phi for i in range(n_claims)])
@@ -160,9 +196,17 @@ def main() -> None:
         print(f"  Spearman players Rasch {players_rho:.3f}", end="")
         record.add(case, "Spearman of players' skill, Rasch", round(float(players_rho), 3), "")
         if glicko is not None:
-            print(f"   Glicko-2 {stats.spearmanr(g_skill[voted], true_skill[voted])[0]:.3f} "
-                  f"(replay {glicko_seconds:.1f} s)", end="")
+            g_players_rho = float(stats.spearmanr(g_skill[voted], true_skill[voted])[0])
+            print(f"   Glicko-2 {g_players_rho:.3f} (replay {glicko_seconds:.1f} s)", end="")
         print()
+        if glicko is not None:
+            mean, p95, largest, provisional = first.summary()
+            step = f"at most {args.max_step:g} a vote" if args.max_step else "uncapped"
+            print(f"  first ten votes of a player, Glicko-2 ({step}): |change| mean {mean:.1f}, "
+                  f"95th percentile {p95:.1f}, largest {largest:.1f}; provisional after them {provisional:.1%}")
+            record.add(case, f"Spearman of players' skill, Glicko-2 ({step})", round(g_players_rho, 3), "")
+            record.add(case, f"first ten votes' rating change, mean ({step})", round(mean, 1), "points")
+            record.add(case, f"first ten votes' rating change, 95th percentile ({step})", round(p95, 1), "points")
 
         prior = fit_beta_binomial_prior(zip(correct.tolist(), [n] * n_claims))
         rows = [

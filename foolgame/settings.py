@@ -680,6 +680,9 @@ FM2_RATINGS = {
     # The moderation queue marks a claim too hard by its rating when the lower end of this
     # interval (in standard deviations; 1.645 is 90% two-sided) is above break-even.
     "TOO_HARD_Z": 1.645,
+    # The most one vote (or give-up) moves a player's rating, in rating points: a newcomer's
+    # first votes moved it 100-150 each (scoring.ratings.DEFAULT_MAX_STEP; docs/ratings.md).
+    "PLAYER_MAX_STEP": 50.0,
 }
 
 FM2_DEMO_FIXTURE = BASE_DIR / "fixtures" / "fm2-dev-sample.jsonl"

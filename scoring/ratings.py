@@ -43,7 +43,7 @@ Plain Python and numpy/scipy, no Django: the services pass votes in and store wh
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +85,18 @@ DEFAULT_DEVIATION = 350.0
 """A newcomer's deviation; deviations never grow past it (Glickman's advice)."""
 
 DEFAULT_VOLATILITY = 0.06
+DEFAULT_MAX_STEP = 50.0
+"""The most one vote moves a player's rating, up or down (rating points). Glicko-2 moves a
+newcomer's rating by 100 to 150 a vote (deviation 350 against a pair of unknown claims:
++146, -147, +102, -102 on a new player's first four), which reads as noise; capped, the
+first ten votes move a player at most 50 each, and the ratings rank the simulated population
+as well as before (docs/ratings.md, "Damped first votes"). The deviation still falls as
+Glicko-2 says: the cap slows the rating, not the certainty. Claims are not capped."""
+PROVISIONAL_DEVIATION = 150.0
+"""A rating whose deviation is above this is provisional, shown with a ``?`` as Lichess marks
+its own (Lichess's line is 110; a vote tells less than a chess game, so a player's deviation
+falls slower: about 180 after 10 votes, 140 after 20, 120 after 30 on the simulation, and
+150 keeps the ``?`` for a player's first 15 or so votes)."""
 DEFAULT_TAU = 0.5
 """Glicko-2's system constant: how fast volatility may change (Glickman: 0.3 to 1.2)."""
 
@@ -217,6 +229,18 @@ def glicko2_update(
     return Rating.from_internal(new_mu, new_phi, new_sigma)
 
 
+def is_provisional(deviation: float) -> bool:
+    """Is a rating with this deviation still provisional (``PROVISIONAL_DEVIATION``)?"""
+    return deviation > PROVISIONAL_DEVIATION
+
+
+def _damped(before: Rating, after: Rating, max_step: float | None) -> Rating:
+    """``after`` with its rating moved at most ``max_step`` from ``before`` (None: as is)."""
+    if max_step is None or abs(after.rating - before.rating) <= max_step:
+        return after
+    return Rating(before.rating + math.copysign(max_step, after.rating - before.rating), after.deviation, after.volatility)
+
+
 def _combined(mu: float, phis: Iterable[float]) -> Rating:
     """A stand-in opponent: the other side of the round, its deviations in quadrature."""
     phi = math.sqrt(sum(p * p for p in phis))
@@ -231,6 +255,7 @@ def round_update(
     *,
     tau: float = DEFAULT_TAU,
     max_deviation: float = DEFAULT_DEVIATION,
+    max_step: float | None = DEFAULT_MAX_STEP,
 ) -> tuple[Rating, Rating, Rating]:
     """The three ratings after one vote: ``(voter, true_claim, false_claim)``.
 
@@ -239,7 +264,8 @@ def round_update(
     claim plays the voter less its partner (``mu_v - mu_partner``) and scores 1 when the
     voter was fooled. All three updates read the ratings from before the vote, so the
     function is symmetric in the two claims and its result does not depend on the order
-    in which the three are written back.
+    in which the three are written back. The voter's rating moves at most ``max_step``
+    (``DEFAULT_MAX_STEP``; None: Glicko-2's own step).
     """
     won = 1.0 if correct else 0.0
     options = {"tau": tau, "max_deviation": max_deviation}
@@ -247,7 +273,7 @@ def round_update(
     against_true = _combined(voter.mu - false_claim.mu, (voter.phi, false_claim.phi))
     against_false = _combined(voter.mu - true_claim.mu, (voter.phi, true_claim.phi))
     return (
-        glicko2_update(voter, [(pair, won)], **options),
+        _damped(voter, glicko2_update(voter, [(pair, won)], **options), max_step),
         glicko2_update(true_claim, [(against_true, 1.0 - won)], **options),
         glicko2_update(false_claim, [(against_false, 1.0 - won)], **options),
     )
@@ -260,11 +286,12 @@ def forfeit_update(
     *,
     tau: float = DEFAULT_TAU,
     max_deviation: float = DEFAULT_DEVIATION,
+    max_step: float | None = DEFAULT_MAX_STEP,
 ) -> tuple[Rating, Rating, Rating]:
     """The three ratings after a started round given up: a wrong vote on the pair (a player
     who gives up a pair they cannot tell apart loses as much as one who guesses wrong, so
     giving up is never a way to keep a rating)."""
-    return round_update(voter, true_claim, false_claim, False, tau=tau, max_deviation=max_deviation)
+    return round_update(voter, true_claim, false_claim, False, tau=tau, max_deviation=max_deviation, max_step=max_step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,8 +332,11 @@ def glicko2_replay(
     claims: Mapping[Hashable, Rating] | None = None,
     tau: float = DEFAULT_TAU,
     max_deviation: float = DEFAULT_DEVIATION,
+    max_step: float | None = DEFAULT_MAX_STEP,
+    on_vote: Callable[[RoundVote, Rating, Rating], None] | None = None,
 ) -> Glicko2Ratings:
-    """Apply :func:`round_update` vote by vote, in the order given.
+    """Apply :func:`round_update` vote by vote, in the order given (``on_vote``: told each
+    vote with its voter's rating before and after it).
 
     Glicko-2 is order-dependent, so pass the votes in the order they were cast (by the
     vote's time, then its id for ties): replaying the same list gives the same ratings.
@@ -319,14 +349,18 @@ def glicko2_replay(
     for vote in votes:
         if vote.true_claim == vote.false_claim:
             raise ValueError(f"a round has two different claims: {vote}")
+        before = player_ratings.get(vote.voter, newcomer)
         voter, true_claim, false_claim = round_update(
-            player_ratings.get(vote.voter, newcomer),
+            before,
             claim_ratings.get(vote.true_claim, newcomer),
             claim_ratings.get(vote.false_claim, newcomer),
             vote.correct,
             tau=tau,
             max_deviation=max_deviation,
+            max_step=max_step,
         )
+        if on_vote is not None:
+            on_vote(vote, before, voter)
         player_ratings[vote.voter] = voter
         claim_ratings[vote.true_claim] = true_claim
         claim_ratings[vote.false_claim] = false_claim

@@ -166,7 +166,7 @@ def build_world(*, question_started: bool = True, hidden: Hidden = AS_BUILT) -> 
     rounds.round_start(round_id=world.rounds["forfeited"].pk, player=player)
     rounds.round_forfeit(round_id=world.rounds["forfeited"].pk, player=player)
 
-    room = rooms.room_create(host=host, category=category.slug, questions=2)
+    room = rooms.room_create(host=host, category=category.slug, questions=2, host_plays=True)
     now = clock.now()
     for member in (wrong, right, player):  # joined in this order, present
         RoomMember.objects.create(room=room, player=member, joined_at=now, seen_at=now)
@@ -181,7 +181,7 @@ def build_world(*, question_started: bool = True, hidden: Hidden = AS_BUILT) -> 
     world.check_id = checks.check_deal(player=player)["id"]
     if question_started:
         start_question(world)
-        world.hosted = rooms.room_create(host=player, category=category.slug, questions=1)
+        world.hosted = rooms.room_create(host=player, category=category.slug, questions=1, host_plays=True)
         rooms.room_next_question(code=world.hosted.code, player=player)
         world.rounds["hosted_round"] = Round.objects.get(room_play__question__room=world.hosted, player=player)
     for name, round_ in world.rounds.items():

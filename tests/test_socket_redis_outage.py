@@ -132,7 +132,7 @@ def test_round_socket_while_redis_is_down_closes_1013_and_the_first_after_it_ret
 def test_room_socket_while_redis_is_down_closes_1013_and_the_first_after_it_returns_plays(redis_server, asgi_live_server: str) -> None:
     claim_pool()
     host = UserFactory(username="hana")
-    room = rooms.room_create(host=host, questions=3)
+    room = rooms.room_create(host=host, questions=3, host_plays=True)
     url = asgi_live_server.replace("http", "ws", 1) + f"/ws/rooms/{room.code}/"
     outage_round_trip(redis_server, url, session_headers(asgi_live_server, host), pushed)
 

@@ -92,10 +92,18 @@ claim_reported = Hook(
     (moderation refreshes its quality flags after the commit.)""",
 )
 
+rounds_voted = Hook(
+    "rounds_voted",
+    """Has the player ``player_id`` finished a round with a vote (solo or in a room)? Each
+    receiver answers True or False. (voting answers; players finishes the first-run tutorial
+    of a player who has, and has saved a claim.)""",
+)
+
 claims_kept_from = Hook(
     "claims_kept_from",
     """Which claims must never be dealt in a round to any of ``players``? Each receiver returns
-    a ``Q`` over claims to exclude. (checks: the claims they checked, whose evidence they read.)""",
+    a ``Q`` over claims to exclude. (checks: the claims they checked, whose evidence they read;
+    rooms: the claims of rooms they hosted without playing, whose answers they saw.)""",
 )
 
 round_settled = Hook(

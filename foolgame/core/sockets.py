@@ -297,7 +297,14 @@ class FrameError(Exception):
         self.code, self.message = code, message
 
 
-def claim_field(frame: dict[str, Any], field: str, *, nullable: bool = False) -> int | None:
+def claim_field(frame: dict[str, Any], field: str, *, nullable: bool = False, also: str | None = None) -> int | None:
+    """The frame's claim index in ``field``, or in ``also``, its other accepted name (``reveal``
+    takes ``claim`` and ``vote`` takes ``false_claim``; each takes the other's name too, so a
+    client may use one name for both). Both given and different: ``invalid_claim``."""
+    if also is not None and also in frame:
+        if field in frame and frame[field] != frame[also]:
+            raise FrameError("invalid_claim", f"'{field}' and '{also}' name the same claim: give one of them.")
+        field = field if field in frame else also
     value = frame.get(field)
     if value is None and nullable and field in frame:
         return None

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
 from foolgame.pages.models import Page
-from foolgame.pages.selectors import category_list, page_list, page_sentences
+from foolgame.pages.selectors import category_list, page_list, page_sentences, reading_order
 
 
 class CategorySerializer(serializers.Serializer):
@@ -87,5 +87,5 @@ class PageDetailApi(ApiView):
     )
     def get(self, request: Request, page_id: int) -> Response:
         page = get_object_or_404(Page.objects.select_related("category"), pk=page_id)
-        page.sentences_in_order = list(page_sentences(page=page))
+        page.sentences_in_order = reading_order(list(page_sentences(page=page)))
         return Response(PageDetailSerializer(page).data)

@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.players.roles import is_guest, is_moderator, is_researcher
-from foolgame.players.selectors import player_points, player_skill, player_tutorial
-from foolgame.players.services import TUTORIAL_STATES, guest_claim, player_authenticate, player_create, player_tutorial_set
+from foolgame.players.selectors import player_points, player_skill
+from foolgame.players.services import TUTORIAL_STATES, guest_claim, player_authenticate, player_create, player_tutorial_get, player_tutorial_set
 
 
 class CredentialsSerializer(serializers.Serializer):
@@ -37,6 +37,7 @@ class SkillSerializer(serializers.Serializer):
     skill = serializers.IntegerField(help_text="rating - 2 x deviation: the skill leaderboard's order")
     rating = serializers.IntegerField(help_text="Glicko-2 rating from the player's votes (1500 scale)")
     deviation = serializers.IntegerField(help_text="its uncertainty")
+    provisional = serializers.BooleanField(help_text="the deviation is still high (over 150): shown with a ? after the rating")
     votes = serializers.IntegerField(help_text="rated votes")
 
 
@@ -50,7 +51,8 @@ class PlayerSerializer(serializers.Serializer):
     skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
     tutorial = serializers.ChoiceField(
         choices=list(TUTORIAL_STATES),
-        help_text="the first-run tutorial: new (the pages show it), done or skipped; set with POST /api/me/tutorial",
+        help_text="the first-run tutorial: new (the pages show it), done or skipped; done by itself once you have finished a round "
+        "with a vote and saved a claim (unless you asked for it again); set with POST /api/me/tutorial",
     )
 
 
@@ -63,7 +65,7 @@ def player_payload(user) -> dict:
         "is_guest": is_guest(user),
         "points": player_points(player=user),
         "skill": player_skill(player_id=user.pk),
-        "tutorial": player_tutorial(player_id=user.pk),
+        "tutorial": player_tutorial_get(player_id=user.pk),
     }
 
 

@@ -150,10 +150,13 @@ class Guest(models.Model):
 
 class TutorialProgress(models.Model):
     """How far a player went with the first-run tutorial (spotting the false claim, writing a
-    claim): finished or skipped. No row: not yet, and the game's pages show it. Kept on the
-    server so it follows the account from device to device."""
+    claim): finished or skipped, or asked for again. No row: not yet, and the game's pages
+    show it until the player has finished a round and saved a claim (then it finishes itself:
+    ``players.services.player_tutorial_get``). Kept on the server so it follows the account
+    from device to device."""
 
     class State(models.TextChoices):
+        NEW = "new", "Asked for again"
         DONE = "done", "Finished"
         SKIPPED = "skipped", "Skipped"
 

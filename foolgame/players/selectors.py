@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Sum
 
 from foolgame.players.models import LedgerEntry, PlayerRating, TutorialProgress
+from scoring.ratings import is_provisional
 
 KINDS = [kind.value for kind in LedgerEntry.Kind]
 
@@ -24,12 +25,21 @@ def player_skill(*, player_id: int) -> dict[str, Any] | None:
     row = PlayerRating.objects.filter(player_id=player_id).values("rating", "deviation", "votes", "floor").first()
     if row is None:
         return None
-    return {"skill": round(row["floor"]), "rating": round(row["rating"]), "deviation": round(row["deviation"]), "votes": row["votes"]}
+    return {
+        "skill": round(row["floor"]),
+        "rating": round(row["rating"]),
+        "deviation": round(row["deviation"]),
+        "provisional": is_provisional(row["deviation"]),
+        "votes": row["votes"],
+    }
 
 
 TUTORIAL_NEW = "new"
 
 
-def player_tutorial(*, player_id: int) -> str:
-    """The player's first-run tutorial: ``new`` (show it), ``done`` or ``skipped``."""
-    return TutorialProgress.objects.filter(player_id=player_id).values_list("state", flat=True).first() or TUTORIAL_NEW
+def player_tutorial(*, player_id: int, stored: bool = False) -> str | None:
+    """The player's first-run tutorial as stored: ``new`` (show it), ``done`` or ``skipped``
+    (``stored``: None when nothing is stored; ``services.player_tutorial_get`` then looks
+    whether the player has learned the game by playing and writing)."""
+    state = TutorialProgress.objects.filter(player_id=player_id).values_list("state", flat=True).first()
+    return state if stored else state or TUTORIAL_NEW

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model, password_validation
@@ -14,10 +15,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from foolgame.claims.models import Claim
+from foolgame.core import hooks
 from foolgame.core.errors import ServiceError
 from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
 from foolgame.players.models import Guest, PlayerName, SignupOrigin, TutorialProgress
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
+from foolgame.players.selectors import player_tutorial
 from foolgame.players.validators import has_invisible_characters, is_reserved_username
 
 TAKEN = ("username_taken", "That user name is taken.")
@@ -198,7 +202,9 @@ def guest_create(*, nickname: str, ip: str | None) -> AbstractBaseUser:
     behind one address shares them). The caller's transaction holds the account, so a join
     refused after it leaves none."""
     options = _guest_options()
-    nickname = _checked_new_username(nickname, max_length=options["NICKNAME_MAX_LENGTH"], what="nickname")
+    # A class types its names as it says them ("Dave K"): a space, which no account name may
+    # hold, becomes "_" ("Dave_K"), and the room shows the name so made.
+    nickname = _checked_new_username(re.sub(r" +", "_", (nickname or "").strip()), max_length=options["NICKNAME_MAX_LENGTH"], what="nickname")
     address = ip or "unknown"
     # Counted before the account is made (an atomic increment), so a burst of joins at once
     # cannot all pass a count read before any of them wrote; a join refused later counts too.
@@ -238,16 +244,28 @@ def guest_claim(*, user: AbstractBaseUser, password: str) -> AbstractBaseUser:
 
 # --- The first-run tutorial -------------------------------------------------------------------
 
-TUTORIAL_STATES = ("new", *TutorialProgress.State.values)
+TUTORIAL_STATES = tuple(TutorialProgress.State.values)
 
 
 def player_tutorial_set(*, player: AbstractBaseUser, state: str) -> str:
-    """Record that the player finished (``done``) or skipped the tutorial, or ask for it again
-    (``new``). Returns the state now stored."""
+    """Record that the player finished (``done``) or skipped the tutorial, or asked for it
+    again (``new``: kept, so it stays until they finish or skip it once more, even though
+    they have played and written). Returns the state now stored."""
     if state not in TUTORIAL_STATES:
         raise ServiceError("invalid_tutorial", f"tutorial must be one of: {', '.join(TUTORIAL_STATES)}.")
-    if state == "new":
-        TutorialProgress.objects.filter(player_id=player.pk).delete()
-    else:
-        TutorialProgress.objects.update_or_create(player_id=player.pk, defaults={"state": state})
+    TutorialProgress.objects.update_or_create(player_id=player.pk, defaults={"state": state})
     return state
+
+
+def player_tutorial_get(*, player_id: int) -> str:
+    """The player's first-run tutorial (``player_tutorial``), finished by itself once they
+    have learned the game: a round finished with a vote (``hooks.rounds_voted``: voting
+    answers) and a claim saved. Stored then (``done``), so each page after it reads one row.
+    A player who asked for it again (a ``new`` row) keeps it until they finish or skip it."""
+    state = player_tutorial(player_id=player_id, stored=True)
+    if state is not None:
+        return state
+    if Claim.objects.filter(author_id=player_id).exists() and any(hooks.rounds_voted.send(player_id=player_id)):
+        TutorialProgress.objects.get_or_create(player_id=player_id, defaults={"state": TutorialProgress.State.DONE})
+        return TutorialProgress.State.DONE.value
+    return TutorialProgress.State.NEW.value

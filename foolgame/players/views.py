@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, LogoutView
@@ -37,6 +38,7 @@ def me(request: HttpRequest) -> HttpResponse:
         "entries": entries,
         # With the rounds played (the page's history), what a newcomer is offered to do next.
         "has_written": Claim.objects.filter(author=request.user).exists(),
+        "max_step": round(settings.FM2_RATINGS["PLAYER_MAX_STEP"]),
     }
     return render(request, "players/me.html", context)
 

@@ -16,7 +16,7 @@ from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.rooms import services
-from foolgame.voting.apis import OK, EvidenceSerializer, RoundStateSerializer
+from foolgame.voting.apis import OK, EvidenceSerializer, RoundStateSerializer, ShownClaimSerializer
 
 NOT_FOUND = "room_not_found: no room has this code"
 JOIN_LEAVE_LIMIT = (
@@ -29,6 +29,11 @@ class CreateRoomSerializer(serializers.Serializer):
     category = serializers.CharField(required=False, allow_blank=True, max_length=100, help_text="a category's slug or name; any when left out")
     questions = serializers.IntegerField(required=False, help_text="how many questions (1 to 20; 5 when left out)")
     seconds = serializers.IntegerField(required=False, help_text="each question's clock in seconds (30 to 180, the round's own; 180 when left out)")
+    host_plays = serializers.BooleanField(
+        required=False,
+        help_text="you play the questions too (\"I'll play too\"); false when left out: you run the room (the projector) and are "
+        "dealt nothing, counted in no answers-in count, finish, scoreboard or podium",
+    )
 
 
 class ScoreSerializer(serializers.Serializer):
@@ -66,6 +71,8 @@ class AnswerSerializer(serializers.Serializer):
     ended_early = serializers.BooleanField(required=False, help_text="the host ended the question before its clock ran out")
     scoreboard = ScoreSerializer(many=True, required=False)
     over = serializers.BooleanField(required=False, help_text="no question follows")
+    votes = serializers.IntegerField(required=False, help_text="how many members voted on the question, all votes in (the answers-in count's last value)")
+    players = serializers.IntegerField(required=False, help_text="how many members played the question (were dealt it)")
 
 
 class QuestionSerializer(serializers.Serializer):
@@ -78,6 +85,7 @@ class QuestionSerializer(serializers.Serializer):
     votes = serializers.IntegerField(help_text="how many members have voted on this question so far (never who)")
     players = serializers.IntegerField(help_text="how many members play this question (were dealt it)")
     round = RoundStateSerializer(allow_null=True, help_text="your own round (null: you watch this question); no result until the question is over")
+    claims = ShownClaimSerializer(many=True, required=False, help_text="the host who does not play: the question's two claims (they play no round)")
     answer = AnswerSerializer(required=False, help_text="once the question is over")
 
 
@@ -93,7 +101,8 @@ class RoomSerializer(serializers.Serializer):
     seconds = serializers.IntegerField()
     number = serializers.IntegerField(help_text="the current question's number (0 before the first)")
     clue_cost = serializers.IntegerField()
-    members = serializers.IntegerField(help_text="how many players are in the room now")
+    host_plays = serializers.BooleanField(help_text="the host plays the questions too; false: the host runs the room and is on no board")
+    members = serializers.IntegerField(help_text="how many players are in the room now (a host who does not play is not one)")
     scoreboard = ScoreSerializer(
         many=True, allow_null=True, help_text="members (and those who left) only, else null: the finished questions' totals, nothing of the question playing"
     )
@@ -134,7 +143,9 @@ class RoomCreateApi(ApiView):
     )
     def post(self, request: Request) -> Response:
         data = validated_body(CreateRoomSerializer, request)
-        room = services.room_create(host=request.user, category=data.get("category"), questions=data.get("questions"), seconds=data.get("seconds"))
+        room = services.room_create(
+            host=request.user, category=data.get("category"), questions=data.get("questions"), seconds=data.get("seconds"), host_plays=data.get("host_plays", False)
+        )
         state = services.room_state(code=room.code, player=request.user)
         links = {"url": reverse("rooms:room", args=[room.code]), "socket": f"/ws/rooms/{room.code}/"}
         return Response({**state, **links}, status=status.HTTP_201_CREATED)

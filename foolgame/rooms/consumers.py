@@ -125,6 +125,7 @@ class RoomConsumer(GameSocketConsumer):
     timeout_sent: bool = False
     finishing: bool = False
     admitted: bool = False
+    hosting: bool = False  # the host of a room they do not play: the claims and every answer, no round
     room_id: int | None = None
     member_id: int | None = None
     members_board: list[Score] | None = None  # the latest board of a members message not sent yet
@@ -158,6 +159,7 @@ class RoomConsumer(GameSocketConsumer):
         except ServiceError:
             return None, CLOSE_NO_SUCH_ROOM
         self.room_id = room_id if self.member_id is not None else None
+        self.hosting = state["is_host"] and not state["host_plays"]
         return (state, 0) if state["member"] else (None, CLOSE_NOT_A_MEMBER)
 
     async def disconnect(self, code: int) -> None:
@@ -210,7 +212,7 @@ class RoomConsumer(GameSocketConsumer):
         return self.round_id
 
     async def on_reveal(self, frame: dict[str, Any]) -> None:
-        claim = claim_field(frame, "claim")
+        claim = claim_field(frame, "claim", also="false_claim")
         result = await database_sync_to_async(rounds.round_reveal_clue)(round_id=self._own_round(), player=self.scope["user"], claim_index=claim)
         self.deadline = datetime.fromisoformat(result["deadline"])
         await self.send_frame("clue", result)
@@ -222,7 +224,7 @@ class RoomConsumer(GameSocketConsumer):
         it was not), are one trip to a database thread; the ack is handed to the loop as soon
         as the vote is in (no second wait for a thread before the room's answer). The room's
         count of votes then goes out through ``_votes_counts``."""
-        false_claim = claim_field(frame, "false_claim")
+        false_claim = claim_field(frame, "false_claim", also="claim")
         round_id, question_id, player = self._own_round(), self.question_id, self.scope["user"]
         loop = asyncio.get_running_loop()
 
@@ -290,7 +292,7 @@ class RoomConsumer(GameSocketConsumer):
         self.timeout_sent = self.finishing = False
         self.votes_pending, self.votes_sent = None, 0
         remaining = max((self.question_deadline - clock.now()).total_seconds(), 0.0)
-        watching = self.round_id is None
+        watching = self.round_id is None and not self.hosting
         await self.send_frame(
             "question",
             QuestionFrame(
@@ -301,11 +303,12 @@ class RoomConsumer(GameSocketConsumer):
                     "started_at": event["started_at"],
                     "deadline": self.question_deadline.isoformat(),
                     "remaining": round(remaining, 2),
-                    "points": None if watching else payloads.round_points(remaining),
+                    "points": None if self.round_id is None else payloads.round_points(remaining),
                     "round": self.round_id,
                     "watching": watching,
+                    "hosting": self.hosting,
                     "claims": None if watching else event["claims"],
-                    "clues_left": None if watching else event["clues_left"],
+                    "clues_left": None if self.round_id is None else event["clues_left"],
                     "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
                     "players": event.get("players", len(event["rounds"])),
                 }
@@ -316,7 +319,7 @@ class RoomConsumer(GameSocketConsumer):
         if not self._live():
             return
         answer = {k: v for k, v in event.items() if k not in ("type", "withheld", "deadline")}
-        if self.played != event["number"]:  # a watcher was not dealt this pair: its answer stays unseen
+        if self.played != event["number"] and not self.hosting:  # a watcher was not dealt this pair: its answer stays unseen
             answer = {k: answer[k] for k in services.WATCHER_ANSWER_KEYS if k in answer}
         if self._gave_up(event):  # nothing of a question given up before its deadline
             full = answer

@@ -33,6 +33,11 @@ class Room(models.Model):
     category = models.CharField(max_length=100, blank=True, help_text="slug or name of a category; blank for any")
     questions = models.PositiveSmallIntegerField()
     seconds = models.PositiveSmallIntegerField(help_text="each question's clock (at most the round's 180 s)")
+    host_plays = models.BooleanField(
+        default=False,
+        help_text="the host plays the questions too (\"I'll play too\"); else they run the room and are dealt nothing, "
+        "counted in no answers-in count, finish, scoreboard or podium",
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.LOBBY, db_index=True)
     current = models.PositiveSmallIntegerField(default=0, help_text="the number of the latest question dealt (0: none yet)")
     created = models.DateTimeField()

@@ -52,6 +52,8 @@ class RoomAnswer(TypedDict):
     ended_early: NotRequired[bool]
     scoreboard: NotRequired[list[Score]]
     over: NotRequired[bool]
+    votes: NotRequired[int]
+    players: NotRequired[int]
 
 
 class QuestionView(TypedDict):
@@ -66,6 +68,7 @@ class QuestionView(TypedDict):
     round: RoundState | None
     votes: int
     players: int
+    claims: NotRequired[list[ShownClaim]]
     answer: NotRequired[RoomAnswer]
 
 
@@ -83,6 +86,7 @@ class RoomState(TypedDict):
     seconds: int
     number: int
     clue_cost: int
+    host_plays: bool
     members: int
     scoreboard: list[Score] | None
     question: QuestionView | None
@@ -96,7 +100,8 @@ class RoomCreated(RoomState):
 
 
 class QuestionFrame(TypedDict):
-    """A question starts: every socket of the room at once (``null`` parts for a watcher)."""
+    """A question starts: every socket of the room at once (``null`` parts for a watcher;
+    ``hosting``: the host who does not play, who gets the claims and no round)."""
 
     id: int
     number: int
@@ -107,6 +112,7 @@ class QuestionFrame(TypedDict):
     points: int | None
     round: int | None
     watching: bool
+    hosting: bool
     claims: list[ShownClaim] | None
     clues_left: list[int] | None
     clue_cost: int

@@ -57,9 +57,9 @@ def withheld_players(*, room: Room | int, now: datetime | None = None) -> set[in
 
 
 def room_scoreboard(*, room: Room, hide: Iterable[int] = ()) -> list[Score]:
-    """Every member, ranked by the points their votes on the room's finished questions earned
-    (the solo award: the points on the clock when the vote was right), then by right answers;
-    equal scores share a rank. Members who left stay on it, marked. A question still playing
+    """Every member who plays (a host who does not play is on no board), ranked by the points
+    their votes on the room's finished questions earned (the solo award: the points on the
+    clock when the vote was right), then by right answers; equal scores share a rank. Members who left stay on it, marked. A question still playing
     counts for nobody until it is over; nor do the questions in ``hide`` (those whose answer
     the viewer may not see yet: ``withheld_questions``), nor a question the host skipped."""
     return room_results(room=room, hide=hide)[0]
@@ -97,6 +97,8 @@ def room_results_first(*, room: Room, question: RoomQuestion | None = None, hide
         return RoomMember.objects.filter(room=room).values_list("player_id", "player__username", "left_at")
 
     for player_id, username, left_at in compiled_rows("room_members", members, [room.pk]):  # every opening and answer: compiled once
+        if player_id == room.host_id and not room.host_plays:
+            continue  # a host who runs the room without playing is on no board
         total = totals.get(player_id, {})
         rows.append(
             {
@@ -218,6 +220,14 @@ def round_answer_withheld(*, round_: Round) -> bool:
 def round_room_question(*, round_id: int) -> int | None:
     """The id of the room question this round was dealt for, or None for a solo round."""
     return RoomRound.objects.filter(round_id=round_id).values_list("question_id", flat=True).first()
+
+
+def claims_shown_to_hosts(*, players: Any) -> Q:
+    """The claims of the questions of rooms any of these players hosted without playing:
+    they saw each answer on their screen, so none is ever dealt to them in a round
+    (``hooks.claims_kept_from``), as a player is never dealt a claim twice."""
+    shown = RoomQuestion.objects.filter(room__host__in=players, room__host_plays=False)
+    return Q(pk__in=shown.values("left_claim_id")) | Q(pk__in=shown.values("right_claim_id"))
 
 
 def room_host_id(*, code: str) -> int | None:

@@ -70,8 +70,13 @@ def _round_seconds() -> int:
 # --- create, join, leave -------------------------------------------------------------------
 
 
-def room_create(*, host: AbstractBaseUser, category: str | None = None, questions: int | None = None, seconds: int | None = None) -> Room:
-    """A new room in its lobby, with its host as its first member and a fresh join code."""
+def room_create(
+    *, host: AbstractBaseUser, category: str | None = None, questions: int | None = None, seconds: int | None = None, host_plays: bool = False
+) -> Room:
+    """A new room in its lobby, with its host as its first member and a fresh join code.
+    ``host_plays`` ("I'll play too"): the host is dealt each question like every member;
+    else (the default, a teacher at the projector) the host runs the room and plays nothing:
+    no round, not in the answers-in count, the finish, the scoreboard or the podium."""
     options = _options()
     questions = options["DEFAULT_QUESTIONS"] if questions is None else questions
     seconds = _round_seconds() if seconds is None else seconds
@@ -90,7 +95,9 @@ def room_create(*, host: AbstractBaseUser, category: str | None = None, question
             code = "".join(random.choices(CODE_ALPHABET, k=options["CODE_LENGTH"]))
             try:
                 with transaction.atomic():
-                    room = Room.objects.create(code=code, host=host, category=category, questions=questions, seconds=seconds, created=now)
+                    room = Room.objects.create(
+                        code=code, host=host, category=category, questions=questions, seconds=seconds, created=now, host_plays=bool(host_plays)
+                    )
                 break
             except IntegrityError:
                 continue
@@ -244,9 +251,20 @@ def room_members_seen(*, member_ids: list[int]) -> int:
 
 
 def _present_players(room: Room, now: datetime) -> list[int]:
+    """The members present who play (a host who does not play is never one)."""
     since = now - timedelta(seconds=_options()["PRESENT_SECONDS"])
     members = RoomMember.objects.filter(room=room, left_at__isnull=True, seen_at__gte=since)
+    if not room.host_plays:
+        members = members.exclude(player_id=room.host_id)
     return sorted(members.values_list("player_id", flat=True))
+
+
+def _pool_players(room: Room, players: list[Any]) -> list[Any]:
+    """Whom the room's pair must be fair to: the players dealt, and a host who does not play
+    (they see every answer: none of their own claims, nor one they were dealt or checked)."""
+    if room.host_plays or any(p.pk == room.host_id for p in players):
+        return players
+    return [*players, room.host]
 
 
 # --- questions -------------------------------------------------------------------------------
@@ -274,7 +292,7 @@ def room_next_question(*, code: str, player: AbstractBaseUser) -> dict[str, Any]
         if not present:
             raise ServiceError("nobody_present", "Nobody is in the room to play.", status_code=409)
         players = list(get_user_model().objects.select_for_update().filter(pk__in=present).order_by("pk"))
-        pool = claims_for_players(players=players, category=room.category or None)
+        pool = claims_for_players(players=_pool_players(room, players), category=room.category or None)
         pair = _prepared_pair(room, pool) or _deal_room_pair(pool)
         if pair is None:
             raise ServiceError("no_pair_available", "No fair pair of claims is left for everyone in this room.", status_code=404)
@@ -360,7 +378,7 @@ def room_play_again(*, code: str, player: AbstractBaseUser) -> Room:
             raise ServiceError("room_not_over", "Play again once the room has ended.", status_code=409)
         if room.next_room_id is not None:
             return Room.objects.get(pk=room.next_room_id)
-        new = room_create(host=player, category=room.category or None, questions=room.questions, seconds=room.seconds)
+        new = room_create(host=player, category=room.category or None, questions=room.questions, seconds=room.seconds, host_plays=room.host_plays)
         moved = RoomMember.objects.filter(room=room, left_at__isnull=True).exclude(player_id=player.pk).values_list("player_id", flat=True)
         RoomMember.objects.bulk_create(RoomMember(room=new, player_id=p, joined_at=now, seen_at=now) for p in moved)
         room.next_room = new
@@ -395,7 +413,7 @@ def room_prepare_pair(*, room_id: int) -> bool:
     if room is None or room.state == Room.State.ENDED or room.current >= room.questions:
         return False
     players = list(get_user_model().objects.filter(pk__in=_present_players(room, clock.now())))
-    pair = _deal_room_pair(claims_for_players(players=players, category=room.category or None)) if players else None
+    pair = _deal_room_pair(claims_for_players(players=_pool_players(room, players), category=room.category or None)) if players else None
     if pair is None:  # the deal will say why, with the players it finds
         return False
     prepared = {"after": room.current, "claims": [pair[0].id, pair[1].id]}
@@ -544,7 +562,7 @@ def _finish_question(
     question.save(update_fields=["state", "ended_at", "deadline", "ended_early", "skipped"])
     settle += round_ids
     last = question.number >= room.questions
-    answer = question_answer(question, room=room, over=last or force)
+    answer = question_answer(question, room=room, over=last or force, counted=(question_votes(question=question), len(plays)))
     withheld = withheld_players(room=room, now=now)  # who gave up: their sockets read their own view
     events.question_ended_on_commit(room, answer, withheld=withheld, question_deadline=question.deadline)
     if last and not force:
@@ -583,16 +601,21 @@ def _forfeit(plays: Iterable[tuple[int, int]], *, rated: bool = True) -> None:
             pass
 
 
-GAVE_UP_ANSWER_KEYS = ("question_id", "number", "questions", "skipped", "ended_early", "scoreboard", "over")
+GAVE_UP_ANSWER_KEYS = ("question_id", "number", "questions", "skipped", "ended_early", "scoreboard", "over", "votes", "players")
 """What the ``answer`` of a question they gave up shows a member before its deadline."""
-WATCHER_ANSWER_KEYS = ("question_id", "number", "questions", "found", "first", "skipped", "ended_early", "scoreboard", "over")
+WATCHER_ANSWER_KEYS = ("question_id", "number", "questions", "found", "first", "skipped", "ended_early", "scoreboard", "over", "votes", "players")
 """What the ``answer`` of a question they only watched (were not dealt) shows a member."""
 
 
-def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, hide: Iterable[int] = ()) -> RoomAnswer:
+def question_answer(
+    question: RoomQuestion, *, room: Room, over: bool = False, hide: Iterable[int] = (), counted: tuple[int, int] | None = None
+) -> RoomAnswer:
     """What everyone sees once a question is over: the answer, who found it, the scoreboard
-    (without the questions in ``hide``: ``withheld_questions``)."""
+    (without the questions in ``hide``: ``withheld_questions``), and the final answers-in
+    count (``votes`` of ``players``: the last vote ends the question, and its count comes
+    with the answer, so every screen reaches "4/4"); ``counted``: that count, when read."""
     scoreboard, found, first = room_results_first(room=room, question=question, hide=hide)
+    votes, players = counted if counted is not None else (question_votes(question=question), question.plays.count())
     return {
         "question_id": question.pk,
         "number": question.number,
@@ -604,6 +627,8 @@ def question_answer(question: RoomQuestion, *, room: Room, over: bool = False, h
         "ended_early": question.ended_early,
         "scoreboard": scoreboard,
         "over": over,
+        "votes": votes,
+        "players": players,
     }
 
 
@@ -694,6 +719,7 @@ def _room_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, Room
         "seconds": room.seconds,
         "number": room.current,
         "clue_cost": settings.FM2["CLUE_COST_SECONDS"],
+        "host_plays": room.host_plays,
         "members": 0,  # below: from the scoreboard's rows for a member, which list everyone
         "scoreboard": None,
         "question": None,
@@ -701,7 +727,8 @@ def _room_state(*, code: str, player: AbstractBaseUser) -> tuple[RoomState, Room
         "next": None,
     }
     if member is None:
-        state["members"] = RoomMember.objects.filter(room=room, left_at__isnull=True).count()
+        members = RoomMember.objects.filter(room=room, left_at__isnull=True)
+        state["members"] = (members if room.host_plays else members.exclude(player_id=room.host_id)).count()
         return state, room, member
     hidden = withheld_questions(room=room, player_id=player.pk) if room.current else set()  # given up before their deadline
     state["scoreboard"] = room_scoreboard(room=room, hide=hidden)
@@ -744,9 +771,12 @@ def question_view(question: RoomQuestion, *, room: Room, player_id: int, hide: s
         view["round"] = own
     view["votes"] = question_votes(question=question)
     view["players"] = question.plays.count()
+    hosting = player_id == room.host_id and not room.host_plays  # runs the room: sees what the projector shows
+    if hosting:
+        view["claims"] = [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in question.claims]
     if question.state == RoomQuestion.State.DONE and question.pk not in hide:
-        answer = question_answer(question, room=room, hide=hide)
-        if play is None:  # a watcher was not dealt this pair: its answer stays unseen
+        answer = question_answer(question, room=room, hide=hide, counted=(view["votes"], view["players"]))
+        if play is None and not hosting:  # a watcher was not dealt this pair: its answer stays unseen
             answer = cast(RoomAnswer, {k: answer[k] for k in ("found", "first", "skipped", "ended_early")})  # type: ignore[literal-required]
         view["answer"] = answer
     return view

@@ -10,6 +10,7 @@ from django.db.models import Avg, Count, F, Q, QuerySet
 from foolgame.claims.models import Claim
 
 from foolgame.verifier.models import ClaimVerdict, MachineAnswer, VerifierVersion, WrittenAgainst
+from scoring.ratings import is_provisional
 
 
 def versions() -> QuerySet[VerifierVersion]:
@@ -25,6 +26,7 @@ def skill_board_rows() -> list[dict[str, Any]]:
             "skill": round(v.rating - 2 * (v.rating_deviation or 0)),
             "rating": round(v.rating),
             "deviation": round(v.rating_deviation or 0),
+            "provisional": is_provisional(v.rating_deviation or 0),
             "votes": v.answers,
             "active": v.status == VerifierVersion.Status.ACTIVE,
         }

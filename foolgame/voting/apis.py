@@ -132,6 +132,7 @@ class PastRoundSerializer(serializers.Serializer):
     points = serializers.IntegerField(help_text="points the vote earned the player")
     ended_at = serializers.DateTimeField(allow_null=True)
     room = serializers.BooleanField(help_text="played in a live room")
+    ended_by_room = serializers.BooleanField(help_text="a room's round its host ended (by ending the room) before you voted: not a give-up of yours, not rated")
 
 
 class RoundHistorySerializer(serializers.Serializer):
@@ -144,8 +145,26 @@ class RoundCreatedSerializer(serializers.Serializer):
     pages = PageRefSerializer(many=True)
 
 
-class RevealSerializer(serializers.Serializer):
-    claim = CLAIM_INDEX
+class _OneClaim(serializers.Serializer):
+    """A claim index under its own name (``field``) or the other one the game uses (``also``):
+    ``reveal`` takes ``claim``, ``vote`` takes ``false_claim``, and each takes the other's
+    name too; both given must agree. ``validated_data[field]`` holds it."""
+
+    field = "claim"
+    also = "false_claim"
+
+    def validate(self, attrs: dict) -> dict:
+        named = [attrs[name] for name in (self.field, self.also) if attrs.get(name) is not None]
+        if not named:
+            raise serializers.ValidationError({self.field: ["This field is required."]})
+        if len(set(named)) > 1:
+            raise serializers.ValidationError({self.field: [f"{self.field} and {self.also} name the same claim: give one of them."]})
+        return {self.field: named[0]}
+
+
+class RevealSerializer(_OneClaim):
+    claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="0 = left, 1 = right")
+    false_claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="the same, under the name vote takes")
 
 
 class ClueResultSerializer(serializers.Serializer):
@@ -157,8 +176,10 @@ class ClueResultSerializer(serializers.Serializer):
     deadline = serializers.DateTimeField(help_text="the round's deadline, moved closer by this clue")
 
 
-class VoteSerializer(serializers.Serializer):
-    false_claim = CLAIM_INDEX
+class VoteSerializer(_OneClaim):
+    field, also = "false_claim", "claim"
+    false_claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="the claim you mark false: 0 = left, 1 = right")
+    claim = serializers.ChoiceField(choices=CLAIM_CHOICES, required=False, help_text="the same, under the name reveal takes")
 
 
 class LikeSerializer(serializers.Serializer):
@@ -430,6 +451,7 @@ class LeaderboardEntrySerializer(serializers.Serializer):
     skill = serializers.IntegerField(required=False, help_text="kind=skill only: rating - 2 x deviation, the table's order")
     rating = serializers.IntegerField(required=False, help_text="kind=skill only: the Glicko-2 rating (1500 scale)")
     deviation = serializers.IntegerField(required=False, help_text="kind=skill only: its uncertainty")
+    provisional = serializers.BooleanField(required=False, help_text="kind=skill only: the deviation is still high (shown as 1397? ± 176)")
     votes = serializers.IntegerField(required=False, help_text="kind=skill only: rated votes")
 
 

@@ -7,6 +7,7 @@ class VotingConfig(AppConfig):
 
     def ready(self) -> None:
         from foolgame.core import hooks
-        from foolgame.voting.selectors import player_has_open_round_on_page
+        from foolgame.voting.selectors import player_has_open_round_on_page, player_voted_a_round
 
         hooks.page_in_play.connect(player_has_open_round_on_page)
+        hooks.rounds_voted.connect(player_voted_a_round)

@@ -117,12 +117,12 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("state", state)
 
     async def on_reveal(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.round_reveal_clue, claim_index=claim_field(frame, "claim"))
+        result = await self._call(services.round_reveal_clue, claim_index=claim_field(frame, "claim", also="false_claim"))
         self.deadline = datetime.fromisoformat(result["deadline"])
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim"), settle=True)
+        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim", also="claim"), settle=True)
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
 

@@ -113,6 +113,7 @@ class PastRound(TypedDict):
     points: int
     ended_at: str | None
     room: bool
+    ended_by_room: bool
 
 
 class ClueResult(TypedDict):
@@ -397,5 +398,8 @@ def past_round(round_: Round) -> PastRound:
         "false_claim": round_.false_index,
         "points": vote.points if vote is not None else 0,
         "ended_at": round_.ended_at.isoformat() if round_.ended_at else None,
-        "room": hooks.round_groups.get().in_group(round_),
+        "room": (room := hooks.round_groups.get().in_group(round_)),
+        # The host ended the room while this round played: stored as an unrated give-up
+        # (``forfeit_rated`` None), which was not the player's doing.
+        "ended_by_room": room and round_.state == Round.State.FORFEITED and round_.forfeit_rated is None,
     }

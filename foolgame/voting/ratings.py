@@ -46,6 +46,13 @@ def _settings() -> dict[str, Any]:
     return settings.FM2_RATINGS
 
 
+def _update_options() -> dict[str, Any]:
+    """Glicko-2's system constant and the most one vote moves a player (``PLAYER_MAX_STEP``):
+    the per-vote updates and the ``glicko2`` refit use the same, so a refit writes what the
+    votes wrote."""
+    return {"tau": _settings()["TAU"], "max_step": _settings().get("PLAYER_MAX_STEP") or None}
+
+
 def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool, forfeit: bool = False) -> tuple[float, float]:
     """Rate one vote: the voter and the round's two claims, from their ratings before it.
     Returns the voter's rating before and after it.
@@ -62,9 +69,9 @@ def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: i
     skill, _ = PlayerRating.objects.select_for_update().get_or_create(player_id=player_id)
     before = r.Rating(skill.rating, skill.deviation, skill.volatility)
     if forfeit:
-        voter, true_claim, false_claim = r.forfeit_update(before, rows[true_claim_id], rows[false_claim_id], tau=_settings()["TAU"])
+        voter, true_claim, false_claim = r.forfeit_update(before, rows[true_claim_id], rows[false_claim_id], **_update_options())
     else:
-        voter, true_claim, false_claim = r.round_update(before, rows[true_claim_id], rows[false_claim_id], correct, tau=_settings()["TAU"])
+        voter, true_claim, false_claim = r.round_update(before, rows[true_claim_id], rows[false_claim_id], correct, **_update_options())
     skill.rating, skill.deviation, skill.volatility, skill.votes = voter.rating, voter.deviation, voter.volatility, skill.votes + 1
     skill.save(update_fields=["rating", "deviation", "volatility", "votes", "updated"])
     for pk, new in ((true_claim_id, true_claim), (false_claim_id, false_claim)):
@@ -202,7 +209,17 @@ def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
     table: list[dict[str, Any]] = []
     for position, (username, rating, deviation, votes, floor) in enumerate(rows, start=1):
         rank = table[-1]["rank"] if table and round(table[-1]["skill"]) == round(floor) else position
-        table.append({"rank": rank, "username": username, "skill": round(floor), "rating": round(rating), "deviation": round(deviation), "votes": votes})
+        table.append(
+            {
+                "rank": rank,
+                "username": username,
+                "skill": round(floor),
+                "rating": round(rating),
+                "deviation": round(deviation),
+                "provisional": r.is_provisional(deviation),
+                "votes": votes,
+            }
+        )
     return table
 
 
@@ -294,7 +311,7 @@ def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, ch
         converged = fit.converged
         result = fit.as_glicko2()
     else:
-        result = r.glicko2_replay(votes, tau=_settings()["TAU"])
+        result = r.glicko2_replay(votes, **_update_options())
     report("fitting", len(votes), len(votes))
     counts: dict[int, int] = {}
     for vote in votes:

@@ -14,7 +14,7 @@ from foolgame.claims.models import Claim
 from foolgame.core import clock, hooks
 from foolgame.core.queries import compiled_rows
 from foolgame.players.models import LedgerEntry
-from foolgame.voting.models import Round
+from foolgame.voting.models import Round, Vote
 
 
 def claims_playable() -> QuerySet[Claim]:
@@ -97,6 +97,12 @@ def player_rounds(*, player: AbstractBaseUser) -> QuerySet[Round]:
 
 def system_players() -> QuerySet:
     return get_user_model().objects.filter(username__in=settings.FM2["SYSTEM_PLAYERS"])
+
+
+def player_voted_a_round(*, player_id: int) -> bool:
+    """Has the player finished a round with a vote, solo or in a room? (voting's answer to
+    ``rounds_voted``: the first-run tutorial finishes itself once they have.)"""
+    return Vote.objects.filter(round__player_id=player_id).exists()
 
 
 def player_has_open_round_on_page(*, player_id: int, page_id: int) -> bool:

@@ -16,6 +16,7 @@ from foolgame.players.selectors import player_points
 from foolgame.voting.ratings import skill_table
 from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of
 from foolgame.voting.selectors import leaderboard
+from scoring.ratings import PROVISIONAL_DEVIATION
 
 KINDS = [("total", "Total"), ("verify", "Spotting"), ("fool", "Hard to check"), ("write", "Writing"), ("like", "Likes"), ("check", "Checking"), ("model", "Fooling the model"), ("skill", "Skill")]
 
@@ -32,7 +33,7 @@ def play(request: HttpRequest) -> HttpResponse:
         "chosen_category": request.GET.get("category", ""),
         "deal_page": Page.objects.filter(pk=int(page_id)).first() if page_id.isdigit() else None,
         "points": player_points(player=request.user),
-        "game": {"round_seconds": game["ROUND_SECONDS"], "clue_cost": game["CLUE_COST_SECONDS"], "pot": game["ROUND_POT"]},
+        "game": {"round_seconds": game["ROUND_SECONDS"], "clue_cost": game["CLUE_COST_SECONDS"], "pot": game["ROUND_POT"], "max_step": round(settings.FM2_RATINGS["PLAYER_MAX_STEP"])},
     }
     return render(request, "voting/play.html", context)
 
@@ -43,7 +44,7 @@ def leaderboard_page(request: HttpRequest) -> HttpResponse:
         kind = "total"
     rows = skill_table() if kind == "skill" else leaderboard(kind=kind)
     machines = [row for rows_ in hooks.skill_board_machines.send() for row in rows_] if kind == "skill" else []
-    context = {"rows": rows, "machines": machines, "kind": kind, "kinds": KINDS, "skill_min_votes": settings.FM2_RATINGS["SKILL_MIN_VOTES"]}
+    context = {"rows": rows, "machines": machines, "kind": kind, "kinds": KINDS, "skill_min_votes": settings.FM2_RATINGS["SKILL_MIN_VOTES"], "provisional": round(PROVISIONAL_DEVIATION)}
     return render(request, "voting/leaderboard.html", context)
 
 

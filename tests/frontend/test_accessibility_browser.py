@@ -318,6 +318,7 @@ def test_a_moderators_and_a_researchers_pages_have_no_serious_violation(asgi_liv
 def host_a_room(page: Page, base: str, questions: int) -> str:
     page.goto(base + "/rooms/")
     page.get_by_label("Questions").fill(str(questions))
+    page.get_by_label("I'll play too").check()  # the host plays: a room of members, the host ranked too
     page.get_by_role("button", name="Host a room").click()
     expect(page).to_have_url(re.compile(r"/rooms/[A-Z0-9]{6}/$"))
     return page.url

@@ -244,7 +244,7 @@ def test_a_look_alike_committed_between_the_look_and_the_save_is_a_409_not_a_500
 @pytest.mark.django_db
 def test_names_stored_before_the_new_foldings_block_their_look_alikes_after_migration_0011(capsys) -> None:
     """A name stored with its old skeleton (``ǝlan`` before turned letters folded, as a reader sees
-    ``alan``) would not block ``alan``: migration 0011 folds every stored name again, keeping the
+    ``alan``) would not block ``alan``: migration 0012 folds every stored name again, keeping the
     twins it finds."""
     turned = player_create(username="ǝlan", password=PASSWORD)
     older_twin = player_create(username="ada", password=PASSWORD)
@@ -252,7 +252,7 @@ def test_names_stored_before_the_new_foldings_block_their_look_alikes_after_migr
     later_twin = User.objects.create(username="zzz")
     PlayerName.objects.filter(user=later_twin).update(skeleton="old twin", digest="1" * 64)
     User.objects.filter(pk=later_twin.pk).update(username="ɐda")  # a name that now looks like the older "ada"
-    migration = __import__("foolgame.players.migrations.0011_name_skeletons_refold", fromlist=["refold"])
+    migration = __import__("foolgame.players.migrations.0012_name_skeletons_refold", fromlist=["refold"])
     migration.refold(apps, connection.schema_editor())
     with pytest.raises(ServiceError) as refused:
         player_create(username="alan", password=PASSWORD)

@@ -42,7 +42,52 @@ def test_new_shows_it_again() -> None:
     client = logged_in(ada)
     client.post("/api/me/tutorial", {"tutorial": "skipped"}, content_type="application/json")
     assert client.post("/api/me/tutorial", {"tutorial": "new"}, content_type="application/json").json() == {"tutorial": "new"}
-    assert not TutorialProgress.objects.exists()
+    assert TutorialProgress.objects.get(player=ada).state == "new"
+    assert client.get("/api/me").json()["tutorial"] == "new"
+
+
+def voted_a_round(player) -> None:
+    from foolgame.voting import services as rounds
+    from tests.voting.conftest import make_claim
+    from tests.factories import PageFactory
+
+    page = PageFactory(title="Moon")
+    author = UserFactory(username="writer")
+    make_claim(page, label="SUPPORTS", author=author)
+    make_claim(page, label="REFUTES", author=author)
+    round_ = rounds.round_create(player=player)
+    rounds.round_start(round_id=round_.pk, player=player)
+    rounds.vote_cast(round_id=round_.pk, player=player, false_claim=0)
+
+
+def test_it_finishes_itself_once_a_round_is_voted_and_a_claim_saved() -> None:
+    from tests.factories import PageFactory
+    from tests.voting.conftest import make_claim
+
+    ada = UserFactory(username="ada")
+    client = logged_in(ada)
+    voted_a_round(ada)
+    assert client.get("/api/me").json()["tutorial"] == "new"  # played, not written yet
+    assert 'id="tutorial"' in client.get("/").content.decode()
+    make_claim(PageFactory(title="Sun"), label="SUPPORTS", author=ada)
+    assert client.get("/api/me").json()["tutorial"] == "done"
+    assert TutorialProgress.objects.get(player=ada).state == "done"  # stored: one row read from now on
+    for path in ("/", "/play/", "/accounts/me/"):
+        assert 'id="tutorial"' not in client.get(path).content.decode()
+
+
+def test_asked_for_again_it_stays_though_they_have_played_and_written() -> None:
+    from tests.factories import PageFactory
+    from tests.voting.conftest import make_claim
+
+    ada = UserFactory(username="ada")
+    client = logged_in(ada)
+    voted_a_round(ada)
+    make_claim(PageFactory(title="Sun"), label="SUPPORTS", author=ada)
+    assert client.get("/api/me").json()["tutorial"] == "done"
+    client.post("/api/me/tutorial", {"tutorial": "new"}, content_type="application/json")
+    assert client.get("/api/me").json()["tutorial"] == "new"
+    assert 'id="tutorial"' in client.get("/").content.decode()
 
 
 @pytest.mark.parametrize("body", [{}, {"tutorial": "finished"}, {"tutorial": None}, []])

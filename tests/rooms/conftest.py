@@ -53,11 +53,11 @@ def claim_pool(pages: int = 4, *, authors: list | None = None) -> list:
 
 @pytest.fixture
 def party(db) -> Party:
-    """A host and two players in a 3-question room of 180 s, over a pool of four pairs."""
+    """A host who plays too and two players in a 3-question room of 180 s, over a pool of four pairs."""
     authors = claim_pool()
     host = UserFactory(username="hana")
     players = [UserFactory(username="pia"), UserFactory(username="otto")]
-    room = services.room_create(host=host, questions=3)
+    room = services.room_create(host=host, questions=3, host_plays=True)
     for player in players:
         services.room_join(code=room.code, player=player)
     return Party(host=host, players=players, authors=authors, room=room)

@@ -17,7 +17,7 @@ def test_host_join_start_play_over_rest_and_leave(db, fake_clock) -> None:
     claim_pool()
     UserFactory(username="hana"), UserFactory(username="pia")
     host, guest = login("hana"), login("pia")
-    created = post(host, "/api/rooms", {"questions": 2, "seconds": 90})
+    created = post(host, "/api/rooms", {"questions": 2, "seconds": 90, "host_plays": True})
     assert created.status_code == 201, created.content
     code = created.json()["code"]
     assert created.json()["url"] == f"/rooms/{code}/" and created.json()["socket"] == f"/ws/rooms/{code}/"

@@ -39,9 +39,11 @@ def player(browser: Browser, base: str, username: str, viewport: dict) -> Page:
     return page
 
 
-def host_a_room(host: Page, base: str, questions: int) -> str:
+def host_a_room(host: Page, base: str, questions: int, *, plays: bool = True) -> str:
+    """Make a room from the lobby's form; ``plays``: the host ticks "I'll play too"."""
     host.goto(base + "/rooms/")
     host.get_by_label("Questions").fill(str(questions))
+    host.get_by_label("I'll play too").set_checked(plays)
     host.get_by_role("button", name="Host a room").click()
     expect(host).to_have_url(re.compile(r"/rooms/[A-Z0-9]{6}/$"))
     return host.url

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pyt
 def crowd(size: int) -> tuple[Room, list]:
     claim_pool(pages=3)
     host = UserFactory(username="hana")
-    room = services.room_create(host=host, questions=2)
+    room = services.room_create(host=host, questions=2, host_plays=True)
     members = [UserFactory(username=f"kid{n}") for n in range(size)]
     for member in members:
         services.room_join(code=room.code, player=member)

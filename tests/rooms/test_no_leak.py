@@ -193,7 +193,7 @@ def test_a_host_alone_who_leaves_reads_no_answer_before_the_deadline(db, fake_cl
     claim_pool()
     UserFactory(username="hana")
     hana = login("hana")
-    code = post(hana, "/api/rooms", {"questions": 1}).json()["code"]
+    code = post(hana, "/api/rooms", {"questions": 1, "host_plays": True}).json()["code"]
     assert post(hana, f"/api/rooms/{code}/start").status_code == 200
     question = current(services._get_room(code))
     round_id = rounds_of(question)["hana"].pk
@@ -297,7 +297,7 @@ async def test_a_host_alone_who_leaves_gets_no_answer_frame(db, fake_clock) -> N
     from tests.rooms.conftest import claim_pool
 
     host = await database_sync_to_async(lambda: (claim_pool(), UserFactory(username="hana"))[1])()
-    room = await database_sync_to_async(services.room_create)(host=host, questions=2)
+    room = await database_sync_to_async(services.room_create)(host=host, questions=2, host_plays=True)
     ws = await connect(room.code, host)
     await ws.send_json_to({"type": "start"})
     await frame(ws, "question")

@@ -94,7 +94,7 @@ def test_a_failing_cache_still_deals(party, fake_clock, monkeypatch) -> None:
 
 
 def test_nothing_is_prepared_for_an_ended_room_or_after_the_last_question(party, fake_clock) -> None:
-    room = services.room_create(host=UserFactory(), questions=1)
+    room = services.room_create(host=UserFactory(), questions=1, host_plays=True)
     services.room_next_question(code=room.code, player=room.host)
     assert prepare_pair(room.pk) is False, "its one question is dealt: no next pair"
     services.room_leave(code=party.room.code, player=party.host)
@@ -108,7 +108,7 @@ def test_making_a_room_and_each_deal_but_the_last_ask_a_worker_for_the_next_pair
     monkeypatch.setattr(events, "task_runs_eagerly", lambda task: False)
     monkeypatch.setattr(events, "task_on_commit", lambda task, *args, **options: sent.append((task.name, args)))
     host = UserFactory()
-    room = services.room_create(host=host, questions=2)
+    room = services.room_create(host=host, questions=2, host_plays=True)
     for _ in range(2):
         services.room_next_question(code=room.code, player=host)
         fake_clock.advance(181)

@@ -54,7 +54,7 @@ def test_a_room_spans_two_processes_and_survives_a_restart(tmp_path: Path) -> No
     base_one, base_two = f"http://127.0.0.1:{one.port}", f"http://127.0.0.1:{two.port}"
     try:
         host_call, host_headers = client(base_one, "room-host")
-        code = host_call("POST", "/api/rooms", {"questions": 1})["code"]
+        code = host_call("POST", "/api/rooms", {"questions": 1, "host_plays": True})["code"]
         player_call, player_headers = client(base_two, "room-player")
         player_call("POST", f"/api/rooms/{code}/join")
         with connect(f"ws://127.0.0.1:{two.port}/ws/rooms/{code}/", additional_headers=player_headers) as player:

@@ -31,6 +31,7 @@ def test_three_players_play_a_room(asgi_live_server: str, browser: Browser) -> N
     host, pia, otto = (player(browser, asgi_live_server, name) for name in ("hana", "pia", "otto"))
     host.goto(asgi_live_server + "/rooms/")
     host.get_by_label("Questions").fill("2")
+    host.get_by_label("I'll play too").check()
     host.get_by_role("button", name="Host a room").click()
     expect(host).to_have_url(re.compile(r"/rooms/[A-Z0-9]{6}/$"))
     link = host.url

@@ -25,7 +25,7 @@ def rounds_of(question: RoomQuestion) -> dict[str, Round]:
 
 def test_create_gives_a_short_code_and_the_host_is_a_member(db) -> None:
     host = UserFactory()
-    room = services.room_create(host=host, questions=4, seconds=90)
+    room = services.room_create(host=host, questions=4, seconds=90, host_plays=True)
     assert len(room.code) == 6 and room.code.isalnum() and room.state == "lobby"
     state = services.room_state(code=room.code.lower(), player=host)
     assert state["is_host"] and state["member"] and [r["username"] for r in state["scoreboard"]] == [host.username]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from scipy import special
 
 from scoring.ratings import (
+    DEFAULT_MAX_STEP,
     GLICKO_SCALE,
     Z_90,
     Rating,
@@ -19,6 +20,8 @@ from scoring.ratings import (
     glicko2_replay,
     glicko2_update,
     conservative,
+    forfeit_update,
+    is_provisional,
     is_too_hard,
     pair_target,
     round_update,
@@ -89,8 +92,9 @@ def test_a_vote_moves_voter_and_claims_apart(
 
 
 def test_a_vote_between_newcomers_matches_the_hand_computed_update() -> None:
-    """Voter 1500/350 against a pair of two newcomer claims (mu 0, phi in quadrature)."""
-    voter, true_claim, _ = round_update(Rating(), Rating(), Rating(), True)
+    """Voter 1500/350 against a pair of two newcomer claims (mu 0, phi in quadrature), with
+    Glicko-2's own step (``max_step=None``)."""
+    voter, true_claim, _ = round_update(Rating(), Rating(), Rating(), True, max_step=None)
     phi = 350 / GLICKO_SCALE
     pair_phi = math.sqrt(2) * phi
     g = 1 / math.sqrt(1 + 3 * pair_phi**2 / math.pi**2)
@@ -100,6 +104,24 @@ def test_a_vote_between_newcomers_matches_the_hand_computed_update() -> None:
     assert voter.deviation == pytest.approx(new_phi * GLICKO_SCALE, rel=1e-9)
     assert voter.rating == pytest.approx(1500 + GLICKO_SCALE * new_phi**2 * g * 0.5, rel=1e-9)
     assert true_claim.deviation < 350
+
+
+@pytest.mark.parametrize("correct", [True, False])
+def test_one_vote_moves_a_player_at_most_the_step_and_the_deviation_as_glicko_says(correct: bool) -> None:
+    free = round_update(Rating(), Rating(), Rating(), correct, max_step=None)
+    capped = round_update(Rating(), Rating(), Rating(), correct)
+    assert abs(free[0].rating - 1500) > DEFAULT_MAX_STEP  # a newcomer's own step is ~146
+    assert capped[0].rating == 1500 + (DEFAULT_MAX_STEP if correct else -DEFAULT_MAX_STEP)
+    assert capped[0].deviation == free[0].deviation and capped[0].volatility == free[0].volatility
+    assert capped[1:] == free[1:]  # claims are not capped
+    small = round_update(Rating(1500, 60), Rating(1500, 60), Rating(1500, 60), correct)
+    assert small == round_update(Rating(1500, 60), Rating(1500, 60), Rating(1500, 60), correct, max_step=None)  # within the cap: as is
+    assert forfeit_update(Rating(), Rating(), Rating())[0].rating == 1500 - DEFAULT_MAX_STEP
+
+
+@pytest.mark.parametrize(("deviation", "provisional"), [(350.0, True), (151.0, True), (150.0, False), (60.0, False)])
+def test_a_rating_is_provisional_while_its_deviation_is_high(deviation: float, provisional: bool) -> None:
+    assert is_provisional(deviation) is provisional
 
 
 def test_an_upset_moves_ratings_more_than_an_expected_result() -> None:

@@ -101,7 +101,7 @@ def test_a_room_round_is_listed_once_its_question_is_over(fake_clock) -> None:
 
     claim_pool()
     host, pia = UserFactory(username="hana"), UserFactory(username="pia")
-    room = rooms.room_create(host=host, questions=2)
+    room = rooms.room_create(host=host, questions=2, host_plays=True)
     rooms.room_join(code=room.code, player=pia)
     rooms.room_next_question(code=room.code, player=host)
     question = RoomQuestion.objects.get(room=room, number=1)
@@ -114,6 +114,31 @@ def test_a_room_round_is_listed_once_its_question_is_over(fake_clock) -> None:
     rooms.room_question_finish(question_id=question.pk)
     (row,) = client.get("/api/me/rounds").json()["rounds"]
     assert row["id"] == play.round_id and row["room"] is True and row["picked"] == 0
+
+
+def test_a_round_of_a_room_its_host_ended_reads_room_ended_not_given_up(fake_clock) -> None:
+    """Issue 39: the host ended the room while their round (and pia's) played: not a give-up
+    of theirs. A member who leaves gives up: that stays "Given up"."""
+    from foolgame.rooms import services as rooms
+    from foolgame.rooms.models import RoomQuestion, RoomRound
+    from tests.rooms.conftest import claim_pool
+
+    claim_pool()
+    host, pia, otto = UserFactory(username="hana"), UserFactory(username="pia"), UserFactory(username="otto")
+    room = rooms.room_create(host=host, questions=2, host_plays=True)
+    for member in (pia, otto):
+        rooms.room_join(code=room.code, player=member)
+    rooms.room_next_question(code=room.code, player=host)
+    question = RoomQuestion.objects.get(room=room, number=1)
+    rooms.room_leave(code=room.code, player=otto)  # otto gives up his round
+    rooms.room_leave(code=room.code, player=host)  # the host ends the room: hana's and pia's rounds end
+    fake_clock.advance(181)  # past the question's deadline: the answer is out for everyone
+    for player, word, ended in ((host, "Room ended", True), (pia, "Room ended", True), (otto, "Given up", False)):
+        (row,) = client_of(player).get("/api/me/rounds").json()["rounds"]
+        assert row["outcome"] == "forfeited" and row["ended_by_room"] is ended
+        assert row["id"] == RoomRound.objects.get(question=question, player=player).round_id
+        page = client_of(player).get("/accounts/me/").content.decode()
+        assert f'<strong class="history-outcome">{word}</strong>' in page
 
 
 def test_the_history_pages_by_offset_and_limit(fake_clock) -> None:

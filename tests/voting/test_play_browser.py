@@ -246,7 +246,7 @@ def test_open_rounds_can_be_given_up_from_the_page(asgi_live_server: str, page: 
     expect(page.locator(".claim-card .vote").first).to_be_enabled()
     page.get_by_role("button", name="Give up this round").click()
     expect(page.locator("#result-title")).to_have_text("You gave up this round.")
-    expect(page.locator("#result-detail")).to_contain_text(re.compile(r"the answer shows at \d\d?:\d\d"))
+    expect(page.locator("#result-detail")).to_contain_text(re.compile(r"The answer shows at \d\d?:\d\d"))
     expect(page.locator(".claim-card .verdict").first).to_be_hidden()
     given_up = Round.objects.filter(player=voter, state=Round.State.FORFEITED).exclude(pk__in=[r.pk for r in dealt]).get()
     assert given_up.answer_at == given_up.deadline

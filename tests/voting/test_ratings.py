@@ -4,6 +4,7 @@ rated player's level, and the skill leaderboard ranks players by them."""
 
 from __future__ import annotations
 
+import re
 import itertools
 import random
 from collections import Counter
@@ -402,12 +403,14 @@ def test_the_skill_leaderboard_ranks_by_the_conservative_rating_among_players_wi
         PlayerRating.objects.create(player=UserFactory(username=name), rating=rating, deviation=deviation, votes=votes)
     board = Client().get("/api/leaderboard?kind=skill").json()
     assert board == [
-        {"rank": 1, "username": "steady", "skill": 1650, "rating": 1750, "deviation": 50, "votes": 200},
-        {"rank": 1, "username": "twin", "skill": 1650, "rating": 1700, "deviation": 25, "votes": 80},
-        {"rank": 3, "username": "lucky", "skill": 1500, "rating": 1900, "deviation": 200, "votes": 12},
+        {"rank": 1, "username": "steady", "skill": 1650, "rating": 1750, "deviation": 50, "provisional": False, "votes": 200},
+        {"rank": 1, "username": "twin", "skill": 1650, "rating": 1700, "deviation": 25, "provisional": False, "votes": 80},
+        {"rank": 3, "username": "lucky", "skill": 1500, "rating": 1900, "deviation": 200, "provisional": True, "votes": 12},
     ]
     page = Client().get("/leaderboard/?kind=skill").content.decode()
-    assert "1750 ± 50" in page and "newbie" not in page and 'aria-current="page">Skill' in page
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "1750 ± 50" in text and "1900? ± 200" in text and "newbie" not in page and 'aria-current="page">Skill' in page
+    assert "1650" not in text  # one number a player: the rating, not the conservative order beside it
 
 
 def test_a_player_sees_their_skill_once_they_have_voted(game) -> None:
@@ -419,7 +422,7 @@ def test_a_player_sees_their_skill_once_they_have_voted(game) -> None:
     play(game.voter, correct=True)
     skill = client.get("/api/me").json()["skill"]
     row = PlayerRating.objects.get(player=game.voter)
-    assert skill == {"skill": round(row.rating - 2 * row.deviation), "rating": round(row.rating), "deviation": round(row.deviation), "votes": 1}
+    assert skill == {"skill": round(row.rating - 2 * row.deviation), "rating": round(row.rating), "deviation": round(row.deviation), "provisional": True, "votes": 1}
     assert skill["rating"] > 1500
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django import template
 
-from foolgame.players.selectors import player_tutorial
+from foolgame.players.services import player_tutorial_get
 
 register = template.Library()
 
@@ -19,4 +19,4 @@ def tutorial_state(context: dict[str, Any]) -> str:
     user = context.get("user")
     if user is None or not user.is_authenticated:
         return "anonymous"
-    return player_tutorial(player_id=user.pk)
+    return player_tutorial_get(player_id=user.pk)

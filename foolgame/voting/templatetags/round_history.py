@@ -30,7 +30,7 @@ def round_history(context: dict[str, Any]) -> dict[str, Any]:
         page = 1
     rounds, next_offset = rounds_history(player=user, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
     for row in rounds:
-        row["outcome_word"] = OUTCOME_WORDS[row["outcome"]]  # type: ignore[typeddict-unknown-key]
+        row["outcome_word"] = "Room ended" if row["ended_by_room"] else OUTCOME_WORDS[row["outcome"]]  # type: ignore[typeddict-unknown-key]
         row["ended"] = datetime.fromisoformat(row["ended_at"]) if row["ended_at"] else None  # type: ignore[typeddict-unknown-key]
     return {
         "rounds": rounds,

@@ -114,6 +114,13 @@
       confirm: "Remove the claim",
       cancel: "Keep it for now",
     }))) return;
+    // Relabelling flips the claim's label in the game and the dataset, and what its votes meant.
+    if (button.dataset.action === "relabel" && reasoned && !(await window.fm2.confirmAction({
+      title: button.textContent.trim() + "?",
+      message: "The claim's label flips in the game and the dataset (kept with your reason in the audit log); open rounds on it are voided.",
+      confirm: button.textContent.trim(),
+      cancel: "Keep the label",
+    }))) return;
     act(card, button.dataset.action);
   });
   // Disabled in the HTML until the handler above is on.

@@ -20,6 +20,9 @@
   // The server's numbers, from the page: a clue's cost in seconds, the most a right answer pays.
   const CLUE_COST = Number(root.dataset.clueCost) || 10;
   const POT = Number(root.dataset.pot) || 120;
+  const MAX_STEP = Number(root.dataset.maxStep) || 50; // the most one vote or give-up moves a rating
+  // What giving up costs, said when it is given (the server rates it as a wrong vote).
+  const GIVE_UP_COST = "It counts as a wrong answer for your rating (at most −" + MAX_STEP + ") and nobody earns points for this round.";
   // "Play a round" on a page deals from that page (/play/?page=<id>).
   const DEAL_PAGE = root.dataset.page ? Number(root.dataset.page) : null;
   const REFUSALS = ["not_authenticated", "not_your_round", "not_found", "too_many_sockets"];
@@ -133,7 +136,7 @@
       if (session !== current) return;
       if (!state.result) { awaitAnswer(session, state.answer_at || answerAt); return; }
       if (state.claims) view.showClaims(state.claims);
-      $("#result-detail").textContent = "You gave up this round; nobody earns points. Here is the answer.";
+      $("#result-detail").textContent = GIVE_UP_COST + " Here is the answer.";
       view.showVerdicts(state.result);
       showStats(session, "forfeited", state.result);
       showEvidenceLinks(session.pages);
@@ -166,12 +169,13 @@
       title.textContent = "You gave up this round.";
       stopClock("Round over", 0);
       if (result) {
-        detail.textContent = "Nobody earns points for this round.";
+        detail.textContent = GIVE_UP_COST;
       } else if (answerAt) {
-        detail.textContent = "You gave up; the answer shows at " + clockTime(answerAt) + ".";
+        // Giving up is never a faster way to the answer: it waits for the round's own clock.
+        detail.textContent = GIVE_UP_COST + " The answer shows at " + clockTime(answerAt) + ", when the round's clock would have run out: giving up never shows it sooner than playing on.";
         awaitAnswer(session, answerAt);
       } else {
-        detail.textContent = "You gave up; nobody earns points for this round.";
+        detail.textContent = GIVE_UP_COST;
       }
     } else if (status === "timeout") {
       title.textContent = session.forfeited ? "You gave up this round." : "Time is up.";

@@ -17,6 +17,7 @@
       event.preventDefault();
       const body = { questions: Number($("#room-questions").value), seconds: Number($("#room-seconds").value) };
       if ($("#room-category").value) body.category = $("#room-category").value;
+      body.host_plays = $("#room-host-plays").checked;
       try {
         const room = await api("POST", "/api/rooms", body);
         window.location.assign(room.url);
@@ -47,10 +48,12 @@
   let finished = false; // the room ended or we left: never reconnect
   const me = root.dataset.me;
   let isHost = false;
+  let hosting = false; // the host of a room they do not play: they run it (and the projector)
   let questions = 0;
   let playing = false; // this player's own round takes clues and a vote now
   let questionId = null; // the question playing, whose answers-in count we show
   let answersIn = 0; // the largest count heard for it (counts from two processes may cross)
+  let myPick = null; // the card this player marked as false in the question on screen
   let pollTimer = null; // after the end: waiting for the host to play again
   const POLL_MS = 4000;
   const POLL_FOR_MS = 15 * 60 * 1000;
@@ -114,6 +117,8 @@
   }
 
   function showAnswer(answer) {
+    // The last vote ended the question: its count comes with the answer ("4/4" before it).
+    if (answer.question_id === undefined || answer.question_id === questionId) setAnswersIn(answer.votes, answer.players);
     answerBox.hidden = false;
     settle();
     view.setClock(null, null);
@@ -128,7 +133,7 @@
       $("#answer-title").textContent = "Question " + answer.number + " is over";
     } else {
       $("#answer-title").textContent = "The false claim was the " + (answer.false_claim === 0 ? "left" : "right") + " one";
-      view.showVerdicts({ false_claim: answer.false_claim, gold: answer.gold });
+      view.showVerdicts({ false_claim: answer.false_claim, gold: answer.gold, picked: myPick });
     }
     if (answer.false_claim === undefined) {
       // A member who gave up this question: its answer (and who found it) waits for its clock.
@@ -155,11 +160,19 @@
     root.classList.remove("answered");
     view.reset();
     startButton.hidden = true;
-    if (q.id !== questionId) answersIn = 0;
+    if (q.id !== questionId) { answersIn = 0; myPick = null; }
     questionId = q.id;
     setAnswersIn(q.votes || 0, q.players);
     setHostControls(true);
     $("#question-number").textContent = q.number + "/" + (q.questions || questions);
+    if (q.hosting) {
+      view.showClaims(q.claims);
+      setPlaying(false);
+      view.setClock(q.remaining, null);
+      $("#question-note").textContent = "You run this room: the players answer on their own screens.";
+      statusLine.textContent = "Question " + q.number + ": the players are answering.";
+      return;
+    }
     if (q.watching) {
       view.showClaims(null);
       setPlaying(false);
@@ -179,6 +192,8 @@
   // A full state (on opening the socket, or after a reconnect): the truth, whatever we thought.
   function showRoom(state) {
     isHost = state.is_host;
+    hosting = isHost && !state.host_plays;
+    root.classList.toggle("hosting", hosting);
     questions = state.questions;
     $("#room-info").textContent = state.questions + (state.questions === 1 ? " question" : " questions") + " of " + state.seconds + " s · host: " + state.host;
     showScoreboard(state.scoreboard);
@@ -199,13 +214,15 @@
       players: q.players,
       number: q.number,
       questions: state.questions,
-      watching: !own,
-      claims: own ? own.claims : null,
+      watching: !own && !hosting,
+      hosting: hosting,
+      claims: own ? own.claims : hosting ? q.claims : null,
       clues_left: own ? own.clues_left : null,
       remaining: own && own.status === "playing" ? own.remaining : q.remaining,
       points: own ? own.points : null,
     });
     if (own) {
+      if (own.result && own.result.picked !== undefined && own.result.picked !== null) myPick = own.result.picked;
       view.setClues(own.clues);
       if (own.status !== "playing") {
         setPlaying(false);
@@ -237,8 +254,8 @@
 
   // After the end, players wait for the host's "Play again": the old room names the new one
   // (its `next`), which they are members of already.
-  function waitForNext() {
-    if (isHost || pollTimer) return;
+  function waitForNext(reason) {
+    if (isHost || pollTimer || reason === "host_left") return; // a host who ended the room plays no more
     const until = Date.now() + POLL_FOR_MS;
     const note = $("#again-note");
     note.textContent = "If the host plays again, this page takes you to the new room.";
@@ -275,7 +292,7 @@
     showWinners(ended.winners);
     $("#room-end").hidden = false;
     againButton.hidden = !isHost;
-    waitForNext();
+    waitForNext(ended.reason);
     $("#end-title").focus({ preventScroll: false });
     return undefined;
   }
@@ -334,6 +351,7 @@
       showError(errorBox, "");
       setPlaying(false);
       view.cards[index].classList.add("voted-for");
+      myPick = index;
       send({ type: "vote", false_claim: index });
     },
   });

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('players', '0009_tutorial_progress'),
+        ('players', '0010_tutorial_asked_again'),
     ]
 
     operations = [

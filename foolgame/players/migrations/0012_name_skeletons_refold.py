@@ -50,7 +50,7 @@ def refold(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("players", "0010_signup_origin"),
+        ("players", "0011_signup_origin"),
     ]
 
     operations = [
