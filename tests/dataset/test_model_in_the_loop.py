@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from foolgame.checks.models import ClaimValidation
+from tests.verifier.conftest import confirm_by_checkers
 from foolgame.claims.models import Claim
 from foolgame.dataset.exporter import ExportOptions
 from foolgame.dataset.privacy import Pseudonyms
@@ -158,14 +158,14 @@ def loop(db) -> Loop:
     # f1 fooled v2, unconfirmed; t2's verdict never came; train_t1 did not fool v2; the removed
     # claim fooled v1 and is confirmed, but it is not exported.
     written(c["t0"], retired, R, 3)
-    ClaimValidation.objects.create(claim=c["t0"], gold_label=S, labels=4)
+    confirm_by_checkers(c["t0"], label=S)  # three independent checkers whose labels count
     written(c["f0"], retired, R, 1)
     written(c["t1"], active, R, 2)
     written(c["f1"], active, S, 4)
     written(c["t2"], active, "", 1)
     written(c["train_t1"], active, S, 5)
     written(c["removed"], retired, R, 1)
-    ClaimValidation.objects.create(claim=c["removed"], gold_label=S, labels=4)
+    confirm_by_checkers(c["removed"], label=S)
     # Votes: four wrong on the pair of page 3 (smoothed 4/9, hard for people); one right on page 1.
     for voter in voters:
         play(voter, c["t3"], c["f3"], correct=False)

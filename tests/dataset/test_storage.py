@@ -89,11 +89,14 @@ def test_an_export_written_to_the_object_store_downloads_from_another_host_with_
 
     manifest = json.loads(download("manifest.json"))
     listed = {entry["name"]: entry for entry in manifest["files"]}
-    assert set(listed) == set(files) - {"manifest.json"}
+    assert set(listed) == set(files) - {"manifest.json", "SHA256SUMS"}
     for name, entry in listed.items():
         body = download(name)
         assert (len(body), hashlib.sha256(body).hexdigest()) == (entry["size"], entry["sha256"]), name
         assert files[name]["size"] == len(body)
+    # SHA256SUMS, downloaded from the store, checks every file the manifest's way, the manifest too.
+    sums = dict(reversed(line.split("  ", 1)) for line in download("SHA256SUMS").decode().splitlines())
+    assert sums == {name: hashlib.sha256(download(name)).hexdigest() for name in set(files) - {"SHA256SUMS"}}
     assert not Path(settings.EXPORTS_DIR).exists()
     # A name outside the export is still a 404, from the object store as from the disk.
     assert client.get(reverse("export-file", args=[export_id, "secret.txt"])).status_code == 404

@@ -77,7 +77,25 @@ def checked(db, settings) -> Checked:
     answer(c["c6"], k["k6"], S, minute=93, settled=R)
     for name, gold, labels in (("c1", S, 4), ("c2", R, 4), ("c3", "-", 4), ("c4", S, 4), ("c5", "-", 2)):
         ClaimValidation.objects.create(claim=c[name], gold_label=gold, labels=labels)
+    tally_all(k.values())
     return Checked(claims=c, checkers=k)
+
+
+def tally_all(checkers) -> None:
+    """Each checker's answers counted in one tally, as the checks' tallies would have: a
+    record moves only with its tally (docs/checks.md)."""
+    from foolgame.checks.models import CheckTally
+
+    for checker in checkers:
+        answered = Check.objects.filter(player=checker, answered_at__isnull=False, tally__isnull=True)
+        if not answered.exists():
+            continue
+        gold, right = answered.exclude(settled_label="").count(), answered.filter(correct=True).count()
+        tally = CheckTally.objects.create(
+            player=checker, number=1, closed_at=timezone.now(), answered=answered.count(), gold=gold, right=right,
+            record_right=right, record_seen=gold, paid=False, counting=True,
+        )
+        answered.update(tally=tally)
 
 
 def export(tmp_path: Path, name: str = "out", **options) -> Path:
