@@ -32,7 +32,7 @@ class CheckEvidenceSerializer(serializers.Serializer):
 class CheckSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     claim = CheckClaimSerializer(help_text="the claim to check: its text and page, never its label")
-    evidence = CheckEvidenceSerializer(many=True, help_text="the claim's gold evidence sentences, in its author's order")
+    evidence = CheckEvidenceSerializer(many=True, help_text="the claim's gold evidence sentences, in the order its page reads")
     expires_at = serializers.DateTimeField(help_text="the answer must arrive before this (FM2_CHECK_SECONDS after the deal)")
 
 

@@ -37,6 +37,8 @@ from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import clock, hooks
 from foolgame.core.errors import ServiceError
 from foolgame.moderation.quality import claim_validation_set
+from foolgame.pages.models import Sentence
+from foolgame.pages.selectors import reading_order
 from foolgame.players.models import LedgerEntry
 from foolgame.voting.models import Report
 from foolgame.voting.payloads import Evidence, PageRef
@@ -96,12 +98,15 @@ def _config() -> dict[str, Any]:
 
 
 def check_payload(check: Check) -> CheckPayload:
+    """The claim and its gold sentences in the order its page reads (``pages.selectors.reading_order``)."""
     claim = check.claim
-    evidence = ClaimGold.objects.filter(claim_id=claim.pk).order_by("position", "id").values_list("sentence__text", "sentence__section_header")
+    gold = {link.sentence_id for link in ClaimGold.objects.filter(claim_id=claim.pk)}
+    page = reading_order(list(Sentence.objects.filter(page_id=claim.page_id).order_by("position", "id")))
+    evidence = [sentence for sentence in page if sentence.pk in gold]
     return {
         "id": check.pk,
         "claim": {"id": claim.pk, "text": claim.text, "page": {"id": claim.page_id, "title": claim.page.title}},
-        "evidence": [{"text": text, "section_header": header} for text, header in evidence],
+        "evidence": [{"text": sentence.text, "section_header": sentence.section_header} for sentence in evidence],
         "expires_at": check.expires_at.isoformat(),
     }
 

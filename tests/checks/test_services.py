@@ -368,3 +368,22 @@ def test_no_claim_in_anyones_open_round_is_dealt_as_a_check(fake_clock) -> None:
     rounds.round_start(round_id=round_.pk, player=voter)
     rounds.vote_cast(round_id=round_.pk, player=voter, false_claim=0)
     assert services.check_deal(player=colluder)["claim"]["id"] in {round_.left_claim_id, round_.right_claim_id}
+
+def test_a_checks_evidence_reads_in_the_pages_order_not_the_authors(fake_clock) -> None:
+    """As the page reads (its lead first, a section before its subsections), whatever order the
+    author marked the gold sentences in (issue 39, item 6)."""
+    from foolgame.claims.models import ClaimGold
+    from foolgame.pages.models import Sentence
+
+    page = PageFactory(title="Shaka")
+    sub = Sentence.objects.create(page=page, position=0, section_header="Scholarship studies | The Mfecane", text="A subsection's sentence.")
+    Sentence.objects.create(page=page, position=1, section_header="Scholarship studies", text="The section's own sentence.")
+    lead = Sentence.objects.create(page=page, position=2, section_header="", text="The lead's sentence.")
+    claim = Claim.objects.create(page=page, label="SUPPORTS", author=UserFactory(), text="Shaka led the Zulu.", clues=[])
+    ClaimGold.objects.create(claim=claim, sentence=sub, position=0)
+    ClaimGold.objects.create(claim=claim, sentence=lead, position=1)
+    dealt = services.check_deal(player=UserFactory())
+    assert [(e["text"], e["section_header"]) for e in dealt["evidence"]] == [
+        ("The lead's sentence.", ""),
+        ("A subsection's sentence.", "Scholarship studies | The Mfecane"),
+    ]
