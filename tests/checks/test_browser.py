@@ -203,3 +203,22 @@ def test_a_checker_whose_labels_stopped_counting_is_told_why(asgi_live_server: s
     expect(warning).to_be_visible()
     expect(warning).to_contain_text("no longer count")
     expect(warning).to_be_in_viewport()
+
+
+def test_a_checks_evidence_reads_in_the_pages_order(asgi_live_server: str, page: Page) -> None:
+    """Issue 39, item 6: the gold sentences as the page reads (its lead first, a section before
+    its subsections), not in the order the author marked them."""
+    from foolgame.claims.models import Claim, ClaimGold
+    from tests.factories import PageFactory
+
+    shaka = PageFactory(title="Shaka")
+    sub = Sentence.objects.create(page=shaka, position=0, section_header="Scholarship studies | The Mfecane", text="Shaka's wars set off the Mfecane.")
+    lead = Sentence.objects.create(page=shaka, position=1, section_header="", text="Shaka was a Zulu king.")
+    claim = Claim.objects.create(page=shaka, label="SUPPORTS", author=UserFactory(), text="Shaka ruled the Zulu.", clues=[])
+    ClaimGold.objects.create(claim=claim, sentence=sub, position=0)
+    ClaimGold.objects.create(claim=claim, sentence=lead, position=1)
+    UserFactory(username="reader")
+    open_checks(page, asgi_live_server, "reader", LAPTOP)
+    page.get_by_role("button", name="Start checking").click()
+    expect(page.locator("#check-claim")).to_have_text("Shaka ruled the Zulu.")
+    expect(page.locator("#check-evidence li")).to_have_text(["Shaka was a Zulu king.", "Scholarship studies | The Mfecane Shaka's wars set off the Mfecane."])
