@@ -14,6 +14,19 @@ from foolgame.voting.models import ClueReveal, Like, Report, Round, Vote
 from tests.factories import CategoryFactory, ClaimFactory, PageFactory, SentenceFactory, UserFactory
 
 
+@pytest.fixture(autouse=True)
+def datasets_cache_of_its_own(tmp_path, monkeypatch):
+    """Each test's ``datasets.load_dataset`` caches under the test's own folder: the library
+    keys a local folder's cache by its files' names and sizes, so two tests' exports named
+    alike (``out``) of the same size would read each other's rows (seen on PostgreSQL, whose
+    ids differ from test to test)."""
+    try:
+        import datasets
+    except ImportError:
+        return
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
+
+
 @pytest.fixture
 def exports_dir(settings, tmp_path):
     """Export folders under the test's own temporary directory."""
