@@ -126,15 +126,31 @@ def checker_weight(
     return min(max(weight, 0.0), max_weight)
 
 
-def record_shows_reading(right: int, seen: int, *, min_seen: int = 10, chance: float = 0.5, z: float = 1.96) -> bool:
+def record_shows_reading(
+    right: int,
+    seen: int,
+    *,
+    by_label: Sequence[tuple[int, int]] | None = None,
+    min_seen: int = 10,
+    min_per_label: int = 3,
+    chance: float = 0.5,
+    z: float = 1.96,
+) -> bool:
     """Whether a checker's record on settled items (``right`` of ``seen`` answered with the
     settled label) shows reading rather than guessing: at least ``min_seen`` of them, and the
     lower end of the Wilson interval of the accuracy (95% with ``z`` 1.96) above ``chance``, the
-    accuracy of a guesser between the two labels a settled claim can have. A constant or random
-    answerer sits at ``chance``: it clears the bar by luck alone about 2.5% of the times it is
+    accuracy of a guesser between the two labels a settled claim can have. With ``by_label``
+    (``(right, seen)`` for each label), also at least ``min_per_label`` items of each label and
+    an accuracy of at least ``chance`` on each: a checker who answers one label to everything is
+    right on every item of that label and on none of the other, however the settled items lean.
+    A constant or random answerer clears the bar by luck alone about 2.5% of the times it is
     asked, and less the longer its record."""
     if seen < max(1, min_seen):
         return False
+    if by_label is not None:
+        for label_right, label_seen in by_label:
+            if label_seen < min_per_label or label_right < chance * label_seen:
+                return False
     return wilson(right, seen, z)[0] > chance
 
 

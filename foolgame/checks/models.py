@@ -84,6 +84,13 @@ class CheckTally(models.Model):
     right = models.PositiveIntegerField(help_text="Of those, answered with the settled label.")
     record_right = models.PositiveIntegerField()
     record_seen = models.PositiveIntegerField()
+    # The same for the settled claims labelled SUPPORTS (the rest were REFUTES): a record shows
+    # reading only on both labels, so answering one label to everything never pays, however
+    # the settled claims lean (docs/checks.md).
+    gold_supports = models.PositiveIntegerField(default=0)
+    right_supports = models.PositiveIntegerField(default=0)
+    record_right_supports = models.PositiveIntegerField(default=0)
+    record_seen_supports = models.PositiveIntegerField(default=0)
     paid = models.BooleanField(help_text="The record showed reading (docs/checks.md), so the batch's right answers paid.")
     points = models.PositiveIntegerField(default=0)
     counting = models.BooleanField()

@@ -238,11 +238,15 @@ def _tally_if_due(player: AbstractBaseUser, now: Any) -> CheckTally | None:
         return None
     gold = sum(1 for _, settled, _ in batch if settled)
     right_ids = [pk for pk, settled, correct in batch if settled and correct]
+    gold_supports = sum(1 for _, settled, _ in batch if settled == Check.Label.SUPPORTS)
+    right_supports = sum(1 for _, settled, correct in batch if settled == Check.Label.SUPPORTS and correct)
     previous = CheckTally.objects.filter(player=player).order_by("-number").first()
     record_right = (previous.record_right if previous else 0) + len(right_ids)
     record_seen = (previous.record_seen if previous else 0) + gold
+    supports = ((previous.record_right_supports if previous else 0) + right_supports, (previous.record_seen_supports if previous else 0) + gold_supports)
+    refutes = (record_right - supports[0], record_seen - supports[1])
     counting = record_weight(record_right, record_seen) > 0
-    paid = counting and record_shows_reading(record_right, record_seen, min_seen=config["PAY_MIN_GOLD"])
+    paid = counting and record_shows_reading(record_right, record_seen, by_label=(supports, refutes), min_seen=config["PAY_MIN_GOLD"])
     points = min(config["POINTS"] * len(right_ids), _points_left_today(player, now)) if paid else 0
     tally = CheckTally.objects.create(
         player=player,
@@ -253,6 +257,10 @@ def _tally_if_due(player: AbstractBaseUser, now: Any) -> CheckTally | None:
         right=len(right_ids),
         record_right=record_right,
         record_seen=record_seen,
+        gold_supports=gold_supports,
+        right_supports=right_supports,
+        record_right_supports=supports[0],
+        record_seen_supports=supports[1],
         paid=paid,
         points=points,
         counting=counting,

@@ -113,19 +113,24 @@ def test_an_answer_is_taken_once_by_its_player_before_its_clock_runs_out(fake_cl
 
 
 def test_points_come_only_in_a_tally_for_settled_claims_answered_with_their_label(fake_clock, settings) -> None:
-    """Twelve settled claims answered right and one open claim agreed with: no answer pays on
-    its own; the tally of the thirteen pays 10 a right answer on a settled claim, one ledger
-    row, and says how many matched, never which."""
+    """Twelve settled claims of both labels answered right and one open claim agreed with: no
+    answer pays on its own; the tally of the thirteen pays 10 a right answer on a settled
+    claim, one ledger row, and says how many matched, never which."""
     settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 13, "PAY_MIN_GOLD": 10}
+    labels = {}
     for n in range(12):
-        settled_claim(f"Settled {n}", label="REFUTES")
+        labels[settled_claim(f"Settled {n}", label="REFUTES" if n % 3 else "SUPPORTS").text] = "REFUTES" if n % 3 else "SUPPORTS"
     open_claim("Open one", label="REFUTES")
     checker = UserFactory()
-    results = [answer(checker, "REFUTES") for _ in range(13)]
+    results = []
+    for _ in range(13):
+        dealt = services.check_deal(player=checker)
+        results.append(services.check_answer(check_id=dealt["id"], player=checker, label=labels.get(dealt["claim"]["text"], "REFUTES")))
     assert [r["points"] for r in results] == [0] * 12 + [120]
     assert [r["tally"]["answered"] for r in results] == list(range(1, 13)) + [0]
     assert results[-1]["tally"]["last"] == {"number": 1, "answered": 13, "gold": 12, "right": 12, "paid": True, "points": 120, "counting": True}
     assert list(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == [120]
+
 
 def test_four_checks_against_the_author_put_the_claim_in_the_queue_as_disputed(fake_clock) -> None:
     claim = open_claim("Spica", label="SUPPORTS")
@@ -236,13 +241,18 @@ def test_a_checkers_weight_follows_the_setting(settings, weights, expected) -> N
 
 def test_check_points_stop_at_the_daily_cap_and_the_labels_still_count(fake_clock, settings) -> None:
     settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 10, "PAY_MIN_GOLD": 10, "POINTS_PER_DAY": 125}
+    labels = {}
     for n in range(20):
-        settled_claim(f"Settled {n}", label="REFUTES")
+        labels[settled_claim(f"Settled {n}", label="SUPPORTS" if n % 2 else "REFUTES").text] = "SUPPORTS" if n % 2 else "REFUTES"
     checker = UserFactory()
-    results = [answer(checker, "REFUTES") for _ in range(20)]
+    results = []
+    for _ in range(20):
+        dealt = services.check_deal(player=checker)
+        results.append(services.check_answer(check_id=dealt["id"], player=checker, label=labels[dealt["claim"]["text"]]))
     assert [r["points"] for r in results if r["points"]] == [100, 25]
     assert sum(LedgerEntry.objects.filter(player=checker, kind="check").values_list("amount", flat=True)) == 125
-    assert Check.objects.filter(player=checker, label="REFUTES").count() == 20
+    assert Check.objects.filter(player=checker, answered_at__isnull=False).count() == 20
+
 
 def test_the_streak_counts_answers_in_time_and_an_expired_check_breaks_it(fake_clock) -> None:
     """Whatever the labels: a settled claim answered wrong keeps the streak going, a check left
@@ -332,26 +342,30 @@ def test_a_tally_tells_how_many_matched_never_which(fake_clock, settings) -> Non
     }
     seen = {name: _replayed(facts, "REFUTES", open_label="REFUTES") for name, facts in layouts.items()}
     assert seen["A"] == seen["B"]
-    assert seen["A"][0][-1]["tally"]["last"] == {"number": 1, "answered": 14, "gold": 12, "right": 11, "paid": True, "points": 110, "counting": True}
-    assert seen["A"][1] == [(110, "check")]
+    # REFUTES to everything: right on the eleven settled REFUTES, wrong on the one SUPPORTS, so
+    # the record does not show reading on both labels and the tally pays nothing.
+    assert seen["A"][0][-1]["tally"]["last"] == {"number": 1, "answered": 14, "gold": 12, "right": 11, "paid": False, "points": 0, "counting": True}
+    assert seen["A"][1] == []
 
 
-@pytest.mark.parametrize("strategy", ["constant", "random"])
-def test_a_checker_who_does_not_read_earns_nothing(fake_clock, settings, strategy) -> None:
-    """Answering SUPPORTS to everything, or at random, over 60 settled claims of both labels:
-    three tallies, none pays (their records never clear chance), and the labels stop counting."""
+@pytest.mark.parametrize(("strategy", "supports_share"), [("constant", 2), ("random", 2), ("constant", 5)], ids=["constant", "random", "constant, settled claims leaning"])
+def test_a_checker_who_does_not_read_earns_nothing(fake_clock, settings, strategy, supports_share) -> None:
+    """Answering SUPPORTS to everything, or at random, over 60 settled claims of both labels
+    (half and half, or four in five SUPPORTS, where a constant answer is right 80% of the time):
+    three tallies, none pays (a record that never clears chance, or never reads REFUTES)."""
     import random as random_module
 
     settings.FM2_CHECKS = {**settings.FM2_CHECKS, "TALLY_SIZE": 20}
     for n in range(60):
-        settled_claim(f"Star {n}", label="SUPPORTS" if n % 2 else "REFUTES")
+        settled_claim(f"Star {n}", label="REFUTES" if n % supports_share == 0 else "SUPPORTS")
     bot = UserFactory()
     pick = random_module.Random(7)
     results = [answer(bot, "SUPPORTS" if strategy == "constant" else pick.choice(["SUPPORTS", "REFUTES"])) for _ in range(60)]
     tallies = [r["tally"]["last"] for r in results if r["tally"]["answered"] == 0]
     assert len(tallies) == 3 and not any(t["paid"] for t in tallies)
     assert not LedgerEntry.objects.filter(player=bot, kind="check").exists()
-    assert tallies[-1]["counting"] is False
+    if supports_share == 2:
+        assert tallies[-1]["counting"] is False  # under the accuracy bar, too
 
 
 def test_no_claim_in_anyones_open_round_is_dealt_as_a_check(fake_clock) -> None:

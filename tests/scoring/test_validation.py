@@ -335,3 +335,21 @@ def test_the_author_rows_add_up_to_one_over_the_claims_counted(claims: list[tupl
         assert total == pytest.approx(1.0)
         assert table["unanimous"] <= table["author_matches_gold"] + 1e-12
         assert table["labels_per_claim"] >= 5
+
+
+@pytest.mark.parametrize(
+    ("right", "seen", "by_label", "shows"),
+    [
+        (9, 10, None, True),  # 9 of 10: the lower bound clears 0.5
+        (8, 10, None, False),
+        (5, 5, None, False),  # too few
+        (16, 20, ((16, 16), (0, 4)), False),  # SUPPORTS to everything, settled claims leaning 4 to 1
+        (17, 20, ((14, 16), (3, 4)), True),  # a reader, right on both labels
+        (17, 20, ((15, 18), (2, 2)), False),  # too few of one label to tell
+        (10, 20, ((5, 10), (5, 10)), False),  # a coin
+    ],
+)
+def test_a_record_shows_reading_only_above_chance_and_on_both_labels(right, seen, by_label, shows) -> None:
+    from scoring.validation import record_shows_reading
+
+    assert record_shows_reading(right, seen, by_label=by_label) is shows
