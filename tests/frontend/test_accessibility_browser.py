@@ -70,6 +70,9 @@ class Scanner:
 
     def scan(self, page: Page, where: str) -> None:
         page.wait_for_load_state("load")
+        # A settled page: a transition under way (a clue's cost fading out) is scanned at its
+        # end, not at whatever frame a busy machine reached (its colours are half blended).
+        page.wait_for_function("document.getAnimations().every(a => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)")
         if not page.evaluate("typeof window.axe === 'object'"):
             page.add_script_tag(path=self.axe)
         self.scanned.append(where)

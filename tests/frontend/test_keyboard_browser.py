@@ -183,7 +183,7 @@ def test_a_fact_check_by_keyboard(asgi_live_server: str, page: Page) -> None:
     expect(page.locator("#check-claim")).to_be_focused()
     first = Check.objects.get(player=player, answered_at__isnull=True)
     keys.press(page, page.get_by_role("button", name="Supported", exact=True), "Space")
-    expect(page.locator("#check-feedback")).to_have_text("Answer recorded. 0 points.")
+    expect(page.locator("#check-feedback")).to_have_text("Answer recorded. 19 answers to your next tally.")
     first.refresh_from_db()
     assert first.label == "SUPPORTS"
     expect(page.locator("#check-claim")).to_be_focused()  # the next claim
