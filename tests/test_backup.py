@@ -42,7 +42,7 @@ def _game_in_play() -> dict:
             voting.vote_cast(round_id=round_.pk, player=player, false_claim=0, settle=True)
     open_round = voting.round_create(player=players[3])
     voting.round_start(round_id=open_round.pk, player=players[3])
-    room = rooms.room_create(host=players[0])
+    room = rooms.room_create(host=players[0], host_plays=True)  # the host plays too: one more round in play
     rooms.room_join(code=room.code, player=players[1])
     rooms.room_next_question(code=room.code, player=players[0])
     # Far enough ahead that the restored host still finds them playing on a slow machine.
