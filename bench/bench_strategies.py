@@ -178,6 +178,17 @@ def _task(account: Account) -> dict | None:
     return task
 
 
+def _save_claim(account: Account, task: dict, text: str) -> None:
+    """Save ``text`` under the write task (gold: a sentence that is not its lexical top hit), a
+    script's 30 s of writing on the clock; a refusal is counted by its code."""
+    gold = _some_gold(account.player, task["page"], text)
+    status, body, _ = account.player.call("POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": gold}, timeout=300)
+    account.clock_s += 30 + OVERHEAD_S
+    account.actions += 1
+    if status != 201:
+        account.refuse(code_of(status, body))
+
+
 def strategy_template_writer(server: Server, claims: int, rng: random.Random) -> Account:
     account = Account(server, "template-writer")
     for _ in range(claims):
@@ -192,12 +203,7 @@ def strategy_template_writer(server: Server, claims: int, rng: random.Random) ->
             continue
         a, b, c = rng.sample(words, 3)
         text = f"{page['title']} was the {a.lower()} of {b.lower()} in {c.lower()}."
-        gold = _some_gold(account.player, task["page"], text)
-        status, body, _ = account.player.call("POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": gold}, timeout=300)
-        account.clock_s += 30 + OVERHEAD_S
-        account.actions += 1
-        if status != 201:
-            account.refuse(code_of(status, body))
+        _save_claim(account, task, text)
     return account
 
 
@@ -212,12 +218,7 @@ def strategy_near_copy(server: Server, claims: int, by_page: dict[str, list[str]
             continue
         original = live[0]
         text = original.replace(" was ", " is ", 1) if " was " in original else original.replace(" the ", " a ", 1) if " the " in original else original.rsplit(" ", 1)[0] + "."
-        gold = _some_gold(account.player, task["page"], text)
-        status, body, _ = account.player.call("POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": gold}, timeout=300)
-        account.clock_s += 30 + OVERHEAD_S
-        account.actions += 1
-        if status != 201:
-            account.refuse(code_of(status, body))
+        _save_claim(account, task, text)
     return account
 
 
