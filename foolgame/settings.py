@@ -794,10 +794,12 @@ FM2_GUESTS = {
 # --- Production hardening -------------------------------------------------------------------
 # Every setting here is read from the variable of the same name (docs/operations.md, Configuration), with
 # the production value as its default. The web role sits behind a TLS-terminating proxy that
-# sets X-Forwarded-Proto on every request, overwriting any a client sent (docs/operations.md, TLS:
-# a proxy in front); set SECURE_PROXY_SSL_HEADER empty when no proxy does.
+# sets X-Forwarded-Proto on every request (docs/operations.md, TLS: a proxy in front). uvicorn
+# believes that header, and makes the request https, only on a connection from an address in
+# FORWARDED_ALLOW_IPS; Django's SECURE_PROXY_SSL_HEADER would believe it from anyone who reaches
+# the port, so it is off unless set (for a server other than the Procfile's uvicorn).
 if PRODUCTION:
-    SECURE_PROXY_SSL_HEADER = tuple(env.list("SECURE_PROXY_SSL_HEADER", default=["HTTP_X_FORWARDED_PROTO", "https"])) or None
+    SECURE_PROXY_SSL_HEADER = tuple(env.list("SECURE_PROXY_SSL_HEADER", default=[])) or None
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)

@@ -298,6 +298,10 @@ def test_a_proxy_named_in_forwarded_allow_ips_is_believed(transactional_db, sett
             assert time.monotonic() < deadline, "uvicorn did not start"
             time.sleep(0.05)
         assert signups_from_forged_addresses(f"http://127.0.0.1:{port}", 3) == [201, 201, 201]
+        # The named proxy's scheme is believed too, by uvicorn (Django's own setting is off):
+        # a request it calls https gets https's Referer check.
+        assert settings.SECURE_PROXY_SSL_HEADER is None
+        assert _csrf_post_without_referer(f"http://127.0.0.1:{port}", "https") == 403
     finally:
         server.should_exit = True
         thread.join(timeout=10)
@@ -309,3 +313,37 @@ def test_the_procfile_and_the_makefile_trust_no_forwarding_header_unless_told() 
     web = next(line for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("web:"))
     assert '--proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-}"' in web
     assert '--forwarded-allow-ips "$${FORWARDED_ALLOW_IPS:-}"' in (REPO / "Makefile").read_text()
+
+
+def _csrf_post_without_referer(base_url: str, proto: str) -> int:
+    """A signup over plain HTTP that says ``X-Forwarded-Proto: proto`` and sends no Referer:
+    its status. Django checks the Referer of an unsafe request only when it takes the request
+    for https, so a 403 here means the forwarded scheme was believed."""
+    import http.cookiejar
+    import json
+    import urllib.error
+    import urllib.request
+
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.open(f"{base_url}/api/auth/csrf", timeout=10)
+    token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+    request = urllib.request.Request(
+        f"{base_url}/api/auth/signup", method="POST",
+        data=json.dumps({"username": f"scheme{proto}", "password": "a long enough password 1"}).encode(),
+        headers={"Content-Type": "application/json", "X-CSRFToken": token, "X-Forwarded-Proto": proto},
+    )
+    try:
+        return opener.open(request, timeout=10).status
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+def test_by_default_a_forged_forwarded_proto_does_not_make_a_request_https(asgi_live_server, settings) -> None:
+    """With production's default (no SECURE_PROXY_SSL_HEADER) and no proxy named, a client
+    saying https over plain HTTP is still plain HTTP to Django: the CSRF check does not ask it
+    for an https Referer. The same header read by Django's setting would have been believed."""
+    settings.SECURE_PROXY_SSL_HEADER = None
+    assert _csrf_post_without_referer(asgi_live_server, "https") == 201
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert _csrf_post_without_referer(asgi_live_server, "https") == 403
