@@ -133,6 +133,10 @@ def test_a_template_of_page_words_is_refused_though_it_reads_as_a_sentence(text:
         ("Milhaud had a batting average of .271 in 1920.", None),  # a number from its point
         ("Gandhi played the the lead role.", None),  # a word typed twice is a slip, not a template
         ("The film was praised for being short.", None),
+        ("The Little Prince was he in adult by the never.", ("the", "never")),  # a template of the bench
+        ("A Star Is Born is a Garland the that still the 12.", ("the", "that")),
+        ("The band began the first leg of their Never Gone Tour.", None),  # a capital may open a name
+        ("The author of the already famous novel died.", None),  # "already" may follow "the"
     ],
 )
 def test_broken_phrase_finds_a_phrase_that_opens_and_breaks_off(text: str, broken: tuple[str, str] | None) -> None:
