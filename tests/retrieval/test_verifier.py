@@ -55,7 +55,7 @@ def _tiny_nli_model(folder: Path, id2label: dict[int, str]) -> Path:
     folder.mkdir(parents=True)
     vocab = folder / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True, model_max_length=64)
+    tokenizer = BertTokenizerFast(vocab=str(vocab), do_lower_case=True, model_max_length=64)
     torch.manual_seed(len(id2label))
     config = BertConfig(
         vocab_size=len(WORDS) + 5,

@@ -1,0 +1,300 @@
+"""Does a text read as a claim, or as grammar with a page's words in its slots? A learnt score.
+
+The save's word rules (``scoring.word_order``) refuse a template whose slots break a phrase
+("Shaka was the sometime of between in figure."), but not one whose slots get words of the
+right kind ("Gandhi was the Gujarati of Telegraph in Minister."): that needs knowing what the
+words mean. Class n-grams and linear probes on frozen MiniLM vectors did not get there
+(docs/authoring.md). This module fine-tunes the MiniLM encoder the game already carries (its
+mean-pooled vector and one logistic output) to tell a page's own sentences and claims from
+the same texts with words of the page put in at random, and sets its bar at a quantile of the
+scores of real claims of pages it never trained on.
+
+Nothing here knows any benchmark's template families: the negatives are real texts with page
+words swapped in (:func:`corruptions`), two ways: a few words of any kind, or most of the
+content words. ``bench/bench_fluency.py`` measures the result on templates of pages the model
+never saw.
+
+Training runs in a command or the worker (minutes on 2 cores for a few thousand examples),
+never in a request; it reports progress through a callback. Plain Python and torch, no Django.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval.text import STOP_WORDS
+
+META_FILE = "fluency.json"
+HEAD_FILE = "head.json"
+_EDGE = ".,;:!?\"()[]“”"
+_WORD = re.compile(r"^[^\W_]+(?:[-'’][^\W_]+)*$")
+_TAIL = re.compile(r"[.,;:!?)\"”]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class PageTexts:
+    """One page's texts: its sentences (the words templates are made of) and its claims."""
+
+    sentences: Sequence[str]
+    claims: Sequence[str] = ()
+
+
+def page_words(sentences: Sequence[str], *, content: bool) -> list[str]:
+    """The words of ``sentences`` as written (punctuation trimmed); stop words out when ``content``."""
+    found = []
+    for sentence in sentences:
+        for raw in sentence.split():
+            word = raw.strip(_EDGE)
+            if word and _WORD.match(word) and not (content and word.casefold() in STOP_WORDS):
+                found.append(word)
+    return found
+
+
+def _put(token: str, word: str) -> str:
+    """``word`` in ``token``'s place, keeping the punctuation that ended it."""
+    tail = _TAIL.search(token)
+    return word + (tail.group(0) if tail else "")
+
+
+def corrupt(text: str, *, any_words: Sequence[str], content_words: Sequence[str], rng: random.Random) -> str | None:
+    """``text`` with words of its page put in: half the time 1 to 4 words of any kind, else
+    about 70% of its content words (one at least) replaced by content words. None when the
+    text is too short to corrupt, or when the words drawn were the ones already there."""
+    tokens = text.split()
+    if len(tokens) < 3 or not any_words:
+        return None
+    changed = list(tokens)
+    if rng.random() < 0.5 or not content_words:
+        for position in rng.sample(range(len(tokens)), min(rng.randint(1, 4), max(1, len(tokens) // 2))):
+            changed[position] = _put(tokens[position], rng.choice(any_words))
+    else:
+        content = [i for i, token in enumerate(tokens) if (core := token.strip(_EDGE)) and core.casefold() not in STOP_WORDS]
+        chosen = [i for i in content if rng.random() < 0.7] or ([rng.choice(content)] if content else [])
+        for position in chosen:
+            changed[position] = _put(tokens[position], rng.choice(content_words))
+    return None if changed == tokens else " ".join(changed)
+
+
+def corruptions(pages: Mapping[str, PageTexts], *, rng: random.Random) -> list[tuple[str, int]]:
+    """Every real text of ``pages`` (label 0) and one corruption of each (label 1), shuffled."""
+    examples: list[tuple[str, int]] = []
+    for title in sorted(pages):
+        page = pages[title]
+        any_words = page_words(page.sentences, content=False)
+        content_words = page_words(page.sentences, content=True)
+        for text in [*page.claims, *page.sentences]:
+            examples.append((text, 0))
+            changed = corrupt(text, any_words=any_words, content_words=content_words, rng=rng)
+            if changed is not None:
+                examples.append((changed, 1))
+    rng.shuffle(examples)
+    return examples
+
+
+@dataclass(frozen=True, slots=True)
+class TrainOptions:
+    examples: int = 3000  # at most this many (text, label) pairs are trained on
+    epochs: int = 2
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    max_length: int = 64
+    real_share: float = 0.005  # the share of held-out real claims the bar may refuse
+    held_out_share: float = 0.2  # pages kept out of training to set the bar on
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class FluencyReport:
+    """What a training run did, kept beside the model (``fluency.json``)."""
+
+    base_model: str
+    threshold: float
+    real_share: float
+    trained_pages: int
+    held_out_pages: int
+    held_out_texts: int
+    examples: int
+    epochs: int
+    seconds: float
+    losses: list[float] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _split_pages(titles: Sequence[str], share: float, seed: int) -> tuple[list[str], list[str]]:
+    ordered = sorted(titles)
+    random.Random(seed).shuffle(ordered)
+    cut = max(1, round(len(ordered) * share)) if len(ordered) > 1 else 0
+    return ordered[cut:], ordered[:cut]
+
+
+class _Classifier:
+    """The encoder with mean pooling and one logistic output (torch)."""
+
+    def __init__(self, encoder: Any, head: Any) -> None:
+        self.encoder = encoder
+        self.head = head
+
+    def logits(self, batch: Mapping[str, Any]) -> Any:
+        hidden = self.encoder(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return self.head(pooled).squeeze(-1)
+
+
+def _torch() -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    return torch
+
+
+def _scores(classifier: _Classifier, tokenizer: Any, texts: Sequence[str], *, max_length: int, batch_size: int = 64) -> np.ndarray:
+    torch = _torch()
+    out = np.zeros(len(texts), dtype=np.float64)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            batch = tokenizer([texts[i] for i in chunk], truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+            batch.pop("token_type_ids", None)
+            out[chunk] = classifier.logits(batch).double().numpy()
+    return out
+
+
+def train_fluency(
+    pages: Mapping[str, PageTexts],
+    *,
+    base_model: str | Path,
+    out_dir: str | Path,
+    options: TrainOptions = TrainOptions(),
+    progress: Callable[[int, int], None] | None = None,
+) -> FluencyReport:
+    """Fine-tune ``base_model`` (a local sentence-transformers or Hugging Face folder) on the
+    corruptions of ``pages`` and write the model, its head and its bar to ``out_dir``.
+
+    The pages are split: ``held_out_share`` of them (by title, seeded) never reach training,
+    and the bar is the ``1 - real_share`` quantile of their claims' scores (their sentences
+    too when they have fewer than 100 claims). ``progress(done, total)`` is called after each
+    step. The folder is written under a temporary name and renamed, so a reader never sees
+    half a model; re-running replaces it.
+    """
+    torch = _torch()
+    from transformers import AutoModel, AutoTokenizer
+
+    started = time.monotonic()
+    torch.manual_seed(options.seed)
+    rng = random.Random(options.seed)
+    trained_titles, held_titles = _split_pages(list(pages), options.held_out_share, options.seed)
+    examples = corruptions({title: pages[title] for title in trained_titles}, rng=rng)[: options.examples]
+    if not examples:
+        raise ValueError("no text to train on: the pages have no sentences")
+    tokenizer = AutoTokenizer.from_pretrained(str(base_model), local_files_only=True)
+    encoder = AutoModel.from_pretrained(str(base_model), local_files_only=True)
+    head = torch.nn.Linear(encoder.config.hidden_size, 1)
+    classifier = _Classifier(encoder, head)
+    parameters = [*encoder.parameters(), *head.parameters()]
+    optimiser = torch.optim.AdamW(parameters, lr=options.learning_rate)
+    per_epoch = math.ceil(len(examples) / options.batch_size)
+    total = per_epoch * options.epochs
+    warmup = max(1, total // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: min(1.0, (step + 1) / warmup) * max(0.0, 1 - step / total))
+    losses: list[float] = []
+    encoder.train()
+    done = 0
+    for epoch in range(options.epochs):
+        order = list(range(len(examples)))
+        random.Random(options.seed + epoch).shuffle(order)
+        running = []
+        for start in range(0, len(order), options.batch_size):
+            chunk = [examples[i] for i in order[start : start + options.batch_size]]
+            batch = tokenizer([text for text, _ in chunk], truncation=True, max_length=options.max_length, padding=True, return_tensors="pt")
+            batch.pop("token_type_ids", None)
+            target = torch.tensor([float(label) for _, label in chunk])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(classifier.logits(batch), target)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            running.append(loss.item())
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        losses.append(round(sum(running) / len(running), 4))
+    encoder.eval()
+    held_claims = [claim for title in held_titles for claim in pages[title].claims]
+    held_texts = held_claims if len(held_claims) >= 100 else held_claims + [s for title in held_titles for s in pages[title].sentences]
+    if held_texts:
+        threshold = float(np.quantile(_scores(classifier, tokenizer, held_texts, max_length=options.max_length), 1 - options.real_share))
+    else:  # one page only: nothing held out, the bar is the training texts' own
+        threshold = float(np.quantile(_scores(classifier, tokenizer, [t for t, label in examples if label == 0], max_length=options.max_length), 1 - options.real_share))
+    report = FluencyReport(
+        base_model=Path(base_model).name,
+        threshold=threshold,
+        real_share=options.real_share,
+        trained_pages=len(trained_titles),
+        held_out_pages=len(held_titles),
+        held_out_texts=len(held_texts),
+        examples=len(examples),
+        epochs=options.epochs,
+        seconds=round(time.monotonic() - started, 1),
+        losses=losses,
+        options=asdict(options),
+    )
+    out = Path(out_dir)
+    scratch = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    scratch.mkdir(parents=True, exist_ok=True)
+    encoder.save_pretrained(str(scratch))
+    tokenizer.save_pretrained(str(scratch))
+    (scratch / HEAD_FILE).write_text(json.dumps({"weight": head.weight.detach().double().numpy()[0].tolist(), "bias": float(head.bias.detach())}))
+    (scratch / META_FILE).write_text(json.dumps(asdict(report), indent=1))
+    if out.exists():
+        old = out.with_name(f".{out.name}.{os.getpid()}.old")
+        os.replace(out, old)
+        os.replace(scratch, out)
+        import shutil
+
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(scratch, out)
+    return report
+
+
+class FluencyScorer:
+    """A trained model folder: ``scores`` (higher reads less like a claim) and ``refuses``."""
+
+    def __init__(self, folder: str | Path, *, threads: int | None = None) -> None:
+        torch = _torch()
+        from transformers import AutoModel, AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.folder = Path(folder)
+        self.meta = json.loads((self.folder / META_FILE).read_text())
+        self.threshold = float(self.meta["threshold"])
+        self.max_length = int(self.meta.get("options", {}).get("max_length", 64))
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.folder), local_files_only=True)
+        encoder = AutoModel.from_pretrained(str(self.folder), local_files_only=True).eval()
+        weights = json.loads((self.folder / HEAD_FILE).read_text())
+        head = torch.nn.Linear(encoder.config.hidden_size, 1)
+        with torch.no_grad():
+            head.weight.copy_(torch.tensor([weights["weight"]], dtype=head.weight.dtype))
+            head.bias.fill_(weights["bias"])
+        self._classifier = _Classifier(encoder, head)
+
+    def scores(self, texts: Sequence[str]) -> np.ndarray:
+        return _scores(self._classifier, self.tokenizer, list(texts), max_length=self.max_length)
+
+    def refuses(self, text: str) -> bool:
+        """Does ``text`` score above the bar, as page words in a template rather than a claim?"""
+        return bool(self.scores([text])[0] > self.threshold)
