@@ -28,6 +28,9 @@ population, a class's, and an empty instance's (the prior alone):
   (target: held within 50);
 - ``replay`` (issue 24): the same in 4 s on the very pairs given up;
 - right every time in 4 s, no clue, new account (target: held within 30);
+- ``clue`` (issue 36, "30/30 with one clue at 8 s"): a new account buys one clue and votes
+  right every time in 7.5-8.5 s (target: held within 30), and the relay played so: each vote
+  on a claim another account gave up, one clue, 7.5-8.5 s (target: held within 50);
 - ``streak``: right in 2-5 s, no clue, new and after 100 honest votes;
 - ``slow``: a new account votes right every time, 25-40 s and one clue each (what the tests
   cannot tell from a strong player for long; large population only).
@@ -254,6 +257,8 @@ def main() -> None:
     replay = [integrity.VoteFact(True, 0, 4.0) for _ in range(40)]
     relay = [integrity.VoteFact(True, 0, float(s)) for s in rng.uniform(0.8, 1.4, 48)]
     thirty = [integrity.VoteFact(True, 0, 4.0) for _ in range(60)]
+    clue = [integrity.VoteFact(True, 1, float(s)) for s in rng.uniform(7.5, 8.5, 60)]
+    clue_relay = [integrity.VoteFact(True, 1, float(s)) for s in rng.uniform(7.5, 8.5, 60)]
     streak = [integrity.VoteFact(True, 0, float(s)) for s in rng.uniform(2.0, 5.0, 60)]
     fresh_streak = [integrity.VoteFact(True, 0, float(s)) for s in rng.uniform(2.0, 5.0, 60)]
     slow = [integrity.VoteFact(True, 1, float(s)) for s in rng.uniform(25.0, 40.0, 400)]
@@ -272,6 +277,8 @@ def main() -> None:
                 "relay": (first_flag(fitted, [], relay, alpha), first_follow_flag(fitted, relay, alpha, shared="claim")),
                 "replay": (first_flag(fitted, [], replay, alpha), first_follow_flag(fitted, replay, alpha)),
                 "thirty": first_flag(fitted, [], thirty, alpha),
+                "clue": (first_flag(fitted, [], clue, alpha), first_flag(fitted, [], clue_relay, alpha),
+                         first_follow_flag(fitted, clue_relay, alpha, shared="claim")),
                 "streak": (first_flag(fitted, [], fresh_streak, alpha), first_flag(fitted, honest_history, streak, alpha)),
                 # The slow one is not held within 400 votes where the population is small (its
                 # buckets keep the prior's 80% and full spread): 400 scans each, not worth the time.
@@ -283,6 +290,8 @@ def main() -> None:
             print(f"    replay, 40 right in 4 s, no clue, on pairs another account gave up: improbable after {found['replay'][0]}, "
                   f"following after {found['replay'][1]} (of 40)")
             print(f"    right every time in 4 s, no clue, new account: after {found['thirty']} (of 60)")
+            print(f"    clue, right every time in 7.5-8.5 s with one clue, new account: after {found['clue'][0]} (of 60); "
+                  f"as a relay of another account's give-ups: improbable after {found['clue'][1]}, following after {found['clue'][2]} (of 60)")
             print(f"    streak, right in 2-5 s, no clue: new account after {found['streak'][0]}, "
                   f"after 100 honest votes after {found['streak'][1]} (of 60)")
             if fitted is population:
@@ -294,6 +303,11 @@ def main() -> None:
                 record.add(where, "right every time in 4 s, no clue, new account: votes until held", found["thirty"], "votes of 60",
                            target="<= 30", ok=found["thirty"] is not None and found["thirty"] <= 30)
                 record.add(where, "streak (right in 2-5 s, no clue), new account: votes until held", found["streak"][0], "votes of 60")
+                record.add(where, "clue (right every time in 7.5-8.5 s, one clue), new account: votes until held", found["clue"][0],
+                           "votes of 60", target="<= 30", ok=found["clue"][0] is not None and found["clue"][0] <= 30)
+                clue_relay_at = min((k for k in found["clue"][1:] if k is not None), default=None)
+                record.add(where, "relay in 7.5-8.5 s with one clue, after give-ups: votes until held", clue_relay_at, "votes of 60",
+                           target="<= 50", ok=clue_relay_at is not None and clue_relay_at <= 50)
                 if fitted is population:
                     record.add(where, "slow (right in 25-40 s, 1 clue), new account: votes until held", found["slow"], "votes of 400")
         if threshold:

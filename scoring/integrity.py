@@ -44,9 +44,12 @@ import numpy as np
 
 CLUE_EDGES: tuple[int, ...] = (1, 2, 3, 5)
 """Bucket edges of clues revealed: 0, 1, 2, 3-4, 5 or more."""
-SECOND_EDGES: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 15.0, 30.0, 60.0, 120.0)
-"""Bucket edges of seconds taken (start to vote, clue penalties not counted): fine where
-reading the pair is still under way, where a second more changes what a person can know."""
+SECOND_EDGES: tuple[float, ...] = (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 12.0, 15.0, 20.0, 30.0, 60.0, 120.0)
+"""Bucket edges of seconds taken (start to vote, clue penalties not counted): a second wide up
+to 10 s, where reading the pair (and a clue) is still under way and a second more changes
+what a person can know. A bucket's prior is read at its middle, so a wider bucket measured a
+vote at its low end against what people manage seconds later (until issue 36, 8-15 s: 30 of
+30 with a clue at 8 s were judged against 11.5 s)."""
 WINDOW_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320, 640)
 """Run lengths scanned; windows of each size start every half size, and one ends at the last vote."""
 
@@ -112,32 +115,45 @@ SPREAD_FLOOR = 0.3
 """The least spread assumed anywhere: some players guess luckier than others for a while."""
 
 
-def read_share(seconds: float) -> float:
-    """How much of the pair a player can have read in a vote of ``seconds``: nothing for the
-    first ``LOOKING_SECONDS``, then an exponential approach whose time constant is the time to read
-    both claims (63% of what reading does by then, 95% by three times it)."""
-    needed = 2 * CLAIM_TOKENS / READING_TOKENS_PER_SECOND
-    return 1.0 - math.exp(-max(seconds - LOOKING_SECONDS, 0.0) / needed)
+CLUE_TOKENS = 24
+"""Tokens of a clue, on average: the FM2 dev split's retrieved evidence sentences, the
+sentences a clue shows, average 24 words (12,050 sentences of 1,169 claims; measured with
+``len(text.split())``, the split's claims averaging 14 the same way)."""
+CLUE_CLICK_SECONDS = 1.0
+"""Seconds a clue takes that are not reading: finding and pressing its button, and its text
+arriving (an assumption, as ``LOOKING_SECONDS``)."""
+CLUES_OF_BUCKET: tuple[int, ...] = (0, 1, 2, 3, 5)
+"""The clues a clue bucket's prior assumes were read: its fewest (the least reading, the
+highest prior: the bar leans towards the player)."""
+
+
+def read_share(seconds: float, clues: int = 0) -> float:
+    """How much of what the round shows a player can have read in a vote of ``seconds``:
+    nothing for the first ``LOOKING_SECONDS``, then an exponential approach whose time
+    constant is the time to read both claims and the ``clues`` bought (63% of what reading
+    does by then, 95% by three times it)."""
+    needed = (2 * CLAIM_TOKENS + clues * CLUE_TOKENS) / READING_TOKENS_PER_SECOND
+    return 1.0 - math.exp(-max(seconds - LOOKING_SECONDS - clues * CLUE_CLICK_SECONDS, 0.0) / needed)
 
 
 def fm2_prior(bucket: Bucket) -> tuple[float, float]:
     """The accuracy and spread (logits) a bucket starts from before the game has votes in it,
-    from the release: a vote without a clue is right ``FM2_ACCURACY`` of the time once the
-    pair is read, and by chance before, moving with ``read_share`` in logits (at the middle
-    of the bucket's seconds; from 120 s on, fully read); players spread as far as they have
-    read, at least ``SPREAD_FLOOR``.
+    from the release: a vote is right ``FM2_ACCURACY`` of the time once what it shows is
+    read (both claims, and the clues bought), and by chance before, moving with
+    ``read_share`` in logits (at the middle of the bucket's seconds; from 120 s on, fully
+    read); players spread as far as they have read, at least ``SPREAD_FLOOR``.
 
-    A vote that bought clues starts at ``FM2_ACCURACY`` and the full spread at any speed: a
-    clue is one sentence the retriever chose, which may decide the pair at a glance, and the
-    paper gives no accuracy by clue count to bound it. The game's own votes move both."""
-    clues, seconds = bucket
-    if clues > 0:
-        return FM2_ACCURACY, SKILL_SPREAD
+    A clue is one more sentence to read (``CLUE_TOKENS``): the release's 80% is of votes
+    with and without clues alike, and the paper gives no accuracy by clue count or time, so
+    a vote that bought clues is not assumed to be right more often, only to have more to
+    read first. (Until issue 36 a clue vote started at 80% at any speed, so a script that
+    bought one clue and answered in a second was right 30 times of 30 at p = 0.13.)"""
+    clue_bucket, seconds = bucket
     if seconds >= len(SECOND_EDGES):
         share = 1.0
     else:
         lower = SECOND_EDGES[seconds - 1] if seconds else 0.0
-        share = read_share((lower + SECOND_EDGES[seconds]) / 2)
+        share = read_share((lower + SECOND_EDGES[seconds]) / 2, CLUES_OF_BUCKET[min(clue_bucket, len(CLUES_OF_BUCKET) - 1)])
     rate = float(_expit(np.array(share * _logit(FM2_ACCURACY))))
     return rate, max(SPREAD_FLOOR, share * SKILL_SPREAD)
 

@@ -19,9 +19,22 @@ points, streaks, counts and order. A call after which the player has earned an a
 that counts, a round's deadline passed) is not compared, nor is anything after it in the same
 savepoint: from then on the worlds may differ by what was earned.
 
-The test is shown to fail on a planted leak: ``test_a_planted_implied_leak_fails_the_comparison``
-plants the fact-check answer of before issue 36 (points and streak that move only on settled
-claims answered right) and a socket frame that carries a hint of the label.
+The accounts: the leak world's player (their rounds, a room they play in and one they host, a
+write task, and a fact check dealt to them, so the walk is a checker's too: ``POST /api/checks``
+and the answer to their check); a room guest; the round and room sockets until the player's
+vote; a moderator of another claim (their queue holds another category's claim: every
+operation but acting on a world claim, which would make them its moderator, then each action
+on their own claim and every moderation read); and a writer with a task on a page of the world
+whose claims they never saw (every authoring operation and page, their page's hints, and
+near-copies of the page's claims, refused as near-duplicates whatever their labels).
+
+The test is shown to fail on planted leaks: the fact-check answer of before issue 36 (points
+and streak that move only on settled claims answered right), a socket frame that carries a
+hint of the label, a moderator's queue row that counts false claims elsewhere, and a writer's
+hints that leave out sentences already gold. One leak the comparison found is kept as a
+strict expected failure (``test_a_write_tasks_veracity_is_the_same_in_both_worlds``): a write
+task's veracity is the label the pool lacks, so on a page or category out of balance it
+names the label of claims the writer never saw.
 """
 
 from __future__ import annotations
@@ -258,6 +271,191 @@ def test_a_room_guest_sees_the_same_in_both_worlds(client, monkeypatch, frozen_c
     assert found == [], "\n".join(found)
 
 
+# --- a moderator of another claim, a writer ---------------------------------------------------
+
+MODERATION = ("/api/moderation/", "/moderation/")
+AUTHORING = ("/api/claims", "/api/write-tasks", "/write/", "/api/pages", "/pages/", "/api/me")
+"""The authoring endpoints and pages, and what a writer reads around them (their page, their
+own account)."""
+
+
+def _reads(spec: dict, world: World, only: Callable[[Call], bool]) -> list[Call]:
+    return [c for c in schema_calls(spec, world) + page_calls(spec, world) if c.method in SAFE and c.template not in DESCRIBES_API and only(c)]
+
+
+def moderator_of_another_claim(world: World) -> Any:
+    """A moderator whose queue holds a claim of another category (too hard by its release votes),
+    none of the world's: the world's claims are claims they do not moderate."""
+    from foolgame.claims.models import Claim
+    from foolgame.moderation.actions import moderator_set
+    from foolgame.moderation.quality import quality_refresh
+    from foolgame.pages.models import Page, Sentence
+    from tests.factories import CategoryFactory, UserFactory
+
+    category = CategoryFactory(name=f"Moderated {world.n}", slug=f"moderated-{world.n}")
+    page = Page.objects.create(title=f"Moderated page {world.n}", category=category, source=Page.Source.TEXT)
+    sentences = Sentence.objects.bulk_create(
+        Sentence(page=page, position=n, section_header="", text=f"Moderated page {world.n} sentence {n}.") for n in range(3)
+    )
+    clues = [{"sentence_id": s.pk, "text": s.text, "section_header": ""} for s in sentences[:2]]
+    claim = Claim.objects.create(page=page, label="SUPPORTS", author=world.host, text=f"Moderated page {world.n} is hard.", clues=clues,
+                                 release_total_votes=10, release_correct_votes=0)
+    quality_refresh(claim_ids=[claim.pk])
+    moderator = UserFactory(username=f"leak-moderator-{world.n}")
+    moderator_set(username=moderator.username)
+    world.player = moderator
+    return claim
+
+
+def walk_as_moderator(client: Any, world: World, spec: dict, *, everything: bool = True) -> Transcript:
+    """Every operation and page as the moderator (acting on a world claim would make them its
+    moderator: those actions are left out; ``everything=False``, only the moderation reads),
+    then each action on their own queue's claim followed by every moderation read."""
+    claim = moderator_of_another_claim(world)
+    assert world.player.has_perm("moderation.moderate_claims")
+    if everything:
+        transcript = walk_rest(client, world, spec, only=lambda c: not c.template.startswith("/api/moderation/claims/"))
+    else:
+        transcript = walk_rest(client, world, spec, reads_only=True, only=lambda c: c.template.startswith(MODERATION))
+    components = spec["components"]["schemas"]
+    moderation_reads = _reads(spec, world, lambda c: c.template.startswith(MODERATION))
+    assert any(c.template == "/api/moderation/queue" for c in moderation_reads)
+
+    def whole_queue(label: str) -> None:
+        """The walk fills ``category`` with the world's: the queue of every category too."""
+        for path, query in (("/api/moderation/queue", {}), ("/api/moderation/queue", {"reason": "too_hard"}), ("/moderation/", {})):
+            transcript.record(f"{label}GET {path} {query} (every category)", client.get(path, query))
+
+    with rolled_back():
+        login(client, world)
+        whole_queue("")
+    for body in ({"action": "keep"}, {"action": "relabel", "label": "REFUTES"}, {"action": "remove"}):
+        with rolled_back():
+            login(client, world)
+            label = f"{body['action']} the moderator's own claim"
+            response = client.post(f"/api/moderation/claims/{claim.pk}/actions", {**body, "reason": "walk"}, content_type="application/json")
+            assert response.status_code == 200, response.content
+            transcript.record(label, response)
+            for read in moderation_reads:
+                transcript.record(f"{label} -> {read.label()}", request(client, read, world, components))
+            whole_queue(f"{label} -> ")
+    return transcript
+
+
+@pytest.mark.django_db
+def test_a_moderator_of_another_claim_sees_the_same_in_both_worlds(client, monkeypatch, frozen_clock) -> None:
+    """A moderator whose queue holds another category's claim: their queue (every reason and
+    the world's category), audit log, held players and pages, their actions on their own
+    claim, and every other operation, are the same whatever the world's hidden facts."""
+    spec = schema()
+    seen = two_worlds(monkeypatch, frozen_clock, lambda world: walk_as_moderator(client, world, spec))
+    first = seen[AS_BUILT].seen
+    queue = first["GET /api/moderation/queue {} (every category)"]
+    assert '"count": 1' in queue and "is hard." in queue  # the walk saw their own claim in the queue
+    assert '"count": 0' in first["keep the moderator's own claim -> GET /api/moderation/queue {} (every category)"]
+    assert len(first) > 500 and first.keys() == seen[FLIPPED].seen.keys()
+    found = differences(first, seen[FLIPPED].seen)
+    assert found == [], "\n".join(found)
+
+
+def writer_on_a_world_page(world: World, *, balanced: bool = True) -> tuple[Any, list[str]]:
+    """A writer (no round, no room) on a page of the world whose true and false claims they never
+    saw. The world's claims do not read as sentences (a near-copy of one is refused first as
+    ``not_a_sentence``), so the page gets claims that do, labelled as its own (so they too
+    differ between the worlds): one per label (``balanced``), or both with the label of the
+    page's first claim. Returns the writer and the new claims' texts."""
+    from foolgame.claims.models import Claim
+    from tests.factories import UserFactory
+
+    writer = UserFactory(username=f"leak-writer-{world.n}")
+    page = world.extra_page
+    own = list(Claim.objects.filter(page=page).order_by("pk"))
+    sentences = ["The river of the town runs past the old hill in the north.", "The bridge of the town crosses the river near the old mill."]
+    for claim, text in zip(own if balanced else own[:1] * 2, sentences):
+        Claim.objects.create(page=page, label=claim.label, author=world.host, text=text, clues=claim.clues)
+    world.player = writer
+    return writer, sentences
+
+
+def walk_as_writer(client: Any, world: World, spec: dict) -> Transcript:
+    """Every authoring operation and page as the writer, with a write task on the page, each
+    change followed by the reads; then a one-word edit of each sentence-like claim of the
+    page, checked and saved: refused as a near-duplicate, whatever the claim's label."""
+    from foolgame.authoring.services import write_task_create
+
+    _, sentences = writer_on_a_world_page(world)
+    world.task = write_task_create(player=world.player, page_id=world.extra_page.pk)
+    transcript = walk_rest(client, world, spec, only=lambda c: c.template.startswith(AUTHORING))
+    components = spec["components"]["schemas"]
+    reads = _reads(spec, world, lambda c: c.template.startswith(AUTHORING))
+    with rolled_back():
+        login(client, world)
+        writers_page(client, world, transcript, "")
+    for text in (sentences[0].replace("north", "south"), sentences[1].replace("crosses", "crossed")):
+        for path in ("/api/claims/check", "/api/claims"):
+            with rolled_back():
+                login(client, world)
+                body = {"task": world.task.pk, "text": text, "gold_sentence_ids": _named_gold(world)}
+                label = f"POST {path} a near-copy: {text}"
+                transcript.record(label, client.post(path, body, content_type="application/json"))
+                for read in reads:
+                    transcript.record(f"{label} -> {read.label()}", request(client, read, world, components))
+                writers_page(client, world, transcript, f"{label} -> ")
+    return transcript
+
+
+def writers_page(client: Any, world: World, transcript: Transcript, label: str) -> None:
+    """The writer's own page (the walk's page ids are the rounds'): it, its hints for a draft
+    and for the page's own words, and the writing page."""
+    page = world.extra_page.pk
+    for path, query in (
+        (f"/api/pages/{page}", {}),
+        (f"/api/pages/{page}/hints", {"q": "Leakland river and hill"}),
+        (f"/api/pages/{page}/hints", {"q": "decisive evidence retrieved sentence claim"}),
+        (f"/write/{world.task.pk}/", {}),
+    ):
+        transcript.record(f"{label}GET {path} {query} (the writer's page)", client.get(path, query))
+
+
+def _named_gold(world: World) -> list[int]:
+    return [world.task.page.sentences.order_by("-position", "-id").values_list("pk", flat=True).first()]
+
+
+@pytest.mark.django_db
+def test_a_writer_sees_the_same_in_both_worlds(client, monkeypatch, frozen_clock) -> None:
+    spec = schema()
+    seen = two_worlds(monkeypatch, frozen_clock, lambda world: walk_as_writer(client, world, spec))
+    first = seen[AS_BUILT].seen
+    near_copies = [body for label, body in first.items() if "a near-copy" in label and " -> " not in label]
+    assert len(near_copies) == 4 and all("near_duplicate" in body for body in near_copies), near_copies
+    assert first["POST /api/claims"].startswith("HTTP 201")  # the walk's own claim saved, the reads after it compared
+    assert len(first) > 100 and first.keys() == seen[FLIPPED].seen.keys()
+    found = differences(first, seen[FLIPPED].seen)
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.xfail(strict=True, reason="known leak, reported (issue 36): a write task's veracity is the label the "
+                   "active claims and open tasks lack (GAME.md: the ratio stays near 50%), so it moves with hidden labels")
+@pytest.mark.django_db
+def test_a_write_tasks_veracity_is_the_same_in_both_worlds(client, monkeypatch, frozen_clock) -> None:
+    """A page (and category) two claims out of balance: the veracity handed to a writer names the
+    label that claim does not have. Strictly expected to fail until the balance reads no
+    hidden label; the writer walk above keeps its page balanced so that it compares the rest."""
+
+    def ask(world: World) -> Transcript:
+        writer_on_a_world_page(world, balanced=False)
+        transcript = Transcript()
+        with rolled_back():
+            login(client, world)
+            transcript.record("POST /api/write-tasks", client.post("/api/write-tasks", {"page": world.extra_page.pk}, content_type="application/json"))
+        return transcript
+
+    seen = two_worlds(monkeypatch, frozen_clock, ask)
+    assert seen[AS_BUILT].seen["POST /api/write-tasks"].startswith("HTTP 201")
+    found = differences(seen[AS_BUILT].seen, seen[FLIPPED].seen)
+    assert found == [], "\n".join(found)
+
+
 # --- the sockets, recorded -------------------------------------------------------------------
 
 
@@ -409,6 +607,60 @@ async def test_a_planted_leak_in_a_frame_fails_the_comparison(monkeypatch, froze
     seen = await socket_frames(monkeypatch, frozen_clock, rooms=False)
     found = differences(dict(enumerate(seen[AS_BUILT])), dict(enumerate(seen[FLIPPED])))
     assert found and all('"pace"' in line for line in found), found
+
+
+@pytest.mark.django_db
+def test_a_planted_leak_in_the_moderators_queue_fails_the_comparison(client, monkeypatch, frozen_clock) -> None:
+    """Each queue row (of the moderator's own claim) planted with a count of the claims of its
+    kind still in play elsewhere that are false: no label, no gold, no claim of the world named;
+    the moderator's comparison finds it."""
+    from foolgame.claims.models import Claim
+    from foolgame.moderation import selectors
+
+    real = selectors.claim_reviews
+
+    def reviews_with_a_count(claims: Any) -> list[dict]:
+        rows = real(claims)
+        similar = Claim.objects.filter(label=Claim.Label.REFUTES, text__contains=" claim number 0 ").count()
+        return [{**row, "similar_false_in_play": similar} for row in rows]
+
+    monkeypatch.setattr(selectors, "claim_reviews", reviews_with_a_count)
+    spec = schema()
+    seen = two_worlds(monkeypatch, frozen_clock, lambda world: walk_as_moderator(client, world, spec, everything=False))
+    found = differences(seen[AS_BUILT].seen, seen[FLIPPED].seen)
+    assert found and all("similar_false_in_play" in line for entry in found for line in entry.splitlines()[1:]), found
+
+
+@pytest.mark.django_db
+def test_a_planted_leak_in_a_writers_hints_fails_the_comparison(client, monkeypatch, frozen_clock) -> None:
+    """Hints that leave out the sentences already gold for a claim (a plausible courtesy: "that
+    one is taken") tell a writer which sentence is a live claim's evidence; only the writer's
+    comparison sees it (the hints carry no label and no gold marker of their own)."""
+    from foolgame.claims.models import ClaimGold
+    from foolgame.evidence import services as evidence
+
+    real = evidence.page_hints
+
+    def hints_without_gold(*, page: Any, query: str, k: int = evidence.HINT_COUNT) -> list[dict]:
+        taken = set(ClaimGold.objects.filter(claim__page=page).values_list("sentence_id", flat=True))
+        return [hint for hint in real(page=page, query=query, k=k) if hint["sentence_id"] not in taken]
+
+    monkeypatch.setattr(evidence, "page_hints", hints_without_gold)
+
+    def hints_only(world: World) -> Transcript:
+        from foolgame.authoring.services import write_task_create
+
+        writer_on_a_world_page(world)
+        world.task = write_task_create(player=world.player, page_id=world.extra_page.pk)
+        transcript = Transcript()
+        with rolled_back():
+            login(client, world)
+            writers_page(client, world, transcript, "")
+        return transcript
+
+    seen = two_worlds(monkeypatch, frozen_clock, hints_only)
+    found = differences(seen[AS_BUILT].seen, seen[FLIPPED].seen)
+    assert found and all("/hints" in entry.splitlines()[0] for entry in found), found
 
 
 def _flush_and_restore(state: dict[str, tuple[Any, ...]]) -> None:

@@ -75,6 +75,14 @@ def candidates(rows: Any) -> list[Candidate]:
     return [Candidate(*row, tiebreak=random.random()) for row in rows]
 
 
+def _weighted_shuffle(window: list[Candidate], halvings: Callable[[Candidate], float]) -> list[Candidate]:
+    """The window in a random order: each claim draws an exponential waiting time, doubled
+    for each of its ``halvings`` (0 for the window's most wanted claim), soonest first. A
+    claim's chance to come first is proportional to ``2 ** -halvings``."""
+    keys = {c.id: random.expovariate(1.0) * 2.0 ** min(halvings(c), 60.0) for c in window}
+    return sorted(window, key=lambda c: keys[c.id])
+
+
 def shuffled_least_voted_first(window: list[Candidate]) -> list[Candidate]:
     """The window in a random order that favours the least-voted: each claim draws an
     exponential waiting time, doubled for each vote it has above the window's least-voted,
@@ -86,8 +94,26 @@ def shuffled_least_voted_first(window: list[Candidate]) -> list[Candidate]:
     if not window:
         return []
     floor = min(c.votes for c in window)
-    keys = {c.id: random.expovariate(1.0) * 2.0 ** min(c.votes - floor, 60) for c in window}
-    return sorted(window, key=lambda c: keys[c.id])
+    return _weighted_shuffle(window, lambda c: c.votes - floor)
+
+
+# Rating points (1500 scale) a level deal's claim is further from the target than the
+# window's nearest for its chance to come first to halve: about a quarter of a logit
+# (a 60% pair solved 57% of the time), well within a claim rating's usual deviation.
+DEAL_LEVEL_HALVING = 50.0
+
+
+def shuffled_nearest_first(window: list[Candidate], target: float) -> list[Candidate]:
+    """A level window in a random order that favours the claims nearest ``target``: the
+    weighted shuffle of ``shuffled_least_voted_first``, weights ``2 ** -(distance - nearest)
+    / DEAL_LEVEL_HALVING``. Read nearest first, the level deal handed every player of one
+    rating the same claims in the same order (issue 36); now two such players draw apart,
+    and a claim 50 points further from the target than the nearest is still dealt about half
+    as often as it."""
+    if not window:
+        return []
+    nearest = min(abs(c.rating - target) for c in window)
+    return _weighted_shuffle(window, lambda c: (abs(c.rating - target) - nearest) / DEAL_LEVEL_HALVING)
 
 
 def _least_voted(candidates: list[Candidate]) -> Candidate:
@@ -169,16 +195,18 @@ def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tu
     "How a round is dealt").
 
     With a ``level`` (a claim difficulty on the 1500 scale, ``scoring.ratings.pair_target``),
-    the first claim is the one nearest it among the rated claims, its partner the one of the
-    other label nearest ``2 * level - first`` (so the pair's sum is on target) on its page,
-    else among its category's least-voted. Without one, or when no pair is found near the
+    the first claim is drawn among the ``DEAL_WINDOW`` rated claims nearest it, the nearer
+    the likelier (``shuffled_nearest_first``), its partner the one of the other label nearest
+    ``2 * level - first`` (so the pair's sum is on target) on its page, else among its
+    category's least-voted. Without one, or when no pair is found near the
     level: the window's claims are tried in a random order that favours the least-voted
     (``shuffled_least_voted_first``), each partnered with the least-voted of its page, else
     of its category. Only when no
     claim of a full window has a partner even in its category is the whole pool read, with
     ``_pick_pair``: a player with almost nothing left to play."""
     if level is not None:
-        pair = pair_from(pool, _level_window(pool, level), lambda anchor: _nearest(2 * level - anchor.rating))
+        window = shuffled_nearest_first(_level_window(pool, level), level)
+        pair = pair_from(pool, window, lambda anchor: _nearest(2 * level - anchor.rating))
         if pair is not None:
             return pair
     window = deal_window(pool)

@@ -28,8 +28,8 @@ pytestmark = pytest.mark.django_db
 # with time to read, 78%, and players differ by a logit.
 POPULATION = Population(
     overall=0.75,
-    rates={**{bucket_of(0, s): 0.55 for s in (1, 3, 5, 7)}, bucket_of(0, 45): 0.78, bucket_of(0, 90): 0.78},
-    spreads={**{bucket_of(0, s): 0.3 for s in (1, 3, 5, 7)}, bucket_of(0, 45): 1.0, bucket_of(0, 90): 1.0},
+    rates={**{bucket_of(0, s): 0.55 for s in range(8)}, bucket_of(0, 45): 0.78, bucket_of(0, 90): 0.78},
+    spreads={**{bucket_of(0, s): 0.3 for s in range(8)}, bucket_of(0, 45): 1.0, bucket_of(0, 90): 1.0},
     votes=10_000,
 )
 
@@ -394,11 +394,12 @@ def test_acting_on_a_player_never_held_or_already_cleared_is_refused(held, moder
 # --- on an empty instance: the release's prior, and each suspect without their own votes ------
 
 
-def votes_until_held(player, clock, *, rounds: int, seconds: float) -> int | None:
-    """Play right answers without a clue, testing after each vote as the game does (the
-    claims' quality refresh, with the cached population); the vote the hold came after."""
+def votes_until_held(player, clock, *, rounds: int, seconds: float, clues: int = 0) -> int | None:
+    """Play right answers (with ``clues`` bought each), testing after each vote as the game
+    does (the claims' quality refresh, with the cached population); the vote the hold came
+    after."""
     for n in range(1, rounds + 1):
-        round_ = play(player, clock, correct=True, seconds=seconds)
+        round_ = play(player, clock, correct=True, seconds=seconds, clues=clues)
         tasks.refresh_claims_quality.delay([round_.left_claim_id, round_.right_claim_id])
         if (hold := hold_of(player)) is not None and hold.held:
             return n
@@ -416,6 +417,27 @@ def test_on_an_empty_instance_thirty_right_in_a_row_in_four_seconds_are_held_wit
     assert hold.reasons == ["improbable_accuracy"]
     assert hold.evidence["population_votes"] >= 1  # the population held the cheater's votes; the test left them out
     assert cheater.username not in {row["username"] for row in Client().get("/api/leaderboard?kind=total").json()}
+
+
+def test_on_an_empty_instance_thirty_right_with_one_clue_in_eight_seconds_are_held_within_thirty_votes(pairs, fake_clock) -> None:
+    """Issue 36: "30/30 with one clue at 8 s, p = 0.17". A clue is one more sentence to read
+    in the same seconds, not an answer at a glance: held within 30 votes."""
+    cache.delete(integrity.POPULATION_CACHE_KEY)
+    cheater = UserFactory(username="cluey")
+    held_after = votes_until_held(cheater, fake_clock, rounds=30, seconds=8, clues=1)
+    assert held_after is not None and held_after <= 30
+    assert hold_of(cheater).reasons == ["improbable_accuracy"]
+    assert hold_of(cheater).evidence["improbable"]["clues"] >= held_after - 1
+
+
+def test_on_an_empty_instance_thirty_right_with_one_clue_at_a_readers_pace_are_not_held(pairs, fake_clock) -> None:
+    """The same accuracy, 30 of 30 with one clue, in 40 s a vote: time to read both claims and
+    the clue, a strong player's run, not held."""
+    cache.delete(integrity.POPULATION_CACHE_KEY)
+    reader = UserFactory(username="careful")
+    assert votes_until_held(reader, fake_clock, rounds=30, seconds=40, clues=1) is None
+    integrity.integrity_check(player_ids=[reader.pk])  # the periodic refresh too
+    assert hold_of(reader) is None
 
 
 def test_a_relay_of_another_accounts_forfeited_claims_in_new_pairs_is_held_within_fifty_votes(fake_clock) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,7 +61,10 @@ def test_a_spread_of_skill_makes_a_perfect_run_likelier() -> None:
 
 @pytest.mark.parametrize(
     ("clues", "seconds", "bucket"),
-    [(0, 0.0, (0, 0)), (0, 1.9, (0, 0)), (0, 3.9, (0, 1)), (0, 4.0, (0, 2)), (1, 10.0, (1, 4)), (2, 31.0, (2, 6)), (4, 200.0, (3, 8)), (9, -1.0, (4, 0))],
+    [
+        (0, 0.0, (0, 0)), (0, 1.9, (0, 0)), (0, 3.9, (0, 2)), (0, 4.0, (0, 3)), (1, 8.0, (1, 7)), (1, 10.0, (1, 9)), (1, 14.9, (1, 10)),
+        (2, 31.0, (2, 13)), (4, 200.0, (3, 15)), (9, -1.0, (4, 0)),
+    ],
 )
 def test_bucket_of(clues: int, seconds: float, bucket: tuple[int, int]) -> None:
     assert integrity.bucket_of(clues, seconds) == bucket
@@ -106,7 +111,7 @@ def population() -> Population:
 
 
 def test_population_fit_reads_accuracy_by_bucket_and_the_spread_of_players(population: Population) -> None:
-    fast, slow = integrity.bucket_of(0, 5.0), integrity.bucket_of(0, 40.0)
+    fast, slow = integrity.bucket_of(0, 2.5), integrity.bucket_of(0, 40.0)
     assert population.accuracy(fast) == pytest.approx(0.55, abs=0.05)
     assert population.accuracy(slow) == pytest.approx(0.76, abs=0.03)  # 0.8 at the average skill; the spread pulls it down
     # Players differ in skill when they have time to read, not when they guess.
@@ -129,7 +134,8 @@ def test_population_fit_starts_each_bucket_from_the_releases_prior() -> None:
     assert population.accuracy(fast) == pytest.approx((1 + 20 * 0.5) / 21)  # one vote beside the prior's chance
     assert population.spread(fast) == integrity.SPREAD_FLOOR
     assert population.accuracy(slow) == pytest.approx((100 + 20 * integrity.fm2_prior(slow)[0]) / 220)
-    assert population.accuracy(integrity.bucket_of(3, 1.0)) == pytest.approx(integrity.FM2_ACCURACY)  # never seen: the prior's
+    assert population.accuracy(integrity.bucket_of(3, 1.0)) == pytest.approx(integrity.CHANCE)  # never seen: the prior's
+    assert population.accuracy(integrity.bucket_of(3, 200.0)) == pytest.approx(integrity.FM2_ACCURACY)
 
 
 def test_the_releases_prior_is_chance_before_reading_and_eighty_percent_after() -> None:
@@ -138,7 +144,24 @@ def test_the_releases_prior_is_chance_before_reading_and_eighty_percent_after() 
     assert no_clue[-1] == (pytest.approx(0.8), integrity.SKILL_SPREAD)  # the paper's 80% of votes right
     assert [r for r, _ in no_clue] == sorted(r for r, _ in no_clue)
     assert [s for _, s in no_clue] == sorted(s for _, s in no_clue)
-    assert integrity.fm2_prior((1, 0)) == (0.8, integrity.SKILL_SPREAD)  # a clue may decide the pair at a glance
+    slowest = len(integrity.SECOND_EDGES)
+    for clues in range(1, len(integrity.CLUE_EDGES) + 1):
+        with_clues = [integrity.fm2_prior((clues, s)) for s in range(slowest + 1)]
+        assert with_clues[0] == (0.5, integrity.SPREAD_FLOOR)  # a clue bought is one more sentence to read, not an answer
+        assert with_clues[-1] == (pytest.approx(0.8), integrity.SKILL_SPREAD)
+        # Never ahead of fewer clues at the same speed: more to read in the same seconds.
+        fewer = [integrity.fm2_prior((clues - 1, s)) for s in range(slowest + 1)]
+        assert all(r <= f + 1e-12 for (r, _), (f, _) in zip(with_clues, fewer))
+    assert integrity.fm2_prior(integrity.bucket_of(1, 9.0))[0] < integrity.fm2_prior(integrity.bucket_of(0, 9.0))[0] < integrity.FM2_ACCURACY
+
+
+def test_a_clue_is_read_at_the_release_evidence_sentences_length() -> None:
+    """``CLUE_TOKENS`` is the FM2 dev split's retrieved evidence sentences' mean length."""
+    path = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "fm2" / "dev.jsonl"
+    if not path.exists():
+        pytest.skip("the FM2 dev split is not here")
+    lengths = [len(e["text"].split()) for line in path.open() for e in json.loads(line)["retrieved_evidence"]]
+    assert round(sum(lengths) / len(lengths)) == integrity.CLUE_TOKENS
 
 
 def everyone(seed: int = 7, players: int = 40, votes: int = 30) -> dict[int, list[VoteFact]]:
@@ -212,6 +235,47 @@ def test_on_an_empty_instance_a_relay_of_given_up_claims_in_a_second_is_flagged_
     assert following["relay"].flagged(ALPHA) and following["relay"].votes == 48
     run = integrity.improbable_run(facts, population, alpha=ALPHA)
     assert run is not None and run.flagged(ALPHA)
+
+
+def test_on_an_empty_instance_thirty_right_in_eight_seconds_with_one_clue_are_flagged_within_thirty() -> None:
+    """Issue 36: "30/30 with one clue at 8 s, p = 0.17". A clue was assumed to decide the pair
+    at a glance, so a script that bought one escaped at any speed; now a clue is one more
+    sentence to read in the same seconds."""
+    rng = np.random.default_rng(36)
+    votes = [VoteFact(True, 1, float(s)) for s in rng.uniform(7.5, 8.5, 30)]
+    found = first_flagged(votes, {})
+    assert found is not None and found <= 30
+    one_second = [VoteFact(True, 1, float(s)) for s in rng.uniform(1.0, 2.0, 30)]
+    assert first_flagged(one_second, {}) is not None
+
+
+def test_on_an_empty_instance_the_same_run_with_a_clue_at_a_readers_pace_is_not_flagged() -> None:
+    """The same 30 of 30 with one clue, in the 20 to 60 s a person takes to read the claims
+    and the clue: a strong player, not held."""
+    rng = np.random.default_rng(36)
+    votes = [VoteFact(True, 1, float(s)) for s in rng.uniform(20.0, 60.0, 30)]
+    assert first_flagged(votes, {}) is None
+    strong = [VoteFact(bool(rng.random() < 0.9), 1, float(rng.uniform(20.0, 60.0))) for _ in range(300)]
+    population = integrity.population_fit({"strong": strong}).excluding(strong)
+    evidence = integrity.improbable_run(strong, population, alpha=ALPHA)
+    assert evidence is not None and not evidence.flagged(ALPHA)
+
+
+def test_on_an_empty_instance_a_relay_in_eight_seconds_with_a_clue_is_flagged_within_fifty() -> None:
+    """The relay of issue 36 played at the clue cheater's pace: each vote on a claim another
+    account gave up, one clue bought, 7.5-8.5 s."""
+    rng = np.random.default_rng(10)
+    facts = [VoteFact(True, 1, float(s)) for s in rng.uniform(7.5, 8.5, 50)]
+    give_ups = [GiveUp("source", (f"t{i}", f"f{i}"), 60.0 * i) for i in range(50)]
+    for k in range(1, 51):
+        population = integrity.population_fit({"relay": facts[:k]}).excluding(facts[:k])
+        votes = [CastVote(i, "relay", (f"t{i}", f"other{i}"), 60.0 * i + 30, facts[i]) for i in range(k)]
+        following = integrity.following_evidence(integrity.follows(votes, give_ups, window_seconds=DAY), population, alpha=ALPHA)
+        run = integrity.improbable_run(facts[:k], population, alpha=ALPHA)
+        if ("relay" in following and following["relay"].flagged(ALPHA)) or (run is not None and run.flagged(ALPHA)):
+            break
+    else:
+        pytest.fail("the relay was not flagged within 50 votes")
 
 
 def test_thirty_right_in_a_row_without_a_clue_in_seconds_is_flagged(population: Population) -> None:

@@ -268,23 +268,61 @@ def strong_player(rating: float) -> object:
     return player
 
 
-def test_a_rated_player_is_dealt_the_pair_nearest_their_level(settings) -> None:
+def test_a_rated_player_is_dealt_pairs_near_their_level_the_nearest_likeliest(settings) -> None:
     settings.FM2_RATINGS = {**settings.FM2_RATINGS, "DEAL_LEVEL_SHARE": 1.0, "DEAL_SOLVE_CHANCE": 0.6}
+    random.seed(271)
     author = UserFactory()
     levels = list(range(1000, 2100, 25))
-    by_level = dict(zip(levels, rated_pairs(author, [float(x) for x in levels])))
+    by_claim = {c.pk: level for level, pair in zip(levels, rated_pairs(author, [float(x) for x in levels])) for c in pair}
     pairs(20, author)  # unvoted claims: the least-voted dealer's choice
-    player = strong_player(1900.0)
     target = pair_target(Rating(1900.0, 60.0), 0.6)
-    nearest = min(levels, key=lambda x: abs(x - target))
-    round_ = services.round_create(player=player)
-    assert {round_.left_claim_id, round_.right_claim_id} == {c.pk for c in by_level[nearest]}
-    # A weaker player is sent easier claims: the pair nearest their own target.
     weak_target = pair_target(Rating(1300.0, 60.0), 0.6)
-    weak_round = services.round_create(player=strong_player(1300.0))
-    nearest = min(levels, key=lambda x: abs(x - weak_target))
-    assert weak_target < target - 250
-    assert {weak_round.left_claim_id, weak_round.right_claim_id} == {c.pk for c in by_level[nearest]}
+    assert weak_target < target - 250  # a weaker player is sent easier claims
+
+    def dealt_levels(rating: float) -> list[int]:
+        found = []
+        for _ in range(40):  # a fresh player each time: the window is the same for all
+            round_ = services.round_create(player=strong_player(rating))
+            left, right = by_claim[round_.left_claim_id], by_claim[round_.right_claim_id]
+            assert left == right  # each level's pair is one page's
+            found.append(left)
+        return found
+
+    for aim, rating in ((target, 1900.0), (weak_target, 1300.0)):
+        found = dealt_levels(rating)
+        window = sorted(levels, key=lambda x: abs(x - aim))[: dealing.DEAL_WINDOW // 2]  # 32 claims: 16 pages
+        assert set(found) <= set(window)
+        assert len(set(found)) >= 5  # drawn from the window, not one pair for everyone
+        # The nearer the likelier: uniform over the window would put 9 of 16 levels (56%)
+        # within 100 points; halving every 50 points, about 84%.
+        assert sum(abs(x - aim) <= 100 for x in found) / len(found) > 0.7
+
+
+def test_consecutive_rated_players_of_one_rating_are_not_dealt_the_same_sequence(settings) -> None:
+    """Issue 36: the level deal read its window nearest first, so every player of one rating
+    was dealt the same claims in the same order, and one account could give them up for the
+    next to vote on knowing the answers. Now each draws from the window, the nearer likelier."""
+    settings.FM2_RATINGS = {**settings.FM2_RATINGS, "DEAL_LEVEL_SHARE": 1.0}
+    random.seed(36)
+    author = UserFactory()
+    target = pair_target(Rating(1600.0, 60.0), settings.FM2_RATINGS["DEAL_SOLVE_CHANCE"])
+    rated = {c.pk for pair in rated_pairs(author, [target + offset for offset in range(-20, 20, 2)]) for c in pair}  # 40 claims
+    fresh = {c.pk for pair in pairs(10, author) for c in pair}
+    sequences = []
+    for _ in range(4):
+        player = strong_player(1600.0)
+        sequence = []
+        for _ in range(5):
+            round_ = services.round_create(player=player)
+            services.round_start(round_id=round_.pk, player=player)
+            services.vote_cast(round_id=round_.pk, player=player, false_claim=0)
+            sequence.append((round_.left_claim_id, round_.right_claim_id))
+        sequences.append(sequence)
+    assert all({claim for pair in sequence for claim in pair} <= rated for sequence in sequences)  # level deals, none fresh
+    assert not {claim for sequence in sequences for pair in sequence for claim in pair} & fresh
+    for before, after in zip(sequences, sequences[1:]):
+        assert before != after, "two consecutive players of one rating were dealt the same claims in the same order"
+        assert before[0] != after[0]
 
 
 def test_the_partner_makes_the_pair_add_up_to_the_target(settings) -> None:
