@@ -31,10 +31,10 @@ near-copies of the page's claims, refused as near-duplicates whatever their labe
 The test is shown to fail on planted leaks: the fact-check answer of before issue 36 (points
 and streak that move only on settled claims answered right), a socket frame that carries a
 hint of the label, a moderator's queue row that counts false claims elsewhere, and a writer's
-hints that leave out sentences already gold. One leak the comparison found is kept as a
-strict expected failure (``test_a_write_tasks_veracity_is_the_same_in_both_worlds``): a write
-task's veracity is the label the pool lacks, so on a page or category out of balance it
-names the label of claims the writer never saw.
+hints that leave out sentences already gold. One leak the comparison found was real: a write
+task's veracity was the label the pool lacked, so on a page or category out of balance it
+named the label of claims the writer never saw; it is now balanced on the writer's own claims
+and tasks (``test_a_write_tasks_veracity_is_the_same_in_both_worlds``).
 """
 
 from __future__ import annotations
@@ -434,13 +434,11 @@ def test_a_writer_sees_the_same_in_both_worlds(client, monkeypatch, frozen_clock
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.xfail(strict=True, reason="known leak, reported (issue 36): a write task's veracity is the label the "
-                   "active claims and open tasks lack (GAME.md: the ratio stays near 50%), so it moves with hidden labels")
 @pytest.mark.django_db
 def test_a_write_tasks_veracity_is_the_same_in_both_worlds(client, monkeypatch, frozen_clock) -> None:
-    """A page (and category) two claims out of balance: the veracity handed to a writer names the
-    label that claim does not have. Strictly expected to fail until the balance reads no
-    hidden label; the writer walk above keeps its page balanced so that it compares the rest."""
+    """A page (and category) two claims out of balance: the veracity handed to a writer is the
+    same in both worlds (it was the label those claims lacked, before it was balanced on the
+    writer's own claims and tasks)."""
 
     def ask(world: World) -> Transcript:
         writer_on_a_world_page(world, balanced=False)

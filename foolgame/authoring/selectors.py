@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -37,14 +38,19 @@ def open_write_tasks() -> QuerySet[WriteTask]:
     return WriteTask.objects.filter(used_at__isnull=True, expires_at__gt=timezone.now())
 
 
-def veracity_balance(*, category_id: int | None = None) -> Balance:
-    """TRUE and FALSE counts of the active claims plus the open tasks, overall or in one category.
+def veracity_balance(*, category_id: int | None = None, author: Any = None) -> Balance:
+    """TRUE and FALSE counts of the active claims plus the open tasks, overall or in one category;
+    with ``author``, only that player's own claims and tasks (what a task hands out is balanced
+    on these: the author knows every one of their labels, and no one else's).
 
     Open tasks count because twenty authors asking at once must not all get the label the
     pool lacks. ``category_id=None`` is the whole pool.
     """
     claims = Claim.objects.filter(status=Claim.Status.ACTIVE)
     tasks = open_write_tasks()
+    if author is not None:
+        claims = claims.filter(author=author)
+        tasks = tasks.filter(player=author)
     if category_id is not None:
         claims = claims.filter(page__category_id=category_id)
         tasks = tasks.filter(page__category_id=category_id)

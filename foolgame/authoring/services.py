@@ -81,7 +81,8 @@ def write_task_create(
     now: datetime | None = None,
     rng: random.Random | None = None,
 ) -> WriteTask:
-    """A page and a veracity for ``player``: the page most in need of claims, the label the pool lacks.
+    """A page and a veracity for ``player``: the page most in need of claims, the label the
+    player's own claims and tasks lack.
 
     With ``page_id`` the player chose the page (the topic menu, "write about this page"):
     that page, if it exists (404 ``unknown_page``) and can be written about, i.e. has at
@@ -120,9 +121,13 @@ def write_task_create(
             page = selectors.pages_needing_claims(category=category).first()
         if page is None:
             raise ServiceError("no_page", "No page is ready for writing in this choice yet.", status_code=404)
+        # Balanced on the player's own claims and tasks, overall and in the page's category:
+        # balancing on the pool would tell a writer which label the pool lacks, i.e. something
+        # of the labels of claims they never saw (tests/test_noninterference.py). Every writer
+        # kept near 50% keeps the claims they write near 50%.
         veracity = veracity_choose(
-            overall=selectors.veracity_balance(),
-            category=selectors.veracity_balance(category_id=page.category_id) if page.category_id else None,
+            overall=selectors.veracity_balance(author=player),
+            category=selectors.veracity_balance(category_id=page.category_id, author=player) if page.category_id else None,
             rng=rng,
         )
         write_by = now + timedelta(seconds=settings.FM2["WRITE_TASK_SECONDS"])
