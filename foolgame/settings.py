@@ -248,6 +248,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Beat's record of when each periodic job last ran: in the host's data folder, not in the
+# working directory (the code's checkout, which may be read-only or shared between hosts).
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Nothing reads a task's return value (jobs report through their own rows), so results are
 # not written to the backend at all.
 CELERY_TASK_IGNORE_RESULT = True
