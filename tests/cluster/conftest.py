@@ -57,9 +57,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def status_of(url: str, timeout: float = 10) -> tuple[int, bytes]:
-    """The status and body of a GET (0 when nothing answers)."""
+    """The status and body of a GET (0 when nothing answers), with the public host name (as the
+    balancer's checks send it to a web host)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"Host": BALANCER.removeprefix("http://")}), timeout=timeout) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -119,6 +120,9 @@ class Cluster:
 
     def ups(self, host: str) -> int:
         return self.balancer_log().count(f"fm2_web/{host} is UP")
+
+    def downs(self, host: str) -> int:
+        return self.balancer_log().count(f"fm2_web/{host} is DOWN")
 
 
 @pytest.fixture(scope="session")

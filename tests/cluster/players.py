@@ -106,6 +106,7 @@ class Player:
     bad_frames: list[str] = field(default_factory=list)  # frames that are not JSON objects with a type
     round_id: int | None = None
     vote_sent: int = 0
+    asked_state: bool = False
     voted: bool = False  # the server said the vote is in (result, voted, or a state showing it)
     done: bool = False
 
@@ -122,11 +123,21 @@ class Game:
         self.players = players
         self.start_rooms = asyncio.Event()
         self.vote = asyncio.Event()
+        self.ask_state = asyncio.Event()  # every player sends one ``state`` frame (what a tab waking up does)
         self.vote_window = vote_window
         self.stopping = False
 
     def count(self, what: str) -> int:
         return sum(1 for p in self.players if getattr(p, what))
+
+    def summary(self) -> dict[str, object]:
+        """How many players are where, and what went wrong, for a failure's message."""
+        return {
+            "by state": Counter(f"{p.kind} connected={p.connected} opened={p.opened} voted={p.voted} done={p.done}" for p in self.players),
+            "closes": sum((p.closes for p in self.players), Counter()),
+            "refused": sum((p.refused for p in self.players), Counter()),
+            "errors": sum((p.errors for p in self.players), Counter()),
+        }
 
     async def play(self, player: Player) -> None:
         attempt = 0
@@ -147,12 +158,15 @@ class Game:
                     vote_sent_here = False  # one vote a socket: after a drop, the state says whether it counted
                     if player.kind == "round":
                         await ws.send(json.dumps({"type": "start"}))  # always safe; answers the state
-                    while not player.done:
+                    while not player.done and not self.stopping:
                         if vote_at is None and self.vote.is_set():
                             vote_at = time.monotonic() + random.random() * self.vote_window
                         if player.kind == "room" and player.host and self.start_rooms.is_set() and not getattr(player, "_started", False):
                             player._started = True  # type: ignore[attr-defined]
                             await ws.send(json.dumps({"type": "start"}))
+                        if self.ask_state.is_set() and not player.asked_state:
+                            player.asked_state = True
+                            await ws.send(json.dumps({"type": "state"}))
                         if vote_at is not None and time.monotonic() >= vote_at and player.opened and not player.voted and not vote_sent_here:
                             vote_sent_here = True
                             player.vote_sent += 1

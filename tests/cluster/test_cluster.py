@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import time
 
 from tests.cluster.conftest import Browser, Cluster
@@ -15,12 +16,13 @@ from tests.cluster.conftest import Browser, Cluster
 
 def test_an_export_survives_its_worker_host_dying_and_downloads_through_the_balancer_with_its_checksums(cluster: Cluster) -> None:
     # A researcher, made on the worker host (an operator's command).
+    name = "rae" + secrets.token_hex(3)  # a name of its own, should the cluster be reused
     cluster.manage("shell", "-c",
                    "from django.contrib.auth import get_user_model; from foolgame.dataset.services import researcher_set;"
-                   "get_user_model().objects.create_user('rae', password='a long enough passphrase'); researcher_set(username='rae')")
+                   f"get_user_model().objects.create_user('{name}', password='a long enough passphrase'); researcher_set(username='{name}')")
     browser = Browser()
     assert browser.call("GET", "/api/auth/csrf")[0] == 200
-    status, body, _ = browser.call("POST", "/api/auth/login", {"username": "rae", "password": "a long enough passphrase"})
+    status, body, _ = browser.call("POST", "/api/auth/login", {"username": name, "password": "a long enough passphrase"})
     assert status == 200, body
     status, body, _ = browser.call("POST", "/api/exports", {"seed": 7})
     assert status == 201, body
@@ -53,7 +55,9 @@ def test_an_export_survives_its_worker_host_dying_and_downloads_through_the_bala
     for entry in manifest["files"]:
         content = download(entry["name"])
         assert hashlib.sha256(content).hexdigest() == entry["sha256"], entry["name"]
-    assert {entry["name"] for entry in manifest["files"]} == set(files) - {"manifest.json"}
+    assert {entry["name"] for entry in manifest["files"]} == set(files) - {"manifest.json", "SHA256SUMS"}
+    sums = dict(reversed(line.split(maxsplit=1)) for line in download("SHA256SUMS").decode().splitlines() if line)
+    assert sums == {entry["name"]: entry["sha256"] for entry in manifest["files"]} | {"manifest.json": hashlib.sha256(download("manifest.json")).hexdigest()}
     # No web host's disk holds an export file: they came from the object store.
     for host in ("fm2-web1", "fm2-web2"):
         assert not list((cluster.state / host).rglob("manifest.json")), host
