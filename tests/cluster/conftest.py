@@ -129,8 +129,11 @@ class Cluster:
 def cluster():
     if _why_not() is not None:
         pytest.skip(_why_not() or "")
-    # Outside pytest's private temporary folders: PostgreSQL runs as its own user there.
-    state = Path(tempfile.mkdtemp(prefix="fm2-cluster-", dir="/var/tmp"))
+    # Outside pytest's private temporary folders: PostgreSQL runs as its own user there. A
+    # FM2_CLUSTER_DIR given (CI's) is kept afterwards, with the hosts' logs.
+    given = os.environ.get("FM2_CLUSTER_DIR")
+    state = Path(given) if given else Path(tempfile.mkdtemp(prefix="fm2-cluster-", dir="/var/tmp"))
+    state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o755)
     handle = Cluster(state)
     subprocess.run([str(REPO / "deploy" / "cluster"), "down"], env=handle.env(), capture_output=True, timeout=120)
@@ -140,4 +143,5 @@ def cluster():
         yield handle
     finally:
         subprocess.run([str(REPO / "deploy" / "cluster"), "down"], env=handle.env(), capture_output=True, timeout=120)
-        shutil.rmtree(state, ignore_errors=True)
+        if not given:
+            shutil.rmtree(state, ignore_errors=True)

@@ -11,7 +11,7 @@ import json
 import secrets
 import time
 
-from tests.cluster.conftest import Browser, Cluster
+from tests.cluster.conftest import Browser, Cluster, status_of
 
 
 def test_an_export_survives_its_worker_host_dying_and_downloads_through_the_balancer_with_its_checksums(cluster: Cluster) -> None:
@@ -44,6 +44,13 @@ def test_an_export_survives_its_worker_host_dying_and_downloads_through_the_bala
             break
         time.sleep(1)
     assert detail["status"] == "done", detail
+    # The restarted worker's run of it is in its task durations, scraped from the monitoring
+    # network on the worker host's own exporter (FM2_WORKER_METRICS_PORT).
+    status, figures = status_of("http://198.18.0.13:9101/metrics")
+    assert status == 200
+    runs = [line for line in figures.decode().splitlines() if line.startswith("fm2_celery_task_seconds_count{")
+            and 'task="foolgame.dataset.tasks.run_export"' in line and 'outcome="success"' in line]
+    assert runs and float(runs[0].rsplit(" ", 1)[1]) >= 1, figures[-2000:]
     files = {f["name"]: f for f in detail["files"]}
 
     def download(name: str) -> bytes:
