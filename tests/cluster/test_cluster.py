@@ -2,13 +2,14 @@
 address only: a researcher's export is asked for through the balancer, the worker host dies
 (kill -9 of every process on it) while writing it and is started again, and the export still
 finishes in the object store, every file downloading through the web hosts and matching the
-manifest's sha256."""
+manifest's sha256. And no host reads another's data folder."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import secrets
+import subprocess
 import time
 
 from tests.cluster.conftest import Browser, Cluster, status_of
@@ -72,3 +73,21 @@ def test_an_export_survives_its_worker_host_dying_and_downloads_through_the_bala
     served = [json.loads(line) for host in ("web1", "web2") for line in (cluster.state / f"{host}.log").read_text().splitlines()
               if line.startswith("{") and f"/api/exports/{export_id}/files/" in line]
     assert len(served) >= len(files) and all(r["logger"] == "foolgame.access" and r["request_id"] for r in served)
+
+
+def test_each_host_reads_only_its_own_data_folder(cluster: Cluster) -> None:
+    """What the worker host and the data host wrote (beat's schedule, PostgreSQL's files) is on
+    the machine's disk, but a web host's processes see an empty folder in its place, and the
+    worker host sees none of the web hosts' files: every host has a mount namespace of its own."""
+    def listing(role: str, host: str) -> set[str]:
+        pid = (cluster.state / f"{role}.pid").read_text().strip()
+        done = subprocess.run(["nsenter", "-t", pid, "-m", "ls", "-A", str(cluster.state / host)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return set(done.stdout.split())
+
+    assert list((cluster.state / "fm2-work").glob("celerybeat-schedule*"))
+    assert (cluster.state / "fm2-data" / "pg").is_dir()
+    for web in ("web1", "web2"):
+        assert listing(web, "fm2-work") == set() and listing(web, "fm2-data") == set()
+        assert listing(web, f"fm2-{web}") >= {f"prometheus-{web}"}  # its own folder, as it is
+    assert listing("worker", "fm2-web1") == set() and listing("worker", "fm2-work") >= {"prometheus-worker"}
