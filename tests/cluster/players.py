@@ -107,6 +107,7 @@ class Player:
     round_id: int | None = None
     vote_sent: int = 0
     asked_state: bool = False
+    started_room: bool = False  # the host sent the room's first question
     voted: bool = False  # the server said the vote is in (result, voted, or a state showing it)
     done: bool = False
 
@@ -161,8 +162,8 @@ class Game:
                     while not player.done and not self.stopping:
                         if vote_at is None and self.vote.is_set():
                             vote_at = time.monotonic() + random.random() * self.vote_window
-                        if player.kind == "room" and player.host and self.start_rooms.is_set() and not getattr(player, "_started", False):
-                            player._started = True  # type: ignore[attr-defined]
+                        if player.kind == "room" and player.host and self.start_rooms.is_set() and not player.started_room:
+                            player.started_room = True
                             await ws.send(json.dumps({"type": "start"}))
                         if self.ask_state.is_set() and not player.asked_state:
                             player.asked_state = True
