@@ -32,7 +32,7 @@ EXTRA_ENV = "FM2_EXPORT_STALE_SECONDS=15\nFM2_TEST_EXPORT_PROGRESS_DELAY=0.3"
 
 def _why_not() -> str | None:
     if not os.environ.get("FM2_CLUSTER"):
-        return "the cluster (about 6 minutes, a machine's namespaces) runs with FM2_CLUSTER=1"
+        return "the cluster (about 8 minutes, a machine's namespaces) runs with FM2_CLUSTER=1"
     if os.geteuid() != 0:
         return "the cluster needs root (network namespaces)"
     for tool in ("ip", "haproxy", "redis-server"):
