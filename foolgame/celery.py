@@ -7,6 +7,8 @@ The broker transport is kombu's Redis transport with one fix (``RedisTransport``
 from __future__ import annotations
 
 import os
+import time
+from typing import Any
 
 from celery import Celery, signals
 from kombu.transport import redis as kombu_redis
@@ -63,6 +65,41 @@ def _connections_back(sender: object = None, **kwargs: object) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+_task_started: dict[str, float] = {}
+
+
+@signals.task_prerun.connect
+def _task_clock_start(task_id: str | None = None, **kwargs: object) -> None:
+    if task_id is not None:
+        _task_started[task_id] = time.perf_counter()
+
+
+@signals.task_postrun.connect
+def _task_clock_stop(task_id: str | None = None, task: Any = None, state: str | None = None, **kwargs: object) -> None:
+    """Each task's run time into ``fm2_celery_task_seconds`` (by task name and outcome), as
+    the worker's exporter serves it (``FM2_WORKER_METRICS_PORT``)."""
+    started = _task_started.pop(task_id, None) if task_id is not None else None
+    if started is None or task is None:
+        return
+    from foolgame.core import metrics
+
+    outcome = {"SUCCESS": "success", "RETRY": "retry"}.get(state or "", "failure")
+    metrics.CELERY_TASK_SECONDS.labels(task.name, outcome).observe(time.perf_counter() - started)
+
+
+@signals.worker_ready.connect
+def _serve_metrics(**kwargs: object) -> None:
+    """A worker's main process serves the figures its pool children write (with
+    PROMETHEUS_MULTIPROC_DIR) when FM2_WORKER_METRICS_PORT is set: the workers serve no other
+    HTTP, and their hosts are not the web's."""
+    from django.conf import settings
+
+    if settings.FM2_WORKER_METRICS_PORT:
+        from foolgame.observability import serve_worker_metrics
+
+        serve_worker_metrics(host=settings.FM2_WORKER_METRICS_HOST, port=settings.FM2_WORKER_METRICS_PORT)
 
 
 app = Celery("foolgame")

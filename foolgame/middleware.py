@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import got_request_exception
+from django.dispatch import receiver
 from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.utils.html import escape
@@ -166,6 +169,10 @@ class HttpErrorsMiddleware(MiddlewareMixin):
         return None
 
     def process_response(self, request: Any, response: HttpResponse) -> HttpResponse:
+        if response.status_code == 500 and getattr(request, "_fm2_service_down", False):
+            # A service went down under a middleware (the user read for the guest check, a
+            # session saved), not a view: Django made it a 500 before this middleware saw it.
+            return service_unavailable(request)
         if not is_api(request) or response.status_code < 400:
             return response
         if response.get("Content-Type", "").startswith("application/json"):
@@ -176,3 +183,15 @@ class HttpErrorsMiddleware(MiddlewareMixin):
             if response.has_header(header):
                 replaced[header] = response[header]
         return replaced
+
+
+@receiver(got_request_exception)
+def _note_service_down(sender: Any, request: Any = None, **kwargs: Any) -> None:
+    """Django sends this while it turns an exception raised anywhere below the first middleware
+    into a 500: mark the request when the exception was a backing service going down, so that
+    ``HttpErrorsMiddleware`` answers 503 ``service_unavailable`` rather than ``server_error``
+    (PostgreSQL stopped: a player's read of their round got a 500 from the guest check's user
+    lookup)."""
+    error = sys.exc_info()[1]
+    if request is not None and isinstance(error, SERVICE_DOWN_ERRORS):
+        request._fm2_service_down = True

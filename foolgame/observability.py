@@ -150,21 +150,26 @@ def _queue_depths() -> dict[str, int] | None:
 
 
 def _allowed(request: HttpRequest) -> bool | None:
+    return metrics_allowed(authorization=request.headers.get("Authorization", ""), address=request.META.get("REMOTE_ADDR", ""))
+
+
+def metrics_allowed(*, authorization: str, address: str) -> bool | None:
     """True for a bearer of the token or a client of the networks, False for anyone else,
-    None when /metrics is off (neither is set)."""
+    None when /metrics is off (neither is set). The web processes' /metrics and the workers'
+    exporter answer by this one rule."""
     token, networks = settings.FM2_METRICS_TOKEN, settings.FM2_METRICS_NETWORKS
     if not token and not networks:
         return None
     if token:
-        scheme, _, offered = request.headers.get("Authorization", "").partition(" ")
+        scheme, _, offered = authorization.partition(" ")
         if scheme.lower() == "bearer" and offered and constant_time_compare(offered.strip(), token):
             return True
     if networks:
         try:
-            address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+            client = ipaddress.ip_address(address)
         except ValueError:
             return False
-        return any(address in ipaddress.ip_network(network, strict=False) for network in networks)
+        return any(client in ipaddress.ip_network(network, strict=False) for network in networks)
     return False
 
 
@@ -193,3 +198,45 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     extra.register(_database_collector)
     body += generate_latest(extra)
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+
+
+# --- the Celery workers' figures ----------------------------------------------------------------
+
+
+def worker_metrics_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    """A WSGI app serving a worker host's figures (task durations) at ``/metrics``, under the
+    web's rule (token or networks; 404 when neither is set). With PROMETHEUS_MULTIPROC_DIR it
+    sums every process writing there: the worker's pool children, where the tasks run."""
+    allowed = metrics_allowed(authorization=environ.get("HTTP_AUTHORIZATION", ""), address=environ.get("REMOTE_ADDR", ""))
+    if environ.get("PATH_INFO") != "/metrics" or allowed is None:
+        start_response("404 Not Found", [("Content-Type", "application/json")])
+        return [b'{"error": {"code": "not_found", "message": "Not found."}}']
+    if not allowed:
+        start_response("403 Forbidden", [("Content-Type", "application/json")])
+        return [b'{"error": {"code": "forbidden", "message": "Metrics need the bearer token or an allowed network."}}']
+    body = generate_latest(_registry())
+    start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def serve_worker_metrics(*, host: str, port: int) -> Any:
+    """Serve ``worker_metrics_app`` on a thread of this process (a Celery worker's main process,
+    ``foolgame.celery``); returns the server. A port already taken (another worker of the host
+    serves the same folder) is logged and skipped."""
+    import threading
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args: Any) -> None:  # a scrape every 15 s is no news
+            pass
+
+    class Threaded(WSGIServer):
+        daemon_threads = True
+
+    try:
+        server = make_server(host, port, worker_metrics_app, server_class=Threaded, handler_class=Quiet)
+    except OSError as error:
+        logging.getLogger("foolgame.metrics").warning("Worker metrics not served on port %s: %s", port, error)
+        return None
+    threading.Thread(target=server.serve_forever, name="fm2-worker-metrics", daemon=True).start()
+    return server

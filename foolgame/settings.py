@@ -248,6 +248,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Beat's record of when each periodic job last ran: in the host's data folder, not in the
+# working directory (the code's checkout, which may be read-only or shared between hosts).
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 # Nothing reads a task's return value (jobs report through their own rows), so results are
 # not written to the backend at all.
 CELERY_TASK_IGNORE_RESULT = True
@@ -862,6 +865,11 @@ FM2_METRICS_TOKEN = env.str("FM2_METRICS_TOKEN", default="")
 FM2_METRICS_NETWORKS = env.list("FM2_METRICS_NETWORKS", default=[])
 if FM2_METRICS_TOKEN or FM2_METRICS_NETWORKS:
     MIDDLEWARE.insert(0, "foolgame.observability.RequestMetricsMiddleware")
+# A Celery worker serves its task durations on this port (its main process, under the same
+# token or networks), off when empty; with the prefork pool set PROMETHEUS_MULTIPROC_DIR too,
+# for the tasks run in its children.
+FM2_WORKER_METRICS_PORT = env.int("FM2_WORKER_METRICS_PORT", default=0)
+FM2_WORKER_METRICS_HOST = env.str("FM2_WORKER_METRICS_HOST", default="0.0.0.0")
 
 # Logs: "plain" (the bare messages, as `make run` prints them) or "json": one JSON object a line
 # (python-json-logger) with the time, level, logger, message, request id and the user's

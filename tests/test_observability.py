@@ -157,3 +157,30 @@ def test_a_sentry_dsn_turns_on_error_reports_for_django_and_celery(dsn: str) -> 
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=base_env(SENTRY_DSN=dsn), capture_output=True, text=True, timeout=120)
     expected = "True ['celery', 'django'] False" if dsn else "False [] None"
     assert out.stdout.strip() == expected, out.stderr[-2000:]
+
+
+@pytest.mark.django_db
+def test_a_celery_task_s_duration_is_served_by_the_worker_s_exporter_under_the_metrics_rule(settings) -> None:
+    """The worker's main process serves /metrics (FM2_WORKER_METRICS_PORT); a task run is there
+    by its name, for a bearer of the token only (tests/cluster scrapes it from another host)."""
+    from foolgame.dataset.tasks import reap_stale_exports
+    from foolgame.observability import serve_worker_metrics
+
+    settings.FM2_METRICS_TOKEN = TOKEN
+    name = "foolgame.dataset.tasks.reap_stale_exports"
+    server = serve_worker_metrics(host="127.0.0.1", port=0)
+    base = f"http://127.0.0.1:{server.server_port}"
+    try:
+        before = _sample(_metrics(base), "fm2_celery_task_seconds_count", task=name, outcome="success")
+        reap_stale_exports.delay()
+        assert _sample(_metrics(base), "fm2_celery_task_seconds_count", task=name, outcome="success") == before + 1
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/metrics", timeout=30)
+        assert refused.value.code == 403
+        settings.FM2_METRICS_TOKEN = ""
+        with pytest.raises(urllib.error.HTTPError) as off:
+            urllib.request.urlopen(f"{base}/metrics", timeout=30)
+        assert off.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()

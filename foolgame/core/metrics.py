@@ -1,7 +1,8 @@
 """The process's own Prometheus figures (prometheus-client), counted where things happen.
 
 Requests are counted by ``foolgame.metrics.RequestMetricsMiddleware``, sockets and their frames
-by ``foolgame.core.sockets``; the figures read from the database (rounds and room questions in
+by ``foolgame.core.sockets``, Celery tasks by ``foolgame.celery`` (served by the worker itself,
+``FM2_WORKER_METRICS_PORT``); the figures read from the database (rounds and room questions in
 play, exports by state, the active verifier version, Celery's queues) are gathered when
 ``/metrics`` is read (``foolgame.metrics``). Counting costs a microsecond or two and nothing is
 served until ``FM2_METRICS_TOKEN`` or ``FM2_METRICS_NETWORKS`` is set.
@@ -34,4 +35,13 @@ SOCKET_FRAMES = Histogram(
     'The vote-ack latency is frame="vote".',
     ["kind", "frame", "outcome"],
     buckets=LATENCY_BUCKETS,
+)
+
+# A task runs from milliseconds (a vote's follow-ups) to many minutes (an export, a training).
+TASK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
+CELERY_TASK_SECONDS = Histogram(
+    "fm2_celery_task_seconds",
+    "Time a Celery task ran in a worker, by task name and outcome (success, failure, retry).",
+    ["task", "outcome"],
+    buckets=TASK_BUCKETS,
 )

@@ -178,6 +178,28 @@ def test_with_redis_down_what_needs_redis_gets_a_json_503(monkeypatch) -> None:
     assert response["Retry-After"]
 
 
+@pytest.mark.django_db
+def test_with_the_database_down_under_a_middleware_a_logged_in_player_gets_a_json_503(monkeypatch) -> None:
+    """PostgreSQL stopped (tests/cluster): the first read of the player is the guest check's, in
+    a middleware, before any view; that was a 500 ``server_error``."""
+    from django.db import OperationalError
+
+    from foolgame.players import middleware
+
+    client = Client(raise_request_exception=False)
+    client.force_login(UserFactory(username="ivy"))
+
+    def down(*args, **kwargs):
+        raise OperationalError("connection to server at 10.1.2.3 failed: Connection refused")
+
+    monkeypatch.setattr(middleware, "is_guest", down)
+    response = client.get("/api/leaderboard")  # a page guests may not reach: the check reads the player
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "service_unavailable"
+    assert response["Retry-After"]
+    assert b"10.1.2.3" not in response.content
+
+
 # Built from pieces: the debug page shows this file's source lines around the raise.
 SECRETS = {name: "-".join(["pw", name, "x7"]) for name in ("redis", "db", "other")}
 REDIS_HOST = ".".join(["redis", "internal"]) + ":" + str(6300 + 80)
