@@ -20,7 +20,6 @@ CPU time per check. One fold, not five: a training takes minutes here (print the
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -31,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
-from bench_templates import DEFAULT_FM2, FOLDS, pages_of, templates_of  # noqa: E402
+from bench_templates import DEFAULT_FM2, FOLDS, fm2_folds, templates_of  # noqa: E402
 from retrieval.encoder import default_model_path  # noqa: E402
 from retrieval.fluency import FluencyScorer, PageTexts, TrainOptions, train_fluency  # noqa: E402
 from scoring.filters import wilson  # noqa: E402
@@ -57,11 +56,7 @@ def main() -> None:
     if not args.fm2.is_file():
         print(f"skipped: {args.fm2} not found")
         return
-    rows = [json.loads(line) for line in args.fm2.read_text(encoding="utf-8").splitlines() if line.strip()]
-    pages = pages_of(rows)
-    titles = sorted(pages)
-    random.Random(args.seed).shuffle(titles)
-    fold_of = {title: index % FOLDS for index, title in enumerate(titles)}
+    rows, pages, titles, fold_of = fm2_folds(args.fm2, args.seed)
     training = {t: PageTexts(pages[t].sentences, pages[t].claims) for t in titles if fold_of[t] != args.test_fold}
     tested = [t for t in titles if fold_of[t] == args.test_fold]
 

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402
-from retrieval.text import STOP_WORDS  # noqa: E402
+from retrieval.fluency import page_words  # noqa: E402
 from scoring.filters import wilson  # noqa: E402
 from scoring.word_order import (  # noqa: E402
     broken_phrase,
@@ -78,8 +78,6 @@ FAMILIES = (
     "{T} was {w} in {w} by the {w}.",
     "The {w} {w} of {T} is {w}.",
 )
-_WORD = re.compile(r"^[^\W_]+(?:[-'’][^\W_]+)*$")
-_EDGE = ".,;:!?\"()[]“”"
 
 
 @dataclass
@@ -101,17 +99,6 @@ def pages_of(rows: list[dict]) -> dict[str, Page]:
     return pages
 
 
-def page_words(sentences: list[str], *, content: bool) -> list[str]:
-    """The words of the sentences as written (punctuation trimmed), stop words out when ``content``."""
-    found = []
-    for sentence in sentences:
-        for raw in sentence.split():
-            word = raw.strip(_EDGE)
-            if word and _WORD.match(word) and not (content and word.casefold() in STOP_WORDS):
-                found.append(word)
-    return found
-
-
 def template(title: str, words: list[str], rng: random.Random) -> str:
     """One template of a random family, each slot a random word of ``words``, the title its subject."""
     text = rng.choice(FAMILIES)
@@ -123,6 +110,16 @@ def template(title: str, words: list[str], rng: random.Random) -> str:
 def templates_of(page: Page, *, content: bool, count: int, rng: random.Random) -> list[str]:
     words = page_words(page.sentences, content=content)
     return [template(page.title, words, rng) for _ in range(count)] if words else []
+
+
+def fm2_folds(path: Path, seed: int) -> tuple[list[dict], dict[str, Page], list[str], dict[str, int]]:
+    """An FM2 file's rows, its pages, their titles in the seed's order, and each page's fold
+    (``FOLDS`` page-disjoint folds): what this bench and ``bench_fluency.py`` share."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pages = pages_of(rows)
+    titles = sorted(pages)
+    random.Random(seed).shuffle(titles)
+    return rows, pages, titles, {title: index % FOLDS for index, title in enumerate(titles)}
 
 
 def quantile(values: list[float], share: float) -> float:
@@ -144,11 +141,7 @@ def main() -> None:
     if not args.fm2.is_file():
         print(f"skipped: {args.fm2} not found")
         return
-    rows = [json.loads(line) for line in args.fm2.read_text(encoding="utf-8").splitlines() if line.strip()]
-    pages = pages_of(rows)
-    titles = sorted(pages)
-    random.Random(args.seed).shuffle(titles)
-    fold_of = {title: index % FOLDS for index, title in enumerate(titles)}
+    rows, pages, titles, fold_of = fm2_folds(args.fm2, args.seed)
     rng = random.Random(args.seed)
     kinds = ("real claims", "templates, any words", "templates, content words")
     texts: dict[str, list[tuple[int, str]]] = {kind: [] for kind in kinds}

@@ -261,30 +261,33 @@ def test_a_well_formed_multipart_form_still_reaches_the_page() -> None:
     assert response.status_code == 200 and get_user_model().objects.filter(username="mia").exists()
 
 
-def signups_from_forged_addresses(base_url: str, count: int) -> list[int]:
-    """Sign up ``count`` accounts over HTTP from this host, each claiming another address in
-    X-Forwarded-For; the statuses."""
+def signup_over_http(base_url: str, username: str, headers: dict[str, str]) -> int:
+    """Sign ``username`` up over HTTP from this host, a CSRF cookie fetched first and
+    ``headers`` added to the signup; its status."""
     import http.cookiejar
     import json
     import urllib.error
     import urllib.request
 
-    statuses = []
-    for n in range(count):
-        jar = http.cookiejar.CookieJar()
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        opener.open(f"{base_url}/api/auth/csrf", timeout=10)
-        token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
-        request = urllib.request.Request(
-            f"{base_url}/api/auth/signup", method="POST",
-            data=json.dumps({"username": f"forger{n}", "password": "a long enough password 1"}).encode(),
-            headers={"Content-Type": "application/json", "X-CSRFToken": token, "X-Forwarded-For": f"203.0.113.{n + 1}"},
-        )
-        try:
-            statuses.append(opener.open(request, timeout=10).status)
-        except urllib.error.HTTPError as refused:
-            statuses.append(refused.code)
-    return statuses
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.open(f"{base_url}/api/auth/csrf", timeout=10)
+    token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+    request = urllib.request.Request(
+        f"{base_url}/api/auth/signup", method="POST",
+        data=json.dumps({"username": username, "password": "a long enough password 1"}).encode(),
+        headers={"Content-Type": "application/json", "X-CSRFToken": token, **headers},
+    )
+    try:
+        return opener.open(request, timeout=10).status
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+def signups_from_forged_addresses(base_url: str, count: int) -> list[int]:
+    """Sign up ``count`` accounts over HTTP from this host, each claiming another address in
+    X-Forwarded-For; the statuses."""
+    return [signup_over_http(base_url, f"forger{n}", {"X-Forwarded-For": f"203.0.113.{n + 1}"}) for n in range(count)]
 
 
 def test_by_default_a_forged_forwarded_for_is_not_believed(asgi_live_server, settings) -> None:
@@ -341,24 +344,7 @@ def _csrf_post_without_referer(base_url: str, proto: str) -> int:
     """A signup over plain HTTP that says ``X-Forwarded-Proto: proto`` and sends no Referer:
     its status. Django checks the Referer of an unsafe request only when it takes the request
     for https, so a 403 here means the forwarded scheme was believed."""
-    import http.cookiejar
-    import json
-    import urllib.error
-    import urllib.request
-
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    opener.open(f"{base_url}/api/auth/csrf", timeout=10)
-    token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
-    request = urllib.request.Request(
-        f"{base_url}/api/auth/signup", method="POST",
-        data=json.dumps({"username": f"scheme{proto}", "password": "a long enough password 1"}).encode(),
-        headers={"Content-Type": "application/json", "X-CSRFToken": token, "X-Forwarded-Proto": proto},
-    )
-    try:
-        return opener.open(request, timeout=10).status
-    except urllib.error.HTTPError as refused:
-        return refused.code
+    return signup_over_http(base_url, f"scheme{proto}", {"X-Forwarded-Proto": proto})
 
 
 def test_by_default_a_forged_forwarded_proto_does_not_make_a_request_https(asgi_live_server, settings) -> None:
