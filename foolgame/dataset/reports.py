@@ -22,7 +22,8 @@ from typing import Any
 
 from foolgame.dataset import hub
 from foolgame.dataset.lean import sklearn_import_lean
-from foolgame.dataset.model_loop import Progress, model_markdown, model_statistics
+from foolgame.dataset.model_loop import model_markdown, model_statistics
+from foolgame.dataset.records import Progress
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from foolgame.dataset.writers import chunks

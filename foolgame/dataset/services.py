@@ -25,10 +25,11 @@ from django.utils import timezone
 from foolgame.core import events
 from foolgame.core.errors import ServiceError
 from foolgame.dataset import certify, reports
-from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress, write_records
+from foolgame.dataset.exporter import write_records
 from foolgame.dataset.lean import large_allocations_mapped
 from foolgame.dataset.models import Export
 from foolgame.dataset.privacy import Pseudonyms, new_salt
+from foolgame.dataset.records import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions, Progress
 from foolgame.dataset.splits import parse_proportions, split_summary
 from foolgame.dataset.storage import export_key, export_publish, exports_storage
 from foolgame.players.roles import is_researcher
