@@ -1,4 +1,4 @@
-"""Evidence retrieval for Fool Me Twice: plain Python, no Django (STYLE.md).
+"""Evidence retrieval for Fool Me Twice: plain Python, no Django (tests/test_architecture.py checks it).
 
 The game retrieves over one page's sentences at a time:
 

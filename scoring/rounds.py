@@ -128,7 +128,7 @@ def round_deadline(
 ) -> datetime:
     """The moment the round times out, given the clues revealed so far.
 
-    The database holds the deadline (STYLE.md): each reveal moves it ``clue_cost``
+    The database holds the deadline: each reveal moves it ``clue_cost``
     seconds earlier, so storing this value after every reveal keeps
     ``remaining_seconds(now=deadline)`` at exactly zero.
     """

@@ -97,7 +97,6 @@ def asgi_live_server(transactional_db):
     test process so it shares the test database, with the Procfile's flags. Yields its base URL."""
     import socket
     import threading
-    import time
 
     import uvicorn
 
@@ -105,6 +104,7 @@ def asgi_live_server(transactional_db):
     from foolgame.serving import uvicorn_config
 
     from channels.layers import channel_layers
+    from tests.waiting import wait_for
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -114,11 +114,7 @@ def asgi_live_server(transactional_db):
     server = uvicorn.Server(uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", **uvicorn_config()))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
+    wait_for(lambda: server.started, what="uvicorn to start", seconds=20)
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)

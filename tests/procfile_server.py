@@ -8,11 +8,12 @@ import shlex
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+
+from tests.waiting import port_open, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -115,16 +116,13 @@ class ProcfileServer:
         out = open(self.log, "wb") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=REPO, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                         start_new_session=True)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited with {self.process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError("server did not start")
+        wait_for(self._serving, what="the server to start", seconds=90, every=0.2)
+
+    def _serving(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise RuntimeError(f"server exited with {self.process.returncode}")
+        return port_open(self.port)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -1,4 +1,4 @@
-"""The game's brains stay framework-free (STYLE.md): scoring/ and retrieval/ never import Django."""
+"""The game's brains stay framework-free: scoring/ and retrieval/ never import Django."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from foolgame.channel_layer import RedisChannelLayer
+from tests.waiting import wait_for_async
 
 REDIS_URL = os.environ.get("REDIS_URL")
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="the channel layer is tested on Redis (set REDIS_URL)")
@@ -93,12 +94,11 @@ async def test_a_message_that_finds_its_receive_waiting_costs_no_backup(layer) -
     key = layer.prefix + layer.non_local_name(channel)
     connection = layer.connection(0)
     waiting = asyncio.ensure_future(layer.receive(channel))
-    for _ in range(100):  # until the receive blocks in Redis
-        if any(client.get("cmd") == "bzpopmin" for client in await connection.client_list()):
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the receive never blocked")
+
+    async def blocked() -> bool:
+        return any(client.get("cmd") == "bzpopmin" for client in await connection.client_list())
+
+    await wait_for_async(blocked, what="the receive to block in Redis (BZPOPMIN)")
     writes = []
     real_zadd = type(connection).zadd
     type(connection).zadd = lambda self, *a, **k: writes.append(a) or real_zadd(self, *a, **k)
@@ -129,7 +129,7 @@ async def test_a_group_send_skips_expired_members_and_drops_expired_messages(lay
     await layer.group_add("room-EXP", stale)
     await layer.group_send("room-EXP", {"type": "x", "n": 0})  # never read by stale: it expires
     layer.group_expiry, layer.expiry = 1, 1
-    await asyncio.sleep(2.1)
+    await asyncio.sleep(2.1)  # the time under test: Redis and the layer expire by the wall clock
     await layer.group_add("room-EXP", fresh)
     await layer.group_send("room-EXP", {"type": "x", "n": 1})
     connection = layer.connection(0)

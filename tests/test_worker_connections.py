@@ -20,7 +20,8 @@ from django.db import connection
 from foolgame.celery import app
 from tests.core.test_events_redis_restart import RedisServer, free_port
 from tests.procfile_server import base_env, current_database_url
-from tests.test_worker_redis_restart import start, stop, wait_for
+from tests.test_worker_redis_restart import WAIT_SECONDS, log_tails, start, stop
+from tests.waiting import wait_for
 
 pytestmark = [
     pytest.mark.services,
@@ -49,12 +50,12 @@ def test_a_worker_runs_its_tasks_on_one_kept_connection(tmp_path: Path) -> None:
     log = tmp_path / "worker.log"
     worker = start("worker", env, log)
     try:
-        wait_for(lambda: " ready." in log.read_text(errors="replace"), what="the worker to start", logs=(log,))
+        wait_for(lambda: " ready." in log.read_text(errors="replace"), what="the worker to start", seconds=WAIT_SECONDS, explain=log_tails(log))
         seen = []
         for n in range(1, 4):
             with app.connection_for_write(broker_url) as broker:
                 app.send_task("foolgame.voting.tasks.sweep_rounds", connection=broker)
-            wait_for(lambda: log.read_text(errors="replace").count("succeeded") >= n, what=f"task {n} to run", logs=(log,))
+            wait_for(lambda: log.read_text(errors="replace").count("succeeded") >= n, what=f"task {n} to run", seconds=WAIT_SECONDS, explain=log_tails(log))
             seen.append(worker_backends(name))
         assert seen[0], "the task's connection is kept open in the worker's pool"
         assert seen[0] == seen[1] == seen[2], f"one connection for every task, not a new one each: {seen}"

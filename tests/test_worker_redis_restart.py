@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -32,6 +31,7 @@ from foolgame.dataset.tasks import run_export
 from tests.factories import UserFactory
 from tests.procfile_server import REPO, base_env, procfile_command, current_database_url
 from tests.core.test_events_redis_restart import RedisServer, free_port
+from tests.waiting import wait_for
 
 pytestmark = [
     pytest.mark.services,
@@ -43,13 +43,9 @@ STALE_SECONDS = 3  # the worker's FM2_EXPORT_STALE_SECONDS: a pending export old
 WAIT_SECONDS = 90
 
 
-def wait_for(condition: Callable[[], bool], *, what: str, logs: tuple[Path, ...] = (), seconds: float = WAIT_SECONDS) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            tails = "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-4000:]}" for log in logs if log.exists())
-            raise AssertionError(f"gave up waiting for {what}\n{tails}")
-        time.sleep(0.1)
+def log_tails(*logs: Path) -> Callable[[], str]:
+    """What a failed wait shows: the end of each process's log."""
+    return lambda: "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-4000:]}" for log in logs if log.exists())
 
 
 def start(role: str, env: dict[str, str], log: Path, *extra: str) -> subprocess.Popen:
@@ -105,25 +101,25 @@ def test_worker_and_beat_carry_on_after_redis_is_killed_and_restarted(tmp_path: 
         FM2_TEST_BEAT_SECONDS="2",
     )
     worker_log, beat_log = tmp_path / "worker.log", tmp_path / "beat.log"
-    logs = (worker_log, beat_log)
+    waits = {"seconds": WAIT_SECONDS, "explain": log_tails(worker_log, beat_log)}
     researcher = UserFactory(username="researcher")
     researcher_set(username=researcher.username)
     worker = start("worker", env, worker_log)
     beat = None
     try:
-        wait_for(lambda: " ready." in worker_log.read_text(errors="replace"), what="the worker to start", logs=logs)
+        wait_for(lambda: " ready." in worker_log.read_text(errors="replace"), what="the worker to start", **waits)
         # Beat starts once the worker is ready, so that no backlog of periodic jobs is waiting.
         beat = start("beat", env, beat_log, "--schedule", str(tmp_path / "beat-schedule"))
-        wait_for(lambda: "Sending due task" in beat_log.read_text(errors="replace"), what="beat to send a job", logs=logs)
+        wait_for(lambda: "Sending due task" in beat_log.read_text(errors="replace"), what="beat to send a job", **waits)
         with exports_queued_on(broker_url, monkeypatch):
             before = export_request(user=researcher, seed=1)
-        wait_for(lambda: status(before) == Export.Status.RUNNING, what="the worker to start the first export", logs=logs)
+        wait_for(lambda: status(before) == Export.Status.RUNNING, what="the worker to start the first export", **waits)
 
         redis_server.process.kill()  # kill -9, with the export running
         redis_server.process.wait()
-        wait_for(lambda: "Connection to broker lost" in worker_log.read_text(errors="replace"), what="the worker to notice", logs=logs)
+        wait_for(lambda: "Connection to broker lost" in worker_log.read_text(errors="replace"), what="the worker to notice", **waits)
         wait_for(lambda: any(failed in beat_log.read_text(errors="replace") for failed in ("Message Error", "beat: Connection error")),
-                 what="beat to fail a send", logs=logs)
+                 what="beat to fail a send", **waits)
         redis_server.start()  # the same port, no data kept
 
         with exports_queued_on(broker_url, monkeypatch):
@@ -135,7 +131,7 @@ def test_worker_and_beat_carry_on_after_redis_is_killed_and_restarted(tmp_path: 
 
         for export, what in ((after, "the export queued after the restart"), (lost, "the reaper to run the lost export"),
                              (before, "the export running across the restart")):
-            wait_for(lambda: status(export) in (Export.Status.DONE, Export.Status.FAILED), what=f"{what} to finish", logs=logs)
+            wait_for(lambda: status(export) in (Export.Status.DONE, Export.Status.FAILED), what=f"{what} to finish", **waits)
             assert status(export) == Export.Status.DONE, Export.objects.get(pk=export.pk).error
         assert worker.poll() is None and beat.poll() is None, "the worker or beat exited"
     finally:

@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.models import Export
+from foolgame.dataset.records import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.selectors import export_list
 from foolgame.dataset.services import export_file_open, export_request
 from foolgame.dataset.splits import RESPLIT_OPTION, RULES, SPLITS, SPLITS_OPTION

@@ -24,7 +24,7 @@ from django.contrib.auth import get_user_model
 
 from foolgame.claims.models import Claim
 from foolgame.dataset import hub
-from foolgame.dataset.exporter import ExportOptions
+from foolgame.dataset.records import ExportOptions
 from foolgame.dataset.reports import read_claims, write_json
 from foolgame.dataset.splits import SPLITS
 from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, chunks, claim_pks

@@ -7,10 +7,7 @@ the written files back (:mod:`foolgame.dataset.reports`).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +16,16 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
 
 from foolgame.claims.models import Claim
-from foolgame.dataset.model_loop import ClaimModels
+from foolgame.dataset.model_fields import ClaimModels
 from foolgame.dataset.privacy import Fragments, Pseudonyms
+from foolgame.dataset.records import FORMATS, ExportError, ExportOptions, Progress, WriteSummary
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
 from foolgame.dataset.validation import RUN_CHECKS, ClaimChecks
 from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, RecordFiles, exported_claims, write_claims, write_votes
 from foolgame.pages.importing import NO_CATEGORY
 from foolgame.pages.models import Page
 from foolgame.players.models import LedgerEntry
-from foolgame.verifier.models import VerifierVersion
 
-Progress = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``: called as the export moves on."""
-
-FORMATS = ("jsonl", "csv")
-BASELINE_MAX_CLAIMS = 8_000
 LINKAGE_K = 5
 """A run of one person's records ends before the least points it shows pass the K-th best
 player's on any leaderboard, so at least K players could own it (``privacy.Fragments``)."""
@@ -45,44 +37,6 @@ nobody in a simulated 240-player game (seed 0; with 3 claims a run it named 1 pl
 5, 2; 10 or 20 rounds made no difference there). What it matches is a whole person in one
 run: busy players in long runs, or a one-claim author whose claim is unlike any other
 (``bench/bench_reidentify.py``: 1 of 494 players in one of eight games)."""
-
-
-class ExportError(ValueError):
-    """Bad export options (unknown author, bad splits...): nothing was written."""
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    seed: int = 0
-    splits: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    exclusive_test_authors: frozenset[str] = frozenset()
-    """Usernames whose claims go to test only."""
-    include_removed: bool = False
-    resplit_release: bool = False
-    """Release pages are split by the requested proportions like the game's own, instead of
-    keeping their release split (``foolgame.dataset.splits``)."""
-    formats: tuple[str, ...] = FORMATS
-    chunk_size: int = 2000
-    baseline_max_claims: int = BASELINE_MAX_CLAIMS
-    """The claim-only classifier learns from at most this many claims (memory bound)."""
-    certify: bool = False
-    """Write ``quality.json``: the release's quality gates (``foolgame.dataset.certify``)."""
-
-
-@dataclass
-class WriteSummary:
-    claims: Counter[str] = field(default_factory=Counter)
-    """Claims written per split."""
-    votes: int = 0
-    rounds_left_out: Counter[str] = field(default_factory=Counter)
-    """Ended rounds not written, by why (a claim not exported, labels now equal)."""
-    removed_left_out: int = 0
-    voided_rounds: int = 0
-    """Voided rounds written (marked ``outcome: voided``, no vote)."""
-    plan: SplitPlan | None = None
-    files: list[str] = field(default_factory=list)
-    active_version: VerifierVersion | None = None
-    """The verifier version active when the claims were written (``hard_for``'s), or None."""
 
 
 def linkage_caps(k: int = LINKAGE_K) -> dict[str, int]:
@@ -166,18 +120,21 @@ def write_records(
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
-        claim_files = RecordFiles(stack, out_dir, SPLITS, CLAIM_FIELDS, options.formats)
+        claim_files = RecordFiles(stack=stack, out_dir=out_dir, names=SPLITS, fields=CLAIM_FIELDS, formats=options.formats)
         authors = Fragments(pseudonyms, role="author", caps=caps, max_records=RUN_CLAIMS)
         checkers = Fragments(pseudonyms, role="checker", caps=caps, max_records=RUN_CHECKS)
         claim_models = ClaimModels()
         summary.active_version = claim_models.active
-        label_files = RecordFiles(stack, out_dir, ["validation_labels"], LABEL_FIELDS, options.formats)
+        label_files = RecordFiles(stack=stack, out_dir=out_dir, names=["validation_labels"], fields=LABEL_FIELDS, formats=options.formats)
         write_claims(
-            claim_files, options, plan, page_info, exclusive_ids, authors, summary, progress, ClaimChecks(checkers), claim_models,
-            label_files,
+            files=claim_files, label_files=label_files, options=options, plan=plan, page_info=page_info,
+            exclusive_ids=exclusive_ids, authors=authors, claim_checks=ClaimChecks(checkers), claim_models=claim_models,
+            summary=summary, progress=progress,
         )
-        vote_files = RecordFiles(stack, out_dir, ["votes"], VOTE_FIELDS, options.formats)
+        vote_files = RecordFiles(stack=stack, out_dir=out_dir, names=["votes"], fields=VOTE_FIELDS, formats=options.formats)
         voters = Fragments(pseudonyms, role="voter", caps=caps, max_records=RUN_ROUNDS)
-        write_votes(vote_files, options, plan, exclusive_ids, voters, summary, progress)
+        write_votes(
+            files=vote_files, options=options, plan=plan, exclusive_ids=exclusive_ids, voters=voters, summary=summary, progress=progress
+        )
         summary.files = [path.name for path in (*claim_files.paths, *vote_files.paths, *label_files.paths)]
     return summary

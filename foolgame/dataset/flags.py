@@ -2,18 +2,19 @@
 
 Kept in one small function so that it can follow the moderation app as it grows. It reads
 the claim's status (``removed``, seen only with ``--include-removed``), the players'
-reports (``reported:<reason>``) and, when the moderation app is installed, its quality row:
-``too_hard`` and ``too_easy`` (the filters of docs/rules.md), ``kept`` (a moderator reviewed the
-claim and kept it) and ``hidden_until_review`` (reported by enough players).
+reports (``reported:<reason>``) and moderation's quality row: ``too_hard`` and ``too_easy``
+(the filters of docs/rules.md), ``kept`` (a moderator reviewed the claim and kept it) and
+``hidden_until_review`` (reported by enough players). Dataset stands above moderation
+(``tests/test_layers.py``), so it reads moderation's models as it reads voting's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.apps import apps
-
+from foolgame.moderation.models import ClaimQuality
 from foolgame.voting.models import Report
+
 
 def id_lookup(column: str, ids: list[int], id_range: tuple[int, int] | None) -> dict[str, object]:
     """Filter keywords for a chunk of rows: an id range when the chunk is in id order (far
@@ -39,15 +40,7 @@ def claim_flags(claims: Iterable[tuple[int, str]], *, id_range: tuple[int, int] 
     for claim_id, reason in Report.objects.filter(**lookup).order_by().values_list("claim_id", "reason").distinct():
         if claim_id in flags:
             flags[claim_id].add(f"reported:{reason}")
-    if apps.is_installed("foolgame.moderation"):
-        try:
-            quality = apps.get_model("moderation", "ClaimQuality")
-        except LookupError:
-            quality = None
-        if quality is not None:
-            fields = {f.name for f in quality._meta.get_fields()}
-            wanted = [name for name in QUALITY_FLAGS if name in fields]
-            for row in quality.objects.filter(**lookup).order_by().values("claim_id", *wanted):
-                if row["claim_id"] in flags:
-                    flags[row["claim_id"]].update(name for name in wanted if row[name])
+    for row in ClaimQuality.objects.filter(**lookup).order_by().values("claim_id", *QUALITY_FLAGS):
+        if row["claim_id"] in flags:
+            flags[row["claim_id"]].update(name for name in QUALITY_FLAGS if row[name])
     return {claim_id: sorted(values) for claim_id, values in flags.items()}

@@ -22,8 +22,8 @@ from typing import Any
 
 from foolgame.dataset import hub
 from foolgame.dataset.lean import sklearn_import_lean
-from foolgame.dataset.lmi import top_bigrams_by_lmi_lean
-from foolgame.dataset.model_loop import Progress, model_markdown, model_statistics
+from foolgame.dataset.model_loop import model_markdown, model_statistics
+from foolgame.dataset.records import Progress
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from foolgame.dataset.writers import chunks
@@ -34,6 +34,7 @@ from scoring.artifacts import (  # the same classifier, fitted once and applied 
     claim_length_by_label,
     claim_only_baseline,
     table1_stats,
+    top_bigrams_by_lmi_per_label,
     top_words_by_pmi,
 )
 
@@ -264,7 +265,7 @@ def artifacts(out_dir: Path, *, seed: int, tag: Tag, max_claims: int = BASELINE_
         examples = [(r["text"], r["label"]) for r in read_claims(out_dir, split)]
         report["splits"][split] = {
             "claims": len(examples),
-            "lmi_bigrams": {label: _terms(terms) for label, terms in top_bigrams_by_lmi_lean(examples, LABELS, 10).items()},
+            "lmi_bigrams": {label: _terms(terms) for label, terms in top_bigrams_by_lmi_per_label(examples, LABELS, 10).items()},
             "pmi_words": {label: _terms(top_words_by_pmi(examples, label, 10)) for label in LABELS},
             "claim_length": {label: asdict(stats) for label, stats in claim_length_by_label(examples).items()},
         }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
-from foolgame.dataset.services import export_job_run, export_jobs_reap
+from foolgame.dataset.jobs import export_job_run, export_jobs_reap
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
@@ -18,4 +18,4 @@ def run_export(export_id: int) -> bool:
 @shared_task(acks_late=True)
 def reap_stale_exports() -> dict[str, int]:
     """Periodic (beat): re-queue exports whose worker died, fail those out of attempts."""
-    return export_jobs_reap()
+    return export_jobs_reap(requeue=run_export.delay)

@@ -8,8 +8,8 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.dataset.apis import EXPORTS_LISTED, export_payload
-from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.plots import research_plots
+from foolgame.dataset.records import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.selectors import export_list, latest_stats
 from foolgame.players.roles import is_researcher, role_page
 

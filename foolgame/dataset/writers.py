@@ -19,7 +19,7 @@ from contextlib import ExitStack
 from datetime import datetime, timezone as dt_timezone
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -28,16 +28,14 @@ from django.db.models.functions import Collate
 
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.dataset.flags import claim_flags, id_lookup
+from foolgame.dataset.model_fields import ClaimModels
 from foolgame.dataset.privacy import Fragments
+from foolgame.dataset.records import ExportOptions, Progress, WriteSummary
 from foolgame.dataset.splits import SplitPlan
+from foolgame.dataset.validation import ClaimChecks
 from foolgame.moderation.models import PlayerHold, Sighting
 from foolgame.voting.models import ClueReveal, Like, Round
 from scoring import filters
-
-if TYPE_CHECKING:
-    from foolgame.dataset.exporter import ExportOptions, Progress, WriteSummary
-    from foolgame.dataset.model_loop import ClaimModels
-    from foolgame.dataset.validation import ClaimChecks
 
 T = TypeVar("T")
 
@@ -245,7 +243,7 @@ def _least_fool_points(ids: list[int], id_range: tuple[int, int] | None) -> Coun
 class RecordFiles:
     """The open files of one kind of record (claims per split, or votes)."""
 
-    def __init__(self, stack: ExitStack, out_dir: Path, names: Iterable[str], fields: Sequence[str], formats: Sequence[str]) -> None:
+    def __init__(self, *, stack: ExitStack, out_dir: Path, names: Iterable[str], fields: Sequence[str], formats: Sequence[str]) -> None:
         self.jsonl: dict[str, Any] = {}
         self.csv: dict[str, Any] = {}
         self.fields = fields
@@ -283,20 +281,21 @@ def _csv_cell(value: Any) -> Any:
 
 
 def write_claims(
+    *,
     files: RecordFiles,
+    label_files: RecordFiles | None = None,
     options: ExportOptions,
     plan: SplitPlan,
     page_info: dict[int, tuple[str, str]],
     exclusive_ids: set[int],
     authors: Fragments,
-    summary: WriteSummary,
-    progress: Progress,
     claim_checks: ClaimChecks,
     claim_models: ClaimModels,
-    label_files: RecordFiles | None = None,
+    summary: WriteSummary,
+    progress: Progress,
 ) -> None:
     """The claims' files, one per split (``train``, ``dev``, ``test``), and their validation
-    labels one a row in ``label_files``."""
+    labels one a row in ``label_files``; the counts go to ``summary``."""
     fields = (
         "id", "text", "label", "page_id", "author_id", "created", "status", "external_id", "clues",
         "release_retrieved", "release_total_votes", "release_correct_votes", "release_total_likes",
@@ -379,6 +378,7 @@ def write_claims(
 
 
 def write_votes(
+    *,
     files: RecordFiles,
     options: ExportOptions,
     plan: SplitPlan,

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client, override_settings
 
 from tests.factories import UserFactory
+from tests.waiting import wait_for
 
 
 def raw_post(base_url: str, head: bytes, body_parts: list[bytes]) -> bytes:
@@ -302,7 +303,6 @@ def test_a_proxy_named_in_forwarded_allow_ips_is_believed(transactional_db, sett
     """The same signups through a server told to trust this host (the proxy recipe in
     docs/operations.md) are three addresses: the header is read only when the proxy is named."""
     import threading
-    import time
 
     import uvicorn
 
@@ -318,10 +318,7 @@ def test_a_proxy_named_in_forwarded_allow_ips_is_believed(transactional_db, sett
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.05)
+        wait_for(lambda: server.started, what="uvicorn to start", seconds=20)
         assert signups_from_forged_addresses(f"http://127.0.0.1:{port}", 3) == [201, 201, 201]
         # The named proxy's scheme is believed too, by uvicorn (Django's own setting is off):
         # a request it calls https gets https's Referer check.

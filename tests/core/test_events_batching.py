@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from foolgame.core import events
+from tests.waiting import wait_for
 
 STOPPED: list[events._Publisher] = []
 
@@ -43,25 +44,18 @@ def publisher(monkeypatch) -> Iterator[events._Publisher]:
     STOPPED.append(publisher)
 
 
-def wait_for(condition, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-
-
 def test_calls_within_the_window_share_one_run_over_their_sorted_union(publisher) -> None:
     quality, ratings = RecordingTask("quality"), RecordingTask("ratings")
     for ids in ([12, 5], [5, 12], [7, 3]):  # three votes: two on one pair
         publisher.batch_task(quality, ids)
     publisher.batch_task(ratings, [41])
     publisher.batch_task(ratings, [40])
-    wait_for(lambda: quality.sent and ratings.sent)
+    wait_for(lambda: quality.sent and ratings.sent, what="both batches to be sent", every=0.01)
     # Later votes start new batches, sent after anything left of the first window: once
     # they are in, nothing more of that window can come.
     publisher.batch_task(quality, [9])
     publisher.batch_task(ratings, [42])
-    wait_for(lambda: [9] in quality.sent[-1] and [42] in ratings.sent[-1])
+    wait_for(lambda: [9] in quality.sent[-1] and [42] in ratings.sent[-1], what="the later batches", every=0.01)
     assert quality.sent == [[[3, 5, 7, 12]], [[9]]]
     assert ratings.sent == [[[40, 41]], [[42]]]
 
@@ -75,7 +69,7 @@ def test_a_slow_broker_does_not_hold_a_group_message(publisher, monkeypatch) -> 
     slow = RecordingTask("slow", delay=1.0)
     publisher.send_task(slow, [1], {})
     assert slow.entered.wait(timeout=5), "the slow publish never began"
-    wait_for(lambda: hasattr(publisher, "layer"))
+    wait_for(lambda: hasattr(publisher, "layer"), what="the publisher's layer", every=0.01)
     monkeypatch.setattr(publisher.layer, "group_send", group_send)
     started = time.monotonic()
     publisher.publish("room-ABCDEF", {"type": "room.answer"})
@@ -116,14 +110,14 @@ def test_groups_are_sent_side_by_side_each_in_its_own_order(publisher) -> None:
         if [g for g, _ in sent].count("room-B") == 2:
             both_b.set()
 
-    wait_for(lambda: hasattr(publisher, "layer"))
+    wait_for(lambda: hasattr(publisher, "layer"), what="the publisher's layer", every=0.01)
     publisher.layer.group_send = group_send
     for n in range(3):
         publisher.publish("slow", {"type": "x", "n": n})
     publisher.publish("room-B", {"type": "room.answer", "n": 0})
     publisher.publish("room-B", {"type": "room.ended", "n": 1})
     assert both_b.wait(0.3), "another group's slow send held this one"
-    wait_for(lambda: len(sent) == 5)
+    wait_for(lambda: len(sent) == 5, what="the five messages", every=0.01)
     assert [n for g, n in sent if g == "slow"] == [0, 1, 2]
     assert [n for g, n in sent if g == "room-B"] == [0, 1]
     assert sent.index(("room-B", 0)) < sent.index(("slow", 0))

@@ -7,7 +7,6 @@ import asyncio
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +14,7 @@ from channels.layers import channel_layers
 from foolgame.channel_layer import RedisChannelLayer
 
 from foolgame.core import events
+from tests.waiting import port_open, wait_for, wait_for_async
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server (apt-get install redis-server)")
 
@@ -36,14 +36,7 @@ class RedisServer:
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"redis-server did not start on port {self.port}")
+        wait_for(lambda: port_open(self.port, timeout=0.2), what=f"redis-server to start on port {self.port}", seconds=10)
 
     def stop(self) -> None:
         if self.process is not None:
@@ -116,10 +109,8 @@ async def test_a_send_that_keeps_failing_is_logged_and_the_next_event_still_goes
     socket_side = RedisChannelLayer(hosts=[f"redis://127.0.0.1:{redis_server.port}/0"], prefix="fm2-test")
     redis_server.stop()
     publisher.publish("round-8", {"type": "round.changed", "round": 8, "state": "ready"})
-    deadline = time.monotonic() + 10
-    while not any("after 3 tries" in r.getMessage() for r in caplog.records):
-        assert time.monotonic() < deadline, "the publisher neither sent nor gave up"
-        await asyncio.sleep(0.05)
+    await wait_for_async(lambda: any("after 3 tries" in r.getMessage() for r in caplog.records),
+                         what="the publisher to send or give up", seconds=10)
     redis_server.start()
     channel = await listening(socket_side, "round-8")
     publisher.publish("round-8", {"type": "round.changed", "round": 8, "state": "playing"})

@@ -14,9 +14,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_jobs_reap
 from foolgame.dataset.tasks import run_export
 from tests.procfile_server import current_database_url
+from tests.waiting import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 STALE_SECONDS = 3
@@ -36,14 +36,6 @@ pytestmark = pytest.mark.skipif(
     not django_settings.REDIS_URL or not os.environ.get("DATABASE_URL"),
     reason="needs the real services (REDIS_URL and a PostgreSQL DATABASE_URL)",
 )
-
-
-def wait_for(condition: Callable[[], bool], *, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.2)
 
 
 @contextmanager
@@ -102,7 +94,7 @@ def test_an_export_whose_worker_is_killed_mid_run_ends_done(world, settings, tmp
         with tasks_go_to_the_broker():
             run_export.delay(export.pk)
         wait_for(lambda: Export.objects.filter(pk=export.pk, status="running", stage__in=["claims", "votes", "stats"]).exists(),
-                 seconds=120, what="the first worker to get into the export")
+                 seconds=120, what="the first worker to get into the export", every=0.2)
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
         killed = Export.objects.get(pk=export.pk)
@@ -110,9 +102,9 @@ def test_an_export_whose_worker_is_killed_mid_run_ends_done(world, settings, tmp
 
         second = start_worker(env, log)
         # The reaper (a beat task every minute) finds the export once its heartbeat is stale.
-        wait_for(lambda: export_jobs_reap_to_broker()["requeued"] == 1, seconds=30, what="the export to look stale")
+        wait_for(lambda: export_jobs_reap_to_broker()["requeued"] == 1, seconds=30, what="the export to look stale", every=0.2)
         wait_for(lambda: Export.objects.get(pk=export.pk).status in ("done", "failed"), seconds=180,
-                 what="the second worker to finish the export")
+                 what="the second worker to finish the export", every=0.2)
     finally:
         stop(first)
         if second is not None:

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from foolgame.dataset import services
+from foolgame.dataset import jobs
 from foolgame.dataset.models import Export
 from foolgame.dataset.services import export_job_run, export_jobs_reap
 from tests.concurrency import race_results
@@ -78,14 +78,14 @@ def test_an_export_whose_worker_died_on_the_last_attempt_fails_with_a_reason(wor
 
 def test_the_run_that_lost_the_job_stops_writing(world, monkeypatch) -> None:
     export = Export.objects.create(options={"seed": 1})
-    real = services.dataset_export
+    real = jobs.dataset_export
 
     def taken_over_meanwhile(**kwargs):
         # Another delivery takes the job over while this run is at work.
         Export.objects.filter(pk=export.pk).update(owner="newer-worker:2:def", heartbeat_at=timezone.now())
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "dataset_export", taken_over_meanwhile)
+    monkeypatch.setattr(jobs, "dataset_export", taken_over_meanwhile)
     assert export_job_run(export_id=export.pk) is False
     export.refresh_from_db()
     assert (export.status, export.owner, export.files) == (Export.Status.RUNNING, "newer-worker:2:def", [])
@@ -94,14 +94,14 @@ def test_the_run_that_lost_the_job_stops_writing(world, monkeypatch) -> None:
 
 def test_a_run_that_lost_the_job_at_the_end_does_not_publish_its_files(world, monkeypatch) -> None:
     export = Export.objects.create(options={"seed": 1})
-    real = services.dataset_export
+    real = jobs.dataset_export
 
     def taken_over_after_the_last_report(**kwargs):
         result = real(**kwargs)
         Export.objects.filter(pk=export.pk).update(owner="newer-worker:2:def")
         return result
 
-    monkeypatch.setattr(services, "dataset_export", taken_over_after_the_last_report)
+    monkeypatch.setattr(jobs, "dataset_export", taken_over_after_the_last_report)
     assert export_job_run(export_id=export.pk) is False
     export.refresh_from_db()
     assert (export.status, export.files) == (Export.Status.RUNNING, [])

@@ -5,7 +5,6 @@ that inserted the quality row first, while the moderator held the claim, deadloc
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from django.db import close_old_connections, connection, transaction
@@ -14,26 +13,26 @@ from foolgame.claims.models import Claim
 from foolgame.moderation import actions, quality
 from foolgame.moderation.models import AuditRecord, ClaimQuality
 from tests.moderation.conftest import claim_pair
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("postgresql_only")]
 
 
-def refresh_waits_for(*, claim_held_by, timeout: float = 10.0) -> bool:
+def refresh_waits_for(*, claim_held_by, seconds: float = 10.0) -> None:
     """Until another backend of this database waits on a lock (the refresh, queued behind the
-    claim row this connection holds), or ``timeout``: the condition, not a guess at how long
-    the refresh takes to get there. (Inside a transaction pg_stat_activity is a snapshot:
-    cleared before each look.)"""
-    deadline = time.monotonic() + timeout
+    claim row this connection holds): the condition, not a guess at how long the refresh
+    takes to get there. (Inside a transaction pg_stat_activity is a snapshot: cleared before
+    each look.)"""
     with claim_held_by.cursor() as cursor:
-        while time.monotonic() < deadline:
+
+        def another_backend_waits_on_a_lock() -> bool:
             cursor.execute("SELECT pg_stat_clear_snapshot()")
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
             )
-            if cursor.fetchone()[0]:
-                return True
-            time.sleep(0.02)
-    return False
+            return bool(cursor.fetchone()[0])
+
+        wait_for(another_backend_waits_on_a_lock, what="the refresh to queue behind the moderator's claim lock", seconds=seconds, every=0.02)
 
 
 def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row(moderator) -> None:
@@ -47,8 +46,7 @@ def test_a_refresh_waits_for_a_moderator_who_holds_a_claim_without_a_quality_row
                 # The action's first lock, held a while: the refresh arrives meanwhile.
                 Claim.objects.select_for_update(of=("self",)).get(pk=claim.pk)
                 holding.set()
-                if not refresh_waits_for(claim_held_by=connection):
-                    raise AssertionError("the refresh never queued behind the moderator's claim lock")
+                refresh_waits_for(claim_held_by=connection)
                 checked = actions.check_claim_action(claim_id=claim.pk, action="keep", reason="Checked it.")
                 actions.do_claim_action(checked, moderator=moderator)
         except Exception as error:  # noqa: BLE001 - reported below

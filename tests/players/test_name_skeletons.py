@@ -12,7 +12,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 from django.test import Client
 
 from foolgame.core.errors import ServiceError
@@ -21,6 +21,7 @@ from foolgame.players.models import PlayerName
 from foolgame.players.services import player_create
 from foolgame.players.tr39 import skeleton, username_skeleton
 from tests.factories import PASSWORD, UserFactory
+from tests.players.test_signup_login import signups_at_once
 
 User = get_user_model()
 
@@ -202,23 +203,7 @@ def test_concurrent_signups_of_look_alike_names_make_one_account(monkeypatch) ->
         return holder
 
     monkeypatch.setattr(services, "_confusable_holder", checked_together)
-    results: list[str] = []
-
-    def signup(name: str) -> None:
-        try:
-            player_create(username=name, password=PASSWORD)
-            results.append("created")
-        except ServiceError as error:
-            results.append(error.code)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=signup, args=(name,)) for name in ("admiral", "admіral")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    assert sorted(results) == ["created", "username_confusable"]
+    assert signups_at_once("admiral", "admіral") == ["created", "username_confusable"]
     assert User.objects.count() == 1 and PlayerName.objects.count() == 1
 
 

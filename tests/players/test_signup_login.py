@@ -12,12 +12,21 @@ from django.test import Client
 from foolgame.core.errors import ServiceError
 from foolgame.players import services
 from foolgame.players.services import player_create
+from tests.concurrency import race_results
 from tests.factories import PASSWORD, UserFactory
 
 
 @pytest.fixture
 def client() -> Client:
     return Client(enforce_csrf_checks=True)
+
+
+def signups_at_once(*names: str) -> list[str]:
+    """Sign each name up in a thread of its own, all at once: the sorted outcomes ("created",
+    or the refusal's code)."""
+    names_left = iter(names)
+    outcomes = race_results(len(names), lambda: player_create(username=next(names_left), password=PASSWORD))
+    return sorted(outcome.code if isinstance(outcome, ServiceError) else "created" for outcome in outcomes)
 
 
 def post(client: Client, url: str, data: dict, ip: str = "10.0.0.1"):
@@ -70,8 +79,6 @@ def test_a_case_variant_twin_is_refused_by_the_database_when_the_check_is_raced(
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent signups need PostgreSQL")
 def test_concurrent_signups_of_alice_and_ALICE_make_one_account(monkeypatch) -> None:
-    from django.db import connections
-
     real = services._username_in_use
     barrier = threading.Barrier(2)
 
@@ -81,23 +88,7 @@ def test_concurrent_signups_of_alice_and_ALICE_make_one_account(monkeypatch) -> 
         return taken
 
     monkeypatch.setattr(services, "_username_in_use", checked_together)
-    results: list[str] = []
-
-    def signup(name: str) -> None:
-        try:
-            player_create(username=name, password=PASSWORD)
-            results.append("created")
-        except ServiceError as error:
-            results.append(error.code)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=signup, args=(name,)) for name in ("Alice", "alice")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    assert sorted(results) == ["created", "username_taken"]
+    assert signups_at_once("Alice", "alice") == ["created", "username_taken"]
     assert get_user_model().objects.filter(username__iexact="alice").count() == 1
 
 

@@ -17,6 +17,7 @@ from foolgame.routing import websocket_urlpatterns
 from foolgame.voting.models import Round
 from foolgame.voting.services import round_points
 from tests.factories import UserFactory
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -115,16 +116,6 @@ async def nothing_of_the_answer_yet(sockets: dict[str, WebsocketCommunicator], *
     for name, frames in zip(sockets, late):
         for message in frames:
             no_answer_in(message, name)
-
-
-async def until(read, holds, *, what: str, seconds: float = 5.0):
-    """Read with ``read()`` (a coroutine function) until ``holds`` of it, for at most ``seconds``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not holds(value := await read()):
-        assert loop.time() < deadline, f"not within {seconds} s: {what} (last read: {value!r})"
-        await asyncio.sleep(0.02)
-    return value
 
 
 async def false_index() -> int:
@@ -295,7 +286,12 @@ async def test_open_sockets_keep_their_members_present_in_one_write(party, setti
     long_ago = timezone.now() - timedelta(hours=1)
     await database_sync_to_async(RoomMember.objects.update)(seen_at=long_ago)
     seen = database_sync_to_async(lambda: list(RoomMember.objects.values_list("seen_at", flat=True)))
-    await until(seen, lambda rows: len(rows) == 3 and all(s > long_ago for s in rows), what="every open socket's member seen again")
+
+    async def all_seen_again() -> bool:
+        rows = await seen()
+        return len(rows) == 3 and all(s > long_ago for s in rows)
+
+    await wait_for_async(all_seen_again, what="every open socket's member seen again", every=0.02)
     await close_all(sockets)
 
 
@@ -346,11 +342,9 @@ async def test_a_process_sends_a_questions_votes_count_at_most_once_an_interval(
     await asyncio.sleep(0)
     assert [m["votes"] for _, m in sent] == [1, 1] and {g for g, _ in sent} == {"room-ABCDEF"}
     loop = asyncio.get_running_loop()
-    waited = loop.time()
-    while (len(sent) < 3 or counts.loops[loop]) and loop.time() - waited < 10:  # a busy machine may wake the loop late
-        await asyncio.sleep(0.05)
+    # A busy machine may wake the loop late: wait for the burst's last count, not a time.
+    await wait_for_async(lambda: len(sent) >= 3 and not counts.loops[loop], what="the burst's latest count", seconds=10)
     assert sent[2] == ("room-ABCDEF", {"type": "room.votes", "question_id": 7, "votes": 3, "players": 5})
     assert sent_at[2] - sent_at[0] >= 0.19, "the burst's latest count waits for the end of the interval"
-    assert not counts.loops[loop], "nothing left waiting"
-    await asyncio.sleep(0.5)  # two more intervals
+    # Nothing left waiting means no timer left to send: a count sent again would be here already.
     assert len(sent) == 3, "no count sent again once they stopped"

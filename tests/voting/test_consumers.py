@@ -13,6 +13,7 @@ from foolgame.asgi import application
 from foolgame.routing import websocket_urlpatterns
 from foolgame.voting import services
 from foolgame.voting.models import ClueReveal, Round, Vote
+from tests.waiting import wait_for_async
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -298,8 +299,6 @@ async def test_a_new_socket_reads_its_round_without_compiling_the_query_again(ga
 
 
 async def test_ticks_stop_on_disconnect(game, dealt, fake_clock) -> None:
-    import asyncio
-
     from foolgame.core.sockets import heartbeat
 
     others = set(heartbeat.slot_of)
@@ -309,10 +308,7 @@ async def test_ticks_stop_on_disconnect(game, dealt, fake_clock) -> None:
     beating = set(heartbeat.slot_of) - others
     assert beating
     await ws.disconnect()
-    deadline = asyncio.get_running_loop().time() + 5
-    while beating & set(heartbeat.slot_of):
-        assert asyncio.get_running_loop().time() < deadline, beating & set(heartbeat.slot_of)
-        await asyncio.sleep(0.01)
+    await wait_for_async(lambda: not beating & set(heartbeat.slot_of), what="the ticks to stop", every=0.01)
 
 
 def shows_no_answer(message: dict, round_: Round) -> None:

@@ -15,6 +15,7 @@ from foolgame.voting.models import Like, Round
 from tests.factories import PageFactory, UserFactory
 from tests.voting.conftest import make_claim
 from tests.voting.test_browser import log_in
+from tests.waiting import playwright_pause, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -193,10 +194,7 @@ def test_the_clock_announces_only_milestones(asgi_live_server: str, page: Page) 
 
 
 def wait_for_routes(page: Page, routes: list, count: int) -> None:
-    for _ in range(100):
-        if len(routes) >= count:
-            break
-        page.wait_for_timeout(50)
+    wait_for(lambda: len(routes) >= count, what=f"{count} socket route(s)", pause=playwright_pause(page))
     assert len(routes) == count
 
 

@@ -17,6 +17,7 @@ import pytest
 from websockets.sync.client import connect
 
 from foolgame.serving import uvicorn_flags
+from tests.waiting import port_open, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,14 +44,7 @@ class Server:
             [sys.executable, "-m", "uvicorn", "foolgame.asgi:application", "--host", "127.0.0.1", "--port", str(self.port), *uvicorn_flags()],
             cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start")
+        wait_for(lambda: port_open(self.port), what="the server to start", seconds=60, every=0.1)
 
     def stop(self) -> None:
         assert self.process is not None
@@ -89,7 +83,7 @@ def test_round_survives_a_server_restart(tmp_path: Path) -> None:
                 pass
         before, stopped_at = clue["remaining"], time.monotonic()
         server.stop()
-        time.sleep(3)
+        time.sleep(3)  # the downtime under test: the round's clock runs on while no server is up
         server.start()
         with connect(f"ws://127.0.0.1:{server.port}/ws/rounds/{round_id}/", additional_headers=headers) as ws:
             state = json.loads(ws.recv(timeout=10))

@@ -9,6 +9,7 @@ import json
 import struct
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import redis.exceptions
@@ -201,13 +202,14 @@ async def test_a_player_holds_at_most_the_cap_of_open_sockets(game, dealt, setti
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_sockets_of_a_killed_process_free_their_slots_when_their_leases_expire(game, dealt, settings) -> None:
+async def test_sockets_of_a_killed_process_free_their_slots_when_their_leases_expire(game, dealt, settings, monkeypatch) -> None:
     settings.FM2_WS = {**settings.FM2_WS, "MAX_SOCKETS_PER_PLAYER": 2, "SOCKET_LEASE_SECONDS": 1}
     # Two sockets of a process that died: leases taken, never dropped.
     for name in ("dead-1", "dead-2"):
         assert socket_leases.socket_lease_take(player_id=game.voter.pk, channel=name)
     assert await refused_with(dealt.pk, game.voter) == 4429
-    time.sleep(1.2)
+    # The leases' clock runs past their expiry (leases are times compared with it: no wait).
+    monkeypatch.setattr(socket_leases, "time", SimpleNamespace(time=lambda: time.time() + 1.2))
     ws = await connect(dealt.pk, game.voter)
     await ws.disconnect()
 
@@ -218,7 +220,7 @@ async def test_an_open_socket_keeps_its_slot_past_its_lease_time(game, dealt, se
     # open for longer than its lease still holds its slot, and gives it back on closing.
     settings.FM2_WS = {**settings.FM2_WS, "MAX_SOCKETS_PER_PLAYER": 1, "SOCKET_LEASE_SECONDS": 1}
     ws = await connect(dealt.pk, game.voter)
-    await asyncio.sleep(2.5)
+    await asyncio.sleep(2.5)  # the time under test: past the lease, while the loop's timer renews it
     assert await refused_with(dealt.pk, game.voter) == 4429
     await ws.disconnect()
     ws = await connect(dealt.pk, game.voter)

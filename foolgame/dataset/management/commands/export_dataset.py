@@ -9,8 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from foolgame.dataset.exporter import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions
 from foolgame.dataset.privacy import salt_from_file
+from foolgame.dataset.records import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions
 from foolgame.dataset.services import dataset_export
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS_OPTION, parse_proportions, split_summary_lines
 
