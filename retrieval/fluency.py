@@ -25,6 +25,7 @@ import math
 import os
 import random
 import re
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -234,10 +235,9 @@ def train_fluency(
     encoder.eval()
     held_claims = [claim for title in held_titles for claim in pages[title].claims]
     held_texts = held_claims if len(held_claims) >= 100 else held_claims + [s for title in held_titles for s in pages[title].sentences]
-    if held_texts:
-        threshold = float(np.quantile(_scores(classifier, tokenizer, held_texts, max_length=options.max_length), 1 - options.real_share))
-    else:  # one page only: nothing held out, the bar is the training texts' own
-        threshold = float(np.quantile(_scores(classifier, tokenizer, [t for t, label in examples if label == 0], max_length=options.max_length), 1 - options.real_share))
+    # One page only: nothing held out, the bar is the training texts' own.
+    bar_texts = held_texts or [text for text, label in examples if label == 0]
+    threshold = float(np.quantile(_scores(classifier, tokenizer, bar_texts, max_length=options.max_length), 1 - options.real_share))
     report = FluencyReport(
         base_model=Path(base_model).name,
         threshold=threshold,
@@ -262,8 +262,6 @@ def train_fluency(
         old = out.with_name(f".{out.name}.{os.getpid()}.old")
         os.replace(out, old)
         os.replace(scratch, out)
-        import shutil
-
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(scratch, out)
@@ -273,12 +271,10 @@ def train_fluency(
 class FluencyScorer:
     """A trained model folder: ``scores`` (higher reads less like a claim) and ``refuses``."""
 
-    def __init__(self, folder: str | Path, *, threads: int | None = None) -> None:
+    def __init__(self, folder: str | Path) -> None:
         torch = _torch()
         from transformers import AutoModel, AutoTokenizer
 
-        if threads:
-            torch.set_num_threads(threads)
         self.folder = Path(folder)
         self.meta = json.loads((self.folder / META_FILE).read_text())
         self.threshold = float(self.meta["threshold"])

@@ -392,7 +392,7 @@ def broken_phrase(text: str) -> tuple[str, str] | None:
         if next_low == low:
             continue  # a word typed twice ("the the") is a slip a reader skips, not a broken phrase
         if low in _DETERMINERS and (word.islower() or word is words[0]) and (
-            next_low in _AFTER_DETERMINER or (following in _AFTER_DETERMINER_LOWER)
+            next_low in _AFTER_DETERMINER or following in _AFTER_DETERMINER_LOWER
         ):
             return word, following
         if low in _PREPOSITIONS and next_low in _NO_NOUN_PHRASE:
