@@ -18,6 +18,7 @@ from django.db.models import Prefetch
 
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Page, Sentence
+from foolgame.pages.selectors import WRITABLE_MIN_SENTENCES
 from retrieval.fluency import META_FILE, FluencyReport, FluencyScorer, PageTexts, TrainOptions, train_fluency
 
 _lock = threading.Lock()
@@ -49,12 +50,12 @@ def learnt_fluency_problem(text: str) -> str | None:
 
 
 def training_pages() -> dict[str, PageTexts]:
-    """Every page's live sentences and active claims, by title: what the model learns from."""
+    """Every writable page's live sentences and active claims, by title: what the model learns from."""
     sentences = Prefetch("sentences", queryset=Sentence.objects.filter(retired=False).order_by("position"), to_attr="live")
     claims = Prefetch("claims", queryset=Claim.objects.filter(status=Claim.Status.ACTIVE).only("id", "page_id", "text"), to_attr="active")
     pages: dict[str, PageTexts] = {}
     for page in Page.objects.prefetch_related(sentences, claims).order_by("pk"):
-        if len(page.live) >= 2:
+        if len(page.live) >= WRITABLE_MIN_SENTENCES:
             pages[f"{page.title} #{page.pk}"] = PageTexts(
                 sentences=[sentence.text for sentence in page.live], claims=[claim.text for claim in page.active]
             )
@@ -66,7 +67,7 @@ def fluency_train(*, examples: int | None = None, epochs: int | None = None, pro
     config = settings.FM2_FLUENCY
     pages = training_pages()
     if len(pages) < 2:
-        raise ValueError(f"{len(pages)} page(s) with two live sentences or more: the model needs two pages at least")
+        raise ValueError(f"{len(pages)} page(s) with {WRITABLE_MIN_SENTENCES} live sentences or more: the model needs two pages at least")
     base = config["BASE_MODEL_PATH"] or settings.FM2_RETRIEVAL["MODEL_PATH"]
     if base is None:
         from retrieval.encoder import default_model_path
