@@ -34,7 +34,7 @@ from bench_templates import DEFAULT_FM2, FOLDS, fm2_folds, templates_of  # noqa:
 from retrieval.encoder import default_model_path  # noqa: E402
 from retrieval.fluency import FluencyScorer, PageTexts, TrainOptions, train_fluency  # noqa: E402
 from scoring.filters import wilson  # noqa: E402
-from scoring.word_order import fluency_problem, order_model_load, reads_as_sentence  # noqa: E402
+from scoring.word_order import OrderModel, fluency_problem, order_model_load, reads_as_sentence  # noqa: E402
 
 DEFAULTS = TrainOptions()
 
@@ -43,12 +43,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fm2", type=Path, default=DEFAULT_FM2)
     parser.add_argument("--seed", type=int, default=36, help="the folds' and the templates' seed (bench_templates.py's)")
-    parser.add_argument("--test-fold", type=int, default=0)
+    parser.add_argument("--test-fold", default="0", help=f"the fold judged (0 to {FOLDS - 1}), or 'all': each fold in turn, each by a model trained without it")
     parser.add_argument("--per-page", type=int, default=5, help="templates of each kind a page")
     parser.add_argument("--examples", type=int, default=DEFAULTS.examples)
     parser.add_argument("--epochs", type=int, default=DEFAULTS.epochs)
     parser.add_argument("--real-share", type=float, default=DEFAULTS.real_share)
-    parser.add_argument("--model-dir", type=Path, default=None, help="keep the trained model here (default: a temporary folder)")
+    parser.add_argument("--model-dir", type=Path, default=None, help="keep the trained model here (default: a temporary folder; one fold only)")
     parser.add_argument("--base-model", type=Path, default=None, help="the encoder to fine-tune (default: the packaged MiniLM)")
     harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
@@ -56,11 +56,43 @@ def main() -> None:
     if not args.fm2.is_file():
         print(f"skipped: {args.fm2} not found")
         return
+    folds = list(range(FOLDS)) if args.test_fold == "all" else [int(args.test_fold)]
     rows, pages, titles, fold_of = fm2_folds(args.fm2, args.seed)
-    training = {t: PageTexts(pages[t].sentences, pages[t].claims) for t in titles if fold_of[t] != args.test_fold}
-    tested = [t for t in titles if fold_of[t] == args.test_fold]
+    word_order = order_model_load()
+    kinds = ("real claims", "templates, any words", "templates, content words")
+    rules = ("word rules", "learnt score", "either")
+    hits: dict[tuple[str, str], list[bool]] = {(kind, rule): [] for kind in kinds for rule in rules}
+    seconds, check_ms, single_ms = [], [], []
+    for fold in folds:
+        measured = judge_fold(args, fold, pages, titles, fold_of, word_order, keep=args.model_dir if len(folds) == 1 else None)
+        for key, values in measured["hits"].items():
+            hits[key] += values
+        seconds.append(measured["seconds"])
+        check_ms.append(measured["check_ms"])
+        single_ms.append(measured["single_ms"])
+    where = f"fold {folds[0]}" if len(folds) == 1 else f"all {FOLDS} folds, each judged by a model trained without it"
+    label = f"{args.fm2.name} {where}, seed {args.seed}"
+    print(f"{args.fm2.name}, {where}:")
+    for kind in kinds:
+        for rule in rules:
+            values = hits[(kind, rule)]
+            count, total = sum(values), len(values)
+            low, high = wilson(count, total)
+            print(f"  {kind:26s} refused by {rule:13s} {count:4d}/{total} = {count / total:6.1%}  (95% CI {low:.1%} to {high:.1%})")
+            record.add(label, f"{kind} refused by {rule}", round(100 * count / total, 1), f"% (95% CI {100 * low:.1f}-{100 * high:.1f}, n {total})")
+    print(f"training {sum(seconds) / len(seconds):.0f} s wall a fold; CPU per check in batches: {sum(check_ms) / len(check_ms):.1f} ms; "
+          f"one claim at a time (as a save asks): {sum(single_ms) / len(single_ms):.1f} ms wall")
+    record.add(label, "training", round(sum(seconds) / len(seconds), 1), f"s wall a fold ({args.examples} examples, {args.epochs} epochs)")
+    record.add(label, "one check", round(sum(single_ms) / len(single_ms), 1), "ms wall")
 
-    rng = random.Random(args.seed)
+
+def judge_fold(
+    args: argparse.Namespace, fold: int, pages: dict, titles: list[str], fold_of: dict[str, int], word_order: OrderModel, *, keep: Path | None
+) -> dict:
+    """Train on the other folds' pages, judge ``fold``'s claims and templates; print the fold's line."""
+    training = {t: PageTexts(pages[t].sentences, pages[t].claims, title=t) for t in titles if fold_of[t] != fold}
+    tested = [t for t in titles if fold_of[t] == fold]
+    rng = random.Random(args.seed + fold)
     texts: dict[str, list[str]] = {"real claims": [], "templates, any words": [], "templates, content words": []}
     for title in tested:
         texts["real claims"] += pages[title].claims
@@ -69,13 +101,13 @@ def main() -> None:
 
     base = args.base_model or default_model_path()
     with tempfile.TemporaryDirectory() as scratch:
-        folder = args.model_dir or Path(scratch) / "fluency"
+        folder = keep or Path(scratch) / "fluency"
         last = [0.0]
 
         def progress(done: int, total: int) -> None:
             if done == total or time.monotonic() - last[0] > 10:
                 last[0] = time.monotonic()
-                print(f"\rtraining: step {done}/{total}", end="", file=sys.stderr, flush=True)
+                print(f"\rfold {fold}: training step {done}/{total}", end="", file=sys.stderr, flush=True)
 
         cpu = time.process_time()
         report = train_fluency(
@@ -88,30 +120,26 @@ def main() -> None:
         scorer = FluencyScorer(folder)
         cpu = time.process_time()
         scores = {kind: scorer.scores(items) for kind, items in texts.items()}
-        checks = sum(len(items) for items in texts.values())
-        check_ms = (time.process_time() - cpu) * 1000 / checks
+        check_ms = (time.process_time() - cpu) * 1000 / sum(len(items) for items in texts.values())
         single = time.perf_counter()
         for text in texts["real claims"][:50]:
             scorer.refuses(text)
         single_ms = (time.perf_counter() - single) * 1000 / min(50, len(texts["real claims"]))
 
-    print(f"{args.fm2.name}: test fold {args.test_fold} of {FOLDS} ({len(tested)} pages, none trained on); "
-          f"trained on {report.trained_pages} pages, bar from {report.held_out_pages} held-out pages' {report.held_out_texts} texts "
-          f"at their {1 - report.real_share:.1%} quantile ({report.threshold:.3f}); {report.examples} examples, {report.epochs} epochs, "
-          f"losses {report.losses}; {report.seconds:.0f} s wall, {train_cpu:.0f} s CPU")
-    word_order = order_model_load()
-    label = f"{args.fm2.name} fold {args.test_fold}, seed {args.seed}"
+    hits = {}
+    shares = []
     for kind, items in texts.items():
         by_rules = [fluency_problem(t) is not None or not reads_as_sentence(t, model=word_order) for t in items]
         by_model = [bool(s > report.threshold) for s in scores[kind]]
-        for name, hits in (("word rules", by_rules), ("learnt score", by_model), ("either", [a or b for a, b in zip(by_rules, by_model)])):
-            count, total = sum(hits), len(items)
-            low, high = wilson(count, total)
-            print(f"  {kind:26s} refused by {name:13s} {count:4d}/{total} = {count / total:6.1%}  (95% CI {low:.1%} to {high:.1%})")
-            record.add(label, f"{kind} refused by {name}", round(100 * count / total, 1), f"% (95% CI {100 * low:.1f}-{100 * high:.1f}, n {total})")
-    print(f"CPU per check in batches: {check_ms:.1f} ms; one claim at a time (as a save asks): {single_ms:.1f} ms wall")
-    record.add(label, "training", report.seconds, f"s wall ({report.examples} examples, {report.epochs} epochs)")
-    record.add(label, "one check", round(single_ms, 1), "ms wall")
+        hits[(kind, "word rules")] = by_rules
+        hits[(kind, "learnt score")] = by_model
+        hits[(kind, "either")] = [a or b for a, b in zip(by_rules, by_model)]
+        shares.append(f"{kind} {sum(hits[(kind, 'either')])}/{len(items)}")
+    print(f"fold {fold} ({len(tested)} pages, none trained on): trained on {report.trained_pages} pages, bar from "
+          f"{report.held_out_pages} held-out pages' {report.held_out_texts} texts at their {1 - report.real_share:.1%} quantile "
+          f"({report.threshold:.3f}); {report.examples} examples, {report.epochs} epochs, losses {report.losses}; "
+          f"{report.seconds:.0f} s wall, {train_cpu:.0f} s CPU; refused by either: {', '.join(shares)}", flush=True)
+    return {"hits": hits, "seconds": report.seconds, "check_ms": check_ms, "single_ms": single_ms}
 
 
 if __name__ == "__main__":

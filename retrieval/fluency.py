@@ -45,10 +45,13 @@ _TAIL = re.compile(r"[.,;:!?)\"”]+$")
 
 @dataclass(frozen=True, slots=True)
 class PageTexts:
-    """One page's texts: its sentences (the words templates are made of) and its claims."""
+    """One page's texts: its sentences (the words templates are made of), its claims, and its
+    title (kept as it stands when a corruption fills a text's other words, as a claim about the
+    page keeps its subject)."""
 
     sentences: Sequence[str]
     claims: Sequence[str] = ()
+    title: str = ""
 
 
 def page_words(sentences: Sequence[str], *, content: bool) -> list[str]:
@@ -68,44 +71,71 @@ def _put(token: str, word: str) -> str:
     return word + (tail.group(0) if tail else "")
 
 
-def corrupt(text: str, *, any_words: Sequence[str], content_words: Sequence[str], rng: random.Random) -> str | None:
-    """``text`` with words of its page put in: half the time 1 to 4 words of any kind, else
-    about 70% of its content words (one at least) replaced by content words. None when the
-    text is too short to corrupt, or when the words drawn were the ones already there."""
+def corrupt(
+    text: str, *, any_words: Sequence[str], content_words: Sequence[str], rng: random.Random, keep: frozenset[str] = frozenset()
+) -> str | None:
+    """``text`` with words of its page put in, one of three ways drawn at random:
+
+    - a few (a fifth of the time): 1 to 4 words of any kind replaced by words of any kind;
+    - content (three tenths): about 70% of its content words (one at least) replaced by
+      content words;
+    - frame (half): every word that is neither a stop word nor in ``keep`` (the title's words)
+      replaced by a word of the page, of any kind or content only: the text's grammar kept
+      as a frame, its subject kept, its slots filled at random.
+
+    None when the text is too short to corrupt, or when the words drawn were the ones
+    already there."""
     tokens = text.split()
     if len(tokens) < 3 or not any_words:
         return None
     changed = list(tokens)
-    if rng.random() < 0.5 or not content_words:
+    content = [
+        i for i, token in enumerate(tokens) if (core := token.strip(_EDGE)) and core.casefold() not in STOP_WORDS
+    ]
+    way = rng.random()
+    if way < 0.2 or not content_words or not content:
         for position in rng.sample(range(len(tokens)), min(rng.randint(1, 4), max(1, len(tokens) // 2))):
             changed[position] = _put(tokens[position], rng.choice(any_words))
-    else:
-        content = [i for i, token in enumerate(tokens) if (core := token.strip(_EDGE)) and core.casefold() not in STOP_WORDS]
-        chosen = [i for i in content if rng.random() < 0.7] or ([rng.choice(content)] if content else [])
+    elif way < 0.5:
+        chosen = [i for i in content if rng.random() < 0.7] or [rng.choice(content)]
         for position in chosen:
             changed[position] = _put(tokens[position], rng.choice(content_words))
+    else:
+        pool = any_words if rng.random() < 0.5 else content_words
+        for position in content:
+            if tokens[position].strip(_EDGE).casefold() not in keep:
+                changed[position] = _put(tokens[position], rng.choice(pool))
     return None if changed == tokens else " ".join(changed)
 
 
-def corruptions(pages: Mapping[str, PageTexts], *, rng: random.Random) -> list[tuple[str, int]]:
-    """Every real text of ``pages`` (label 0) and one corruption of each (label 1), shuffled."""
-    examples: list[tuple[str, int]] = []
+def corruptions(pages: Mapping[str, PageTexts], *, rng: random.Random, limit: int | None = None) -> list[tuple[str, int]]:
+    """Real texts of ``pages`` (label 0) and one corruption of each (label 1), shuffled: every
+    claim first (claims are what the model judges), then sentences drawn at random to fill
+    ``limit`` examples (all of them when None)."""
+    claims: list[tuple[str, int]] = []
+    sentences: list[tuple[str, int]] = []
     for title in sorted(pages):
         page = pages[title]
         any_words = page_words(page.sentences, content=False)
         content_words = page_words(page.sentences, content=True)
-        for text in [*page.claims, *page.sentences]:
-            examples.append((text, 0))
-            changed = corrupt(text, any_words=any_words, content_words=content_words, rng=rng)
-            if changed is not None:
-                examples.append((changed, 1))
+        keep = frozenset(word.casefold() for word in page_words([page.title], content=True))
+        for texts, into in ((page.claims, claims), (page.sentences, sentences)):
+            for text in texts:
+                into.append((text, 0))
+                changed = corrupt(text, any_words=any_words, content_words=content_words, rng=rng, keep=keep)
+                if changed is not None:
+                    into.append((changed, 1))
+    rng.shuffle(sentences)
+    examples = claims + sentences
+    if limit is not None:
+        examples = examples[:limit]
     rng.shuffle(examples)
     return examples
 
 
 @dataclass(frozen=True, slots=True)
 class TrainOptions:
-    examples: int = 3000  # at most this many (text, label) pairs are trained on
+    examples: int = 8000  # at most this many (text, label) pairs are trained on (claims first)
     epochs: int = 2
     batch_size: int = 32
     learning_rate: float = 5e-5
@@ -173,6 +203,20 @@ def _scores(classifier: _Classifier, tokenizer: Any, texts: Sequence[str], *, ma
     return out
 
 
+def _batches(examples: Sequence[tuple[str, int]], size: int, rng: random.Random) -> list[list[int]]:
+    """The examples' indices in batches of ``size``: shuffled, then sorted by length within
+    runs of 16 batches so that a batch pads little, the batches themselves in random order."""
+    order = list(range(len(examples)))
+    rng.shuffle(order)
+    run = size * 16
+    batches = []
+    for start in range(0, len(order), run):
+        part = sorted(order[start : start + run], key=lambda i: len(examples[i][0]))
+        batches += [part[i : i + size] for i in range(0, len(part), size)]
+    rng.shuffle(batches)
+    return batches
+
+
 def train_fluency(
     pages: Mapping[str, PageTexts],
     *,
@@ -197,14 +241,18 @@ def train_fluency(
     torch.manual_seed(options.seed)
     rng = random.Random(options.seed)
     trained_titles, held_titles = _split_pages(list(pages), options.held_out_share, options.seed)
-    examples = corruptions({title: pages[title] for title in trained_titles}, rng=rng)[: options.examples]
+    examples = corruptions({title: pages[title] for title in trained_titles}, rng=rng, limit=options.examples)
     if not examples:
         raise ValueError("no text to train on: the pages have no sentences")
     tokenizer = AutoTokenizer.from_pretrained(str(base_model), local_files_only=True)
     encoder = AutoModel.from_pretrained(str(base_model), local_files_only=True)
     head = torch.nn.Linear(encoder.config.hidden_size, 1)
     classifier = _Classifier(encoder, head)
-    parameters = [*encoder.parameters(), *head.parameters()]
+    # The word vectors stay as they are (half of MiniLM's weights): the model learns how
+    # words sit together, not new meanings for the few thousand words of these pages, and each
+    # step costs less.
+    encoder.get_input_embeddings().weight.requires_grad_(False)
+    parameters = [p for p in [*encoder.parameters(), *head.parameters()] if p.requires_grad]
     optimiser = torch.optim.AdamW(parameters, lr=options.learning_rate)
     per_epoch = math.ceil(len(examples) / options.batch_size)
     total = per_epoch * options.epochs
@@ -214,11 +262,9 @@ def train_fluency(
     encoder.train()
     done = 0
     for epoch in range(options.epochs):
-        order = list(range(len(examples)))
-        random.Random(options.seed + epoch).shuffle(order)
         running = []
-        for start in range(0, len(order), options.batch_size):
-            chunk = [examples[i] for i in order[start : start + options.batch_size]]
+        for batch_indices in _batches(examples, options.batch_size, random.Random(options.seed + epoch)):
+            chunk = [examples[i] for i in batch_indices]
             batch = tokenizer([text for text, _ in chunk], truncation=True, max_length=options.max_length, padding=True, return_tensors="pt")
             batch.pop("token_type_ids", None)
             target = torch.tensor([float(label) for _, label in chunk])
