@@ -260,6 +260,7 @@ CELERY_TASK_ROUTES = {
     "foolgame.verifier.tasks.verifier_train": {"queue": "models"},
     "foolgame.verifier.tasks.verifier_sweep": {"queue": "models"},
     "foolgame.authoring.tasks.giveaway_train": {"queue": "models"},
+    "foolgame.authoring.tasks.fluency_train": {"queue": "models"},
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A round over its deadline is over whether or not its timer fired; this sweep closes
@@ -285,6 +286,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # claims arrived, answer the settled rounds and checks it has not answered, pay the authors
     # of claims that fooled it once people confirmed their label.
     "verifier-sweep": {"task": "foolgame.verifier.tasks.verifier_sweep", "schedule": 5 * 60.0},
+    # The learnt fluency check (FM2_FLUENCY): train it once the instance has pages enough, and
+    # again when they have grown; a count of pages when nothing is due.
+    "fluency-train": {"task": "foolgame.authoring.tasks.fluency_train", "schedule": 60.0 * 60},
 }
 
 # --- Surviving a Redis restart ----------------------------------------------------
@@ -323,6 +327,8 @@ FM2_JOBS = {
     # giveaway detector and the verifier) on a background thread of the web process instead
     # of inside the request that queued them. The tests turn it off to see them done.
     "BACKGROUND_THREAD": env.bool("FM2_BACKGROUND_THREAD", default=True),
+    # A trainer that crashed while training the fluency check holds its lock this long.
+    "FLUENCY_TRAIN_LOCK_SECONDS": env.int("FM2_FLUENCY_TRAIN_LOCK_SECONDS", default=2 * 60 * 60),
     # A trainer that crashed while training the verifier holds its lock this long.
     "VERIFIER_TRAIN_LOCK_SECONDS": env.int("FM2_VERIFIER_TRAIN_LOCK_SECONDS", default=30 * 60),
     # TEST ONLY: seconds an export sleeps at each progress report, so a crash test can kill
@@ -721,10 +727,15 @@ FM2_FLUENCY = {
     # packaged all-MiniLM-L6-v2. A local folder only: nothing is downloaded.
     "BASE_MODEL_PATH": env.str("FM2_FLUENCY_BASE_MODEL_PATH", default="") or None,
     # Texts trained on (half real, half with page words put in), and epochs over them.
-    "EXAMPLES": env.int("FM2_FLUENCY_EXAMPLES", default=3000),
+    "EXAMPLES": env.int("FM2_FLUENCY_EXAMPLES", default=8000),
     "EPOCHS": env.int("FM2_FLUENCY_EPOCHS", default=2),
     # The share of held-out pages' real claims the bar may refuse.
     "REAL_SHARE": env.float("FM2_FLUENCY_REAL_SHARE", default=0.005),
+    # The trainer trains it by itself (beat asks hourly) once there are MIN_PAGES writable
+    # pages, and again when they grew by RETRAIN_GROWTH (a share) since the last training.
+    "AUTO_TRAIN": env.bool("FM2_FLUENCY_AUTO_TRAIN", default=True),
+    "MIN_PAGES": env.int("FM2_FLUENCY_MIN_PAGES", default=20),
+    "RETRAIN_GROWTH": env.float("FM2_FLUENCY_RETRAIN_GROWTH", default=0.25),
 }
 
 FM2_RETRIEVAL = {

@@ -18,6 +18,9 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 # The servers tests start need not load the sentence model at start (FM2_WARM_MODELS): the
 # tests that use it load it themselves, and 2 cores are shared by the whole suite.
 os.environ.setdefault("FM2_WARM_MODELS", "false")
+# Nor may a worker or beat a test starts train the fluency check by itself (minutes of both
+# cores once a test's instance has 20 pages): tests/authoring/test_fluency_check.py turns it on.
+os.environ.setdefault("FM2_FLUENCY_AUTO_TRAIN", "false")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -41,7 +44,9 @@ def background_tasks_inline(settings) -> None:
 def no_trained_fluency_model(settings, tmp_path_factory) -> None:
     """A fluency model a developer trained into the data folder must not judge the tests' claims:
     each test starts with none (tests/authoring/test_fluency_check.py trains its own)."""
-    settings.FM2_FLUENCY = {**settings.FM2_FLUENCY, "MODEL_DIR": str(tmp_path_factory.getbasetemp() / "no-fluency-model")}
+    settings.FM2_FLUENCY = {
+        **settings.FM2_FLUENCY, "MODEL_DIR": str(tmp_path_factory.getbasetemp() / "no-fluency-model"), "AUTO_TRAIN": False
+    }
 
 
 @pytest.fixture(autouse=True)

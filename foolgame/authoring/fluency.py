@@ -1,7 +1,10 @@
 """The learnt fluency check: a model trained on this instance's pages judges whether a claim
 reads as a claim or as words of the page put in a sentence's slots (``retrieval.fluency``).
 
-``manage.py train_fluency`` trains it (minutes, in a command, never in a request) into
+The trainer role trains it by itself (``tasks.fluency_train``, asked by beat every hour: due
+when there is no model yet and ``MIN_PAGES`` writable pages, or when the writable pages grew by
+``RETRAIN_GROWTH`` since the last training); ``manage.py train_fluency`` trains it now
+(minutes, in a command or the worker, never in a request). It goes into
 ``FM2_FLUENCY["MODEL_DIR"]``; from then on every save and draft check asks it, after the word
 rules (``rules.fluency_problem``). While there is no model (a fresh instance) nothing is loaded
 and only the word rules judge. docs/authoring.md (Templates) says what it refuses, measured.
@@ -9,12 +12,15 @@ and only the word rules judge. docs/authoring.md (Templates) says what it refuse
 
 from __future__ import annotations
 
+import json
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import Prefetch
+from django.core.cache import cache
+from django.db.models import Count, Prefetch, Q
 
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Page, Sentence
@@ -57,7 +63,7 @@ def training_pages() -> dict[str, PageTexts]:
     for page in Page.objects.prefetch_related(sentences, claims).order_by("pk"):
         if len(page.live) >= WRITABLE_MIN_SENTENCES:
             pages[f"{page.title} #{page.pk}"] = PageTexts(
-                sentences=[sentence.text for sentence in page.live], claims=[claim.text for claim in page.active]
+                sentences=[sentence.text for sentence in page.live], claims=[claim.text for claim in page.active], title=page.title
             )
     return pages
 
@@ -77,6 +83,59 @@ def fluency_train(*, examples: int | None = None, epochs: int | None = None, pro
         examples=examples or config["EXAMPLES"], epochs=epochs or config["EPOCHS"], real_share=config["REAL_SHARE"]
     )
     return train_fluency(pages, base_model=base, out_dir=config["MODEL_DIR"], options=options, progress=progress)
+
+
+def writable_page_count() -> int:
+    """How many pages have enough live sentences to write on (what training reads)."""
+    return (
+        Page.objects.annotate(live_sentences=Count("sentences", filter=Q(sentences__retired=False)))
+        .filter(live_sentences__gte=WRITABLE_MIN_SENTENCES)
+        .count()
+    )
+
+
+def fluency_model_meta() -> dict | None:
+    """What the stored model's training wrote beside it (``FluencyReport`` as a dict), or None."""
+    try:
+        return json.loads((Path(settings.FM2_FLUENCY["MODEL_DIR"]) / META_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def fluency_retrain_due() -> bool:
+    """Train when there is no model and ``MIN_PAGES`` writable pages, or when the writable
+    pages grew by ``RETRAIN_GROWTH`` (a share) over the pages the model knows. Off with
+    ``AUTO_TRAIN`` false (``manage.py train_fluency`` still trains)."""
+    config = settings.FM2_FLUENCY
+    if not config["AUTO_TRAIN"]:
+        return False
+    pages = writable_page_count()
+    meta = fluency_model_meta()
+    if meta is None:
+        return pages >= max(2, config["MIN_PAGES"])
+    known = int(meta.get("trained_pages", 0)) + int(meta.get("held_out_pages", 0))
+    return pages >= max(known + 1, known * (1 + config["RETRAIN_GROWTH"]))
+
+
+FLUENCY_TRAIN_LOCK = "fm2:fluency:train"
+
+
+def fluency_train_if_due(*, force: bool = False, progress: Callable[[int, int], None] | None = None) -> FluencyReport | None:
+    """Train if due (or ``force``), once across every worker: the due check and the training
+    run under one lock (an atomic cache ``add``, shared by every worker on Redis), as the
+    giveaway detector's do. A second delivery finds the lock taken, or the new model there,
+    and does nothing; a trainer that dies holding it blocks training until the lock expires
+    (``FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]``) and beat asks again an hour later."""
+    token = uuid.uuid4().hex
+    if not cache.add(FLUENCY_TRAIN_LOCK, token, timeout=settings.FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]):
+        return None
+    try:
+        if not force and not fluency_retrain_due():
+            return None
+        return fluency_train(progress=progress)
+    finally:
+        if cache.get(FLUENCY_TRAIN_LOCK) == token:
+            cache.delete(FLUENCY_TRAIN_LOCK)
 
 
 def report_line(report: FluencyReport) -> str:

@@ -86,3 +86,56 @@ def test_train_fluency_refuses_an_instance_without_pages(fluency_settings: Path)
     with pytest.raises(CommandError, match="two pages at least"):
         call_command("train_fluency", examples=8, epochs=1, stdout=io.StringIO(), stderr=io.StringIO())
     assert not fluency_settings.exists()
+
+
+def _pages_with_sentences(titles: list[str]) -> None:
+    for title in titles:
+        SentenceFactory.create_batch(6, page=PageFactory(title=title))
+
+
+def test_the_trainer_trains_once_the_instance_has_pages_enough_and_again_when_they_grow(fluency_settings: Path, settings) -> None:
+    from foolgame.authoring.tasks import fluency_train
+
+    settings.FM2_FLUENCY = {**settings.FM2_FLUENCY, "AUTO_TRAIN": True, "MIN_PAGES": 3, "RETRAIN_GROWTH": 0.25, "EXAMPLES": 40, "EPOCHS": 1}
+    _pages_with_sentences(["Hamlet", "Shaka"])
+    assert fluency.fluency_retrain_due() is False
+    assert fluency_train.delay().get() is None and not fluency_settings.exists()  # two pages: nothing trained
+
+    _pages_with_sentences(["Gandhi"])
+    assert fluency.fluency_retrain_due() is True
+    bar = fluency_train.delay().get()
+    meta = json.loads((fluency_settings / META_FILE).read_text())
+    assert bar == meta["threshold"] and meta["trained_pages"] + meta["held_out_pages"] == 3
+    assert fluency.fluency_scorer() is not None  # the saves now ask it
+    # The pages it knows: nothing due, and a second delivery trains nothing.
+    assert fluency.fluency_retrain_due() is False and fluency_train.delay().get() is None
+
+    _pages_with_sentences(["Paris"])  # 4 pages: a third more than the model knows
+    assert fluency.fluency_retrain_due() is True
+    fluency_train.delay().get()
+    meta = json.loads((fluency_settings / META_FILE).read_text())
+    assert meta["trained_pages"] + meta["held_out_pages"] == 4
+
+    # The operator's switch: off, nothing is due however many pages come.
+    settings.FM2_FLUENCY = {**settings.FM2_FLUENCY, "AUTO_TRAIN": False}
+    _pages_with_sentences(["Rome", "Lima", "Oslo"])
+    assert fluency.fluency_retrain_due() is False
+    out = io.StringIO()
+    call_command("train_fluency", if_due=True, stdout=out, stderr=io.StringIO())
+    assert "nothing due" in out.getvalue()
+    assert settings.CELERY_TASK_ROUTES["foolgame.authoring.tasks.fluency_train"] == {"queue": "models"}
+    assert settings.CELERY_BEAT_SCHEDULE["fluency-train"]["task"] == "foolgame.authoring.tasks.fluency_train"
+
+
+def test_two_trainers_at_once_train_once(fluency_settings: Path, settings) -> None:
+    from django.core.cache import cache
+
+    settings.FM2_FLUENCY = {**settings.FM2_FLUENCY, "AUTO_TRAIN": True, "MIN_PAGES": 2, "EXAMPLES": 40, "EPOCHS": 1}
+    _pages_with_sentences(["Hamlet", "Shaka", "Gandhi"])
+    cache.add(fluency.FLUENCY_TRAIN_LOCK, "another trainer", timeout=60)
+    try:
+        assert fluency.fluency_train_if_due() is None and not fluency_settings.exists()
+    finally:
+        cache.delete(fluency.FLUENCY_TRAIN_LOCK)
+    assert fluency.fluency_train_if_due() is not None and (fluency_settings / META_FILE).is_file()
+    assert cache.get(fluency.FLUENCY_TRAIN_LOCK) is None  # released

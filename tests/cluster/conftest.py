@@ -27,7 +27,7 @@ WEB_HOSTS = {"web1": "http://198.18.0.11:8000", "web2": "http://198.18.0.12:8000
 # FM2_CLUSTER_EXTRA_ENV): an export whose worker died is taken over after 15 s without a
 # heartbeat rather than 5 minutes, and each export stage reports slowly enough for a test to
 # kill its worker mid-run.
-EXTRA_ENV = "FM2_EXPORT_STALE_SECONDS=15\nFM2_TEST_EXPORT_PROGRESS_DELAY=0.3"
+EXTRA_ENV = "FM2_EXPORT_STALE_SECONDS=15\nFM2_TEST_EXPORT_PROGRESS_DELAY=0.3\nFM2_FLUENCY_AUTO_TRAIN=false"
 
 
 def _why_not() -> str | None:

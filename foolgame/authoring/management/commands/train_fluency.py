@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from foolgame.authoring.fluency import fluency_train, report_line
+from foolgame.authoring.fluency import fluency_train, fluency_train_if_due, report_line
 
 
 class Command(BaseCommand):
@@ -20,6 +20,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--examples", type=int, default=None, help=f"texts trained on (default {settings.FM2_FLUENCY['EXAMPLES']})")
         parser.add_argument("--epochs", type=int, default=None, help=f"epochs (default {settings.FM2_FLUENCY['EPOCHS']})")
+        parser.add_argument(
+            "--if-due", action="store_true",
+            help="train only when the trainer would (no model yet and FM2_FLUENCY_MIN_PAGES writable pages, or the pages grew), "
+            "with the configured examples and epochs; say so and stop otherwise",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from tqdm import tqdm
@@ -31,7 +36,13 @@ class Command(BaseCommand):
             bar.update(done - bar.n)
 
         try:
-            report = fluency_train(examples=options["examples"], epochs=options["epochs"], progress=progress)
+            if options["if_due"]:
+                report = fluency_train_if_due(progress=progress)
+                if report is None:
+                    self.stdout.write("fluency model: nothing due (see FM2_FLUENCY's MIN_PAGES, RETRAIN_GROWTH and AUTO_TRAIN)")
+                    return
+            else:
+                report = fluency_train(examples=options["examples"], epochs=options["epochs"], progress=progress)
         except ValueError as refused:
             raise CommandError(str(refused)) from refused
         finally:
