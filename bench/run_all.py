@@ -67,6 +67,7 @@ BENCHES: list[tuple[str, list[str], str]] = [
     ("bench_rest_pool", [], "slow"),
     ("bench_verifier", ["--fm2", FM2], "slow"),
     ("bench_abuse", [], "slow"),
+    ("bench_strategies", [], "slow"),
     ("bench_fluency", ["--fm2", FM2], "slow"),
 ]
 
