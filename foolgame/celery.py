@@ -102,6 +102,27 @@ def _serve_metrics(**kwargs: object) -> None:
         serve_worker_metrics(host=settings.FM2_WORKER_METRICS_HOST, port=settings.FM2_WORKER_METRICS_PORT)
 
 
+@signals.worker_ready.connect
+def _reap_exports_at_start(**kwargs: object) -> None:
+    """A worker coming up sweeps the exports at once (beat's sweep waits up to a minute): one
+    whose worker was a process of this host that died (the crash this worker replaces) is
+    queued again now, not after EXPORT_STALE_SECONDS of silence. A database that is not there
+    yet only delays this to beat's next sweep."""
+    import logging
+
+    from django.db import connection
+
+    try:
+        from foolgame.dataset.jobs import export_jobs_reap
+        from foolgame.dataset.tasks import run_export
+
+        export_jobs_reap(requeue=run_export.delay)
+    except Exception:
+        logging.getLogger(__name__).warning("the export sweep at worker start failed; beat's next sweep retries", exc_info=True)
+    finally:
+        connection.close()
+
+
 app = Celery("foolgame")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

@@ -186,6 +186,38 @@ def export_job_run(*, export_id: int) -> bool:
     return True
 
 
+def _owner_dead_here(owner: str) -> bool:
+    """Is ``owner`` (``host:pid:run``, as :func:`export_job_run` names itself) a process of this
+    host that no longer exists? Only this host's processes can be looked at; any other
+    owner, or one that cannot be read, counts as alive (its heartbeat decides)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's (PermissionError), or nothing to tell
+        return False
+    return False
+
+
+def _release_dead_local_owners() -> int:
+    """Mark stale at once the running exports whose worker was a process of this host that
+    has died (a crash, an OOM kill, a restart of the worker): a reaper or a worker coming up
+    on that host takes them over now rather than after ``EXPORT_STALE_SECONDS`` of silence.
+    The update is conditional on the owner, so a run that took the job meanwhile keeps it."""
+    released = 0
+    host_prefix = f"{socket.gethostname()}:"
+    rows = Export.objects.filter(status=Export.Status.RUNNING, owner__startswith=host_prefix).values_list("pk", "owner")
+    for pk, owner in rows:
+        if _owner_dead_here(owner):
+            released += Export.objects.filter(pk=pk, status=Export.Status.RUNNING, owner=owner).update(heartbeat_at=None)
+            logger.warning("export %s: its worker %s is gone from this host; releasing it now", pk, owner)
+    return released
+
+
 def export_jobs_reap(*, requeue: Callable[[int], Any]) -> dict[str, int]:
     """Recover exports whose worker died, without waiting for the broker's redelivery.
 
@@ -193,7 +225,11 @@ def export_jobs_reap(*, requeue: Callable[[int], Any]) -> dict[str, int]:
     for longer than the stale timeout), are queued again with ``requeue(export_id)`` (the
     task's ``delay``): the task's conditional takeover makes a duplicate harmless, so two
     reapers at once are safe. Stale ones with no attempts left are failed with a reason.
+    A running export whose worker was a process of this host that no longer exists is stale
+    at once (:func:`_release_dead_local_owners`); each worker also runs this sweep as it
+    starts, so a worker restarted after a crash takes its exports back within seconds.
     """
+    _release_dead_local_owners()
     now = timezone.now()
     failed = _export_fail_exhausted(now=now)
     lost = Q(status=Export.Status.PENDING, created__lt=_stale_before(now))

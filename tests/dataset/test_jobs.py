@@ -129,6 +129,35 @@ def test_the_reaper_recovers_stale_and_lost_exports_and_fails_spent_ones(world) 
     assert export_jobs_reap() == {"requeued": 0, "failed": 0}
 
 
+def test_the_reaper_takes_back_at_once_an_export_whose_worker_on_this_host_is_gone(world) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)
+    host = socket.gethostname()
+    crashed_here = running(beat_seconds_ago=5, owner=f"{host}:{dead_pid}:abc")
+    alive_here = running(beat_seconds_ago=5, owner=f"{host}:{os.getppid()}:def")
+    elsewhere = running(beat_seconds_ago=5, owner=f"another-{host}:{dead_pid}:ghi")
+
+    assert export_jobs_reap() == {"requeued": 1, "failed": 0}
+    status = dict(Export.objects.values_list("pk", "status"))
+    # The crashed worker's export ran again here and now (tasks run in-process); a live
+    # process's, and another host's (whose processes cannot be looked at), wait for silence.
+    assert status == {crashed_here.pk: "done", alive_here.pk: "running", elsewhere.pk: "running"}
+    assert Export.objects.get(pk=crashed_here.pk).attempts == 2
+
+
+def test_a_worker_sweeps_the_exports_as_it_starts() -> None:
+    from celery import signals
+
+    from foolgame import celery as worker_app
+
+    assert worker_app._reap_exports_at_start in [ref() for _, ref in signals.worker_ready.receivers]
+
+
 def test_the_reaper_is_a_periodic_task(settings) -> None:
     from foolgame.dataset.tasks import reap_stale_exports
 
