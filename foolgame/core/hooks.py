@@ -8,7 +8,7 @@ receiver in its ``AppConfig.ready()``. The lower app names what happened, never 
 
 A ``Hook`` has any number of receivers, called in the order they connected, with keyword
 arguments only; ``send`` returns their answers (a hook that asks a question, e.g.
-``hints_allowed``, reads them). A receiver that raises propagates to the sender, as a direct
+``page_in_play``, reads them). A receiver that raises propagates to the sender, as a direct
 call would: hooks move who knows whom, not what happens. ``Slot`` holds one provider with a
 default (``round_groups``), for a lower app that needs a policy a higher app may set.
 """
@@ -61,20 +61,13 @@ claims_imported = Hook(
     computes their quality flags from the release's vote counts.)""",
 )
 
-# --- evidence: who may read a page's hints --------------------------------------------------
+# --- evidence: who may read a page -----------------------------------------------------------
 
 page_in_play = Hook(
     "page_in_play",
     """Is ``player_id`` in a game on a claim about the page ``page_id``? Then nothing that
     reads the page for them (hints, draft checks) may run: the free top-10 would hand a voter
     the gold sentence. (voting answers True for an open round on one of its claims.)""",
-)
-
-hints_allowed = Hook(
-    "hints_allowed",
-    """May ``player_id`` read hints for the page ``page_id``? Each receiver answers True when
-    its own rule lets them; the hints need one True. (authoring: an open write task on the
-    page.)""",
 )
 
 # --- voting: rounds, votes and reports -------------------------------------------------------
