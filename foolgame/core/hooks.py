@@ -58,7 +58,8 @@ def signature_text(signature: inspect.Signature) -> str:
             star = True
         if parameter.kind is parameter.VAR_POSITIONAL:
             star = True
-        text = {parameter.VAR_POSITIONAL: "*", parameter.VAR_KEYWORD: "**"}.get(parameter.kind, "") + parameter.name
+        stars: dict[Any, str] = {parameter.VAR_POSITIONAL: "*", parameter.VAR_KEYWORD: "**"}
+        text = stars.get(parameter.kind, "") + parameter.name
         if parameter.annotation is not parameter.empty:
             text += f": {_annotation_text(parameter.annotation)}"
         if parameter.default is not parameter.empty:
@@ -142,7 +143,7 @@ class Hook:
         except (TypeError, ValueError):  # a builtin without a signature: calling it will tell
             accepts = None
         problems = [] if accepts is None else _cannot_take(accepts, list(self.signature.parameters))
-        if problems:
+        if accepts is not None and problems:
             raise HookSignatureError(
                 f"{_name_of(receiver)}{signature_text(accepts)} cannot receive hook {self.signature_text()}: "
                 + "; ".join(problems)
