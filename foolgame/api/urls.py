@@ -5,7 +5,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from foolgame.checks import apis as checks
 from foolgame.dataset import apis as dataset
-from foolgame.evidence import apis as evidence
 from foolgame.moderation import apis as moderation
 from foolgame.authoring import apis as authoring
 from foolgame.pages import apis as pages
@@ -26,7 +25,7 @@ urlpatterns = [
     path("categories", pages.CategoryListApi.as_view(), name="categories"),
     path("pages", pages.PageListApi.as_view(), name="pages"),
     path("pages/<int:page_id>", pages.PageDetailApi.as_view(), name="page-detail"),
-    path("pages/<int:page_id>/hints", evidence.PageHintsApi.as_view(), name="page-hints"),
+    path("pages/<int:page_id>/hints", authoring.PageHintsApi.as_view(), name="page-hints"),
     path("checks", checks.CheckDealApi.as_view(), name="checks"),
     path("checks/<int:check_id>", checks.CheckAnswerApi.as_view(), name="check-answer"),
     path("rounds", voting.RoundCreateApi.as_view(), name="rounds"),

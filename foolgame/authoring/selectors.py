@@ -105,8 +105,8 @@ def giveaway_model_latest() -> GiveawayModel | None:
 
 
 def player_has_open_write_task_on_page(*, player_id: int, page_id: int) -> bool:
-    """Does the player hold an unexpired, unused write task for the page? (authoring's answer
-    to ``hints_allowed``.)"""
+    """Does the player hold an unexpired, unused write task for the page? (Only then may they
+    read its hints: ``services.player_page_hints``.)"""
     return WriteTask.objects.filter(
         player_id=player_id, page_id=page_id, used_at__isnull=True, expires_at__gt=timezone.now()
     ).exists()

@@ -499,6 +499,26 @@ def claim_draft_check(
     return DraftCheck(problems=[p.as_dict() for p in problems], warnings=warnings, verdict=verdict)
 
 
+# --- Hints (while the author types) -------------------------------------------------------------
+
+
+def player_page_hints(*, player_id: int, page: Page, query: str, k: int = evidence.HINT_COUNT) -> list[dict]:
+    """The lexical hints (``evidence.page_hints``) on ``page`` for a player writing about it.
+
+    Hints are a writing tool: a player gets them for a page only while holding an open write
+    task on it (403 ``hints_need_task``), and never while in a round (ready or playing) about
+    that page (403 ``hints_during_round``): the free top-10 would hand a voter the gold
+    sentence. The round comes first, so a voter who also holds a task hears why.
+    """
+    if evidence_selectors.player_in_round_on_page(player_id=player_id, page_id=page.pk):
+        raise ServiceError("hints_during_round", "No hints on the page of a round you are playing.", status_code=403)
+    if not selectors.player_has_open_write_task_on_page(player_id=player_id, page_id=page.pk):
+        raise ServiceError(
+            "hints_need_task", "Hints are for writing a claim: take a write task on this page first.", status_code=403
+        )
+    return evidence.page_hints(page=page, query=query, k=k)
+
+
 # --- The giveaway detector -------------------------------------------------------------------------
 
 _loaded_lock = threading.Lock()

@@ -74,8 +74,3 @@ def player_in_round_on_page(*, player_id: int, page_id: int) -> bool:
     answers.) Then nothing that reads the page for them (hints, draft checks) may run."""
     return any(hooks.page_in_play.send(player_id=player_id, page_id=page_id))
 
-
-def player_may_have_hints(*, player_id: int, page_id: int) -> bool:
-    """Does a rule let the player read hints for the page (``hints_allowed``: authoring
-    answers, for an open write task on it)?"""
-    return any(hooks.hints_allowed.send(player_id=player_id, page_id=page_id))

@@ -176,23 +176,6 @@ def page_hints(*, page: Page, query: str, k: int = HINT_COUNT) -> list[dict]:
     ]
 
 
-def player_page_hints(*, player_id: int, page: Page, query: str, k: int = HINT_COUNT) -> list[dict]:
-    """:func:`page_hints` for a player who may have them.
-
-    Hints are an authoring tool: a player gets them for a page only while holding an open
-    write task on it (403 ``hints_need_task``), and never while in a round (ready or
-    playing) about that page (403 ``hints_during_round``): the free top-10 would hand a
-    voter the gold sentence.
-    """
-    if selectors.player_in_round_on_page(player_id=player_id, page_id=page.pk):
-        raise ServiceError("hints_during_round", "No hints on the page of a round you are playing.", status_code=403)
-    if not selectors.player_may_have_hints(player_id=player_id, page_id=page.pk):
-        raise ServiceError(
-            "hints_need_task", "Hints are for writing a claim: take a write task on this page first.", status_code=403
-        )
-    return page_hints(page=page, query=query, k=k)
-
-
 def page_top_lexical_hit(*, page: Page, query: str) -> int | None:
     """The sentence the lexical retriever ranks first for ``query``, or None if nothing matches.
 

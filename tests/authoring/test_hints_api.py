@@ -1,4 +1,5 @@
-"""GET /api/pages/<id>/hints over HTTP (API.md), with the error shape of the whole API."""
+"""GET /api/pages/<id>/hints over HTTP (API.md), with the error shape of the whole API: authoring's
+endpoint over evidence's retriever, on the Saturn page of the evidence tests."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.utils import timezone
 from foolgame.authoring.models import WriteTask
 from foolgame.voting.models import Round
 from foolgame.pages.models import Page
-from tests.evidence.conftest import sentence
+from tests.evidence.conftest import saturn, sentence  # noqa: F401 (saturn: the page fixture)
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
