@@ -103,7 +103,8 @@ claims_kept_from = Hook(
     "claims_kept_from",
     """Which claims must never be dealt in a round to any of ``players``? Each receiver returns
     a ``Q`` over claims to exclude. (checks: the claims they checked, whose evidence they read;
-    rooms: the claims of rooms they hosted without playing, whose answers they saw.)""",
+    rooms: the claims of rooms they hosted without playing, whose answers they saw;
+    moderation: the claims they saw with their answer as moderators.)""",
 )
 
 round_settled = Hook(
@@ -198,3 +199,32 @@ class ModelVerdicts:
 
 
 model_verdicts = Slot("model_verdicts", ModelVerdicts())
+
+
+class PlayRules:
+    """What a higher app decides about what voting may deal and whose play counts: the claims
+    taken out of play, the claims a player saw with their answer outside a round, the players
+    held as improbable. Each answer is a ``Q`` over the claims or players (``prefix``: the
+    path to them from the model voting queries), or None for none; voting applies it as it
+    stands and never names the higher app's models or relations, so its queries stay in its
+    layer (``tests/test_layers.py`` reads them). This default has no such rules; moderation
+    sets its own in ``ModerationConfig.ready()``."""
+
+    def claims_out_of_play(self, prefix: str = "") -> Q | None:
+        """The claims that may be dealt to nobody (reported until reviewed, too hard and not
+        kept: moderation's ``ClaimQuality.out_of_play``)."""
+        return None
+
+    def claims_answer_seen(self, *, player_id: int, at: datetime, prefix: str = "") -> Q | None:
+        """The claims the player had seen with their answer (label and gold) by the moment
+        ``at`` outside a round (a moderator's ``Sighting``): a vote on one pays nobody and is
+        not rated (``Vote.unpaid``)."""
+        return None
+
+    def players_held(self, prefix: str = "") -> Q | None:
+        """The players held out of the leaderboards and the ratings (an improbable player's
+        ``PlayerHold``, until a moderator clears it)."""
+        return None
+
+
+play_rules = Slot("play_rules", PlayRules())

@@ -397,26 +397,32 @@ def _rate_on_commit(vote: Vote) -> None:
 
 def _vote_unpaid(player: AbstractBaseUser, round_: Round, now: datetime) -> str:
     """Why this vote pays nobody (``Vote.unpaid``), or "": ``moderator_saw_claim`` when the
-    voter had seen either claim with its answer as a moderator (``moderation.Sighting``) up
-    to the vote's moment, ``guest`` for a guest account (``is_guest``). While the player's
-    guest flag is not known yet (a socket's first vote) one query reads both, its SQL compiled
-    once (``compiled_rows``), and the flag is remembered on the user object where
-    ``players.roles.is_guest`` keeps it."""
+    voter had seen either claim with its answer outside a round up to the vote's moment
+    (``hooks.play_rules``: a moderator's sighting), ``guest`` for a guest account
+    (``is_guest``). While the player's guest flag is not known yet (a socket's first vote) one
+    query reads both, its SQL compiled once (``compiled_rows``), and the flag is remembered on
+    the user object where ``players.roles.is_guest`` keeps it."""
     claim_ids = (round_.left_claim_id, round_.right_claim_id)
-
-    def sightings() -> QuerySet[Claim]:
-        return Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
-
-    if getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False):
-        saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
+    seen = hooks.play_rules.get().claims_answer_seen(player_id=player.pk, at=now)
+    known_guest = getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False)
+    if seen is None:  # no such rule: nobody saw an answer
+        saw = False
     else:
 
-        def both() -> QuerySet[Any]:
-            return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
+        def sightings() -> QuerySet[Claim]:
+            # The rule's lookups first, then the pair: the parameters' order below.
+            return Claim.objects.filter(seen, pk__in=claim_ids)
 
-        rows = compiled_rows("vote_unpaid", both, [1, now, player.pk, *claim_ids, 1, player.pk])
-        saw, guest = rows[0] if rows else (False, False)
-        player._fm2_is_guest = bool(guest)  # type: ignore[attr-defined]
+        if known_guest:
+            saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
+        else:
+
+            def both() -> QuerySet[Any]:
+                return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
+
+            rows = compiled_rows("vote_unpaid", both, [1, now, player.pk, *claim_ids, 1, player.pk])
+            saw, guest = rows[0] if rows else (False, False)
+            player._fm2_is_guest = bool(guest)  # type: ignore[attr-defined]
     if saw:
         return "moderator_saw_claim"
     return "guest" if is_guest(player) else ""
