@@ -109,9 +109,10 @@ claims_kept_from = Hook(
 
 round_settled = Hook(
     "round_settled",
-    """A round service committed a vote, a report or a forfeit on the round ``round_id``, or
-    the round is about to be read: an app that plays rounds in groups ends the group when
-    nothing is left to wait for. (rooms ends the room's question.)""",
+    """A round service committed a vote, a report or a forfeit on the round ``round_id`` of a
+    group (sent once, after the commit, whatever the transport), or its player is about to
+    read it (``round_read``): an app that plays rounds in groups ends the group when nothing
+    is left to wait for. (rooms ends the room's question.)""",
 )
 
 
