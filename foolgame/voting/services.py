@@ -838,6 +838,7 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         if round_.state == Round.State.READY:
             round_.answer_at = now + timedelta(seconds=game_settings()["ROUND_SECONDS"])
         elif _close_if_due(round_, now):
+            _settle_on_commit(round_)  # timed out instead: a group's question may be over too
             return round_state(round_, now=now)
         elif round_.state != Round.State.PLAYING:
             raise ServiceError("round_over", "This round is over.", status_code=409)
