@@ -269,6 +269,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # A vote's ratings update is a task sent after its commit; this rates any vote a lost
     # task left unrated (in vote order), a chunk a minute.
     "rate-pending-votes": {"task": "foolgame.voting.tasks.rate_pending_votes", "schedule": 60.0},
+    # Every vote recounts its two claims' dealer counters (Claim.game_votes) after its commit;
+    # this recounts all of them, so a counter a lost task left behind is set right.
+    "recount-claim-votes": {"task": "foolgame.voting.tasks.recount_all_claim_votes", "schedule": 60.0 * 60},
     # Likewise for live rooms: questions over their deadline, rooms whose host went away.
     "sweep-rooms": {"task": "foolgame.rooms.tasks.sweep_rooms", "schedule": 60.0},
     # Every vote refreshes its two claims' flags; this recomputes all of them and refits the

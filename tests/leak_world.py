@@ -217,7 +217,7 @@ def others_vote(world: World) -> None:
     for voter, right in ((world.host, False), (world.wrong, False), (world.right, True)):
         choice = question.false_claim_index if right else 1 - question.false_claim_index
         rounds.vote_cast(round_id=plays[voter.pk], player=voter, false_claim=choice)
-        room_round_settled(round_id=plays[voter.pk])  # as the transports do: the question may end, the count moves
+        room_round_settled(round_id=plays[voter.pk])  # as the vote does after its commit (a test transaction may hold it back): the question may end, the count moves
     assert RoomQuestion.objects.get(pk=question.pk).state == RoomQuestion.State.PLAYING
 
 

@@ -39,7 +39,7 @@ def _game_in_play() -> dict:
         for _ in range(2):
             round_ = voting.round_create(player=player)
             voting.round_start(round_id=round_.pk, player=player)
-            voting.vote_cast(round_id=round_.pk, player=player, false_claim=0, settle=True)
+            voting.vote_cast(round_id=round_.pk, player=player, false_claim=0)
     open_round = voting.round_create(player=players[3])
     voting.round_start(round_id=open_round.pk, player=players[3])
     room = rooms.room_create(host=players[0], host_plays=True)  # the host plays too: one more round in play

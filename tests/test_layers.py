@@ -22,6 +22,13 @@ room's round settles its question, an import needs indexes), the lower app sends
 ``foolgame/core/hooks.py`` and the higher one connects to it in its ``AppConfig.ready()``.
 No module imports another app's private (``_``-prefixed) names, and every side effect after
 a commit goes through ``foolgame/core/events.py``.
+
+The layers hold in the queries too (``check_queries``): a lookup, annotation, ``F()``/``Q()``,
+``values()``/``order_by()`` or ``select_related``/``prefetch_related`` path written in a lower
+app may not step onto a higher (or sibling) app's model, reverse relations included
+(``Claim.objects.exclude(quality__out_of_play=True)`` in voting reaches moderation's
+``ClaimQuality``). The paths are read from the source and resolved through the models' meta.
+A higher app's rule reaches a lower one through a hook or a ``Slot`` (``core/hooks.py``).
 """
 
 from __future__ import annotations
@@ -126,6 +133,128 @@ def check_source(source: str, *, unit: str, where: str, package_root: Path = PAC
     return found
 
 
+# --- queries ----------------------------------------------------------------------------------
+
+LOOKUP_CALLS = {"filter", "exclude", "get", "get_or_create", "update_or_create", "Q"}
+"""Calls whose keyword names are lookups (``filter(quality__out_of_play=True)``, ``Q(...)``)."""
+PATH_CALLS = {
+    "values", "values_list", "order_by", "select_related", "prefetch_related", "only", "defer", "distinct",
+    "latest", "earliest", "in_bulk", "F", "OuterRef", "Prefetch", "FilteredRelation",
+}
+"""Calls whose string arguments are paths (``values_list("round__player__integrity_hold__held")``)."""
+PATH_KEYWORDS = {"order_by", "ordering", "partition_by", "field_name"}
+"""Keyword arguments of those calls (and of expressions) that take a path."""
+NOT_LOOKUPS = {"defaults", "create_defaults"}
+
+
+def _expression_names() -> set[str]:
+    """The expressions, aggregates and database functions whose string arguments are paths
+    (``Count("moderation_sightings")``, ``Coalesce("quality__score", 0)``)."""
+    from django.db import models
+    from django.db.models import functions
+
+    return {name for module in (models, functions) for name in dir(module) if name[:1].isupper()}
+
+
+def _call_name(node: ast.Call) -> str | None:
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _strings(node: ast.AST) -> list[str]:
+    """The string constants of an argument: a string, or those in a list, tuple or ``*(...)``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Starred):
+        return _strings(node.value)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [text for element in node.elts for text in _strings(element)]
+    return []
+
+
+def query_paths(source: str) -> list[tuple[int, str]]:
+    """Every lookup or path written in ``source``, with its line: the keyword names of
+    ``filter``/``exclude``/``get``/``Q`` (and the constant keys of a ``**{...}`` there), and the
+    string arguments of ``values``, ``order_by``, ``select_related``, ``prefetch_related``,
+    ``F``, ``OuterRef``, ``Prefetch`` and every expression, aggregate and function of
+    ``django.db.models``. Paths built at run time (an f-string, a variable) are not read: a
+    ``Slot`` hands those over on purpose."""
+    expressions = _expression_names()
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        if name in LOOKUP_CALLS:
+            for keyword in node.keywords:
+                if keyword.arg is not None and keyword.arg not in NOT_LOOKUPS:
+                    found.append((keyword.lineno, keyword.arg))
+                elif keyword.arg is None and isinstance(keyword.value, ast.Dict):
+                    found += [(key.lineno, key.value) for key in keyword.value.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+        if name in PATH_CALLS or name in expressions:
+            found += [(argument.lineno, text) for argument in node.args for text in _strings(argument)]
+            found += [(keyword.lineno, text) for keyword in node.keywords if keyword.arg in PATH_KEYWORDS for text in _strings(keyword.value)]
+    return found
+
+
+def _model_unit(model: type) -> str | None:
+    return unit_of(model.__module__)
+
+
+def _relations(model: type) -> dict[str, type]:
+    """The relations a lookup may step through from ``model``, by the name a lookup uses:
+    its forward relations and the reverse ones other models point at it (``quality``,
+    ``moderation_sightings``, ``integrity_hold``)."""
+    return {
+        field.name: field.related_model
+        for field in model._meta.get_fields()
+        if field.is_relation and isinstance(field.related_model, type)
+    }
+
+
+def _visible(unit: str, model: type) -> bool:
+    """May ``unit`` import ``model`` (its own, a lower app's, or Django's own)?"""
+    other = _model_unit(model)
+    return other is None or other == unit or (layer_of(other) < layer_of(unit) and unit != "core")
+
+
+def check_queries(source: str, *, unit: str, where: str) -> list[Violation]:
+    """Every query path in ``source`` (``query_paths``) that steps onto a model of a higher or
+    sibling app, for a module of ``unit``. Each path is resolved through the models' meta,
+    segment by segment, from every model ``unit`` may import; a segment is a breach when every
+    relation of that name reaches a model ``unit`` may not import. Transforms and plain
+    fields end the walk."""
+    from django.apps import apps
+
+    if layer_of(unit) >= PROJECT:
+        return []
+    models = apps.get_models()
+    start = [model for model in models if _visible(unit, model)]
+    relations = {model: _relations(model) for model in models}
+    found: list[Violation] = []
+    for line, path in query_paths(source):
+        candidates = start
+        for segment in path.lstrip("-").split("__"):
+            targets = {relations[model][segment] for model in candidates if model in relations and segment in relations[model]}
+            if not targets:
+                break
+            if all(not _visible(unit, target) for target in targets):
+                target = sorted(targets, key=lambda m: m._meta.label)[0]
+                other = _model_unit(target) or target._meta.app_label
+                found.append(
+                    Violation(
+                        f"{where}:{line}",
+                        f"{unit} (layer {layer_of(unit)}) queries {path}: {segment} is {other}'s {target.__name__} (layer {layer_of(other)})",
+                    )
+                )
+                break
+            candidates = list(targets)
+    return found
+
+
 def modules() -> list[tuple[Path, str]]:
     """Every module of the project with the unit it belongs to (migrations included)."""
     result = []
@@ -141,6 +270,53 @@ def test_no_app_imports_a_higher_or_sibling_app_nor_anothers_private_names() -> 
     for path, unit in modules():
         violations += check_source(path.read_text(encoding="utf-8"), unit=unit, where=str(path.relative_to(REPO)))
     assert [str(v) for v in violations] == []
+
+
+def test_no_app_queries_a_higher_or_sibling_apps_models() -> None:
+    """No lookup, annotation, ``F``/``Q``, ``values``/``order_by`` or ``select_related``/
+    ``prefetch_related`` path written in a lower app steps onto a higher app's model, reverse
+    relations included: that is an upward import in disguise."""
+    violations = []
+    for path, unit in modules():
+        violations += check_queries(path.read_text(encoding="utf-8"), unit=unit, where=str(path.relative_to(REPO)))
+    assert [str(v) for v in violations] == []
+
+
+@pytest.mark.parametrize(
+    ("unit", "source", "expected"),
+    [
+        ("voting", "Claim.objects.exclude(quality__out_of_play=True)\n", "voting (layer 6) queries quality__out_of_play: quality is moderation's ClaimQuality (layer 7)"),
+        ("voting", "claims.exclude(moderation_sightings__moderator__in=players)\n", "voting (layer 6) queries moderation_sightings__moderator__in: moderation_sightings is moderation's Sighting (layer 7)"),
+        ("voting", "LedgerEntry.objects.exclude(player__integrity_hold__held=True)\n", "voting (layer 6) queries player__integrity_hold__held: integrity_hold is moderation's PlayerHold (layer 7)"),
+        ("voting", "Vote.objects.values_list('round_id', 'round__player__integrity_hold__held')\n", "voting (layer 6) queries round__player__integrity_hold__held: integrity_hold is moderation's PlayerHold (layer 7)"),
+        ("voting", "Round.objects.select_related('left_claim__page', 'room_play__question')\n", "voting (layer 6) queries room_play__question: room_play is rooms's RoomRound (layer 7)"),
+        ("voting", "Claim.objects.annotate(seen=Count('moderation_sightings'))\n", "voting (layer 6) queries moderation_sightings: moderation_sightings is moderation's Sighting (layer 7)"),
+        ("voting", "Claim.objects.filter(Q(page_id=1) | Q(quality__kept=True))\n", "voting (layer 6) queries quality__kept: quality is moderation's ClaimQuality (layer 7)"),
+        ("voting", "Claim.objects.order_by('-quality__score').values('id', F('quality__score'))\n", "voting (layer 6) queries -quality__score: quality is moderation's ClaimQuality (layer 7)"),
+        ("voting", "Claim.objects.prefetch_related(*('gold_links', 'audit_records'))\n", "voting (layer 6) queries audit_records: audit_records is moderation's AuditRecord (layer 7)"),
+        ("voting", "Claim.objects.filter(**{'quality__too_hard': True})\n", "voting (layer 6) queries quality__too_hard: quality is moderation's ClaimQuality (layer 7)"),
+        ("claims", "Claim.objects.filter(dealt__player=1)\n", "claims (layer 2) queries dealt__player: dealt is voting's SeenClaim (layer 6)"),
+        ("rooms", "Claim.objects.exclude(quality__out_of_play=True)\n", "rooms (layer 7) queries quality__out_of_play: quality is moderation's ClaimQuality (layer 7)"),
+    ],
+)
+def test_the_query_check_reports_a_planted_upward_lookup(unit: str, source: str, expected: str) -> None:
+    """The query check itself can fail: each planted path onto a higher (or sibling) app's
+    model, through a filter, an exclude, ``values_list``, ``select_related``, an aggregate,
+    ``Q``, ``order_by``, ``F``, ``prefetch_related`` or a ``**{...}`` lookup, is reported."""
+    assert expected in [v.what for v in check_queries(source, unit=unit, where="planted.py")]
+
+
+def test_the_query_check_allows_what_the_layers_allow() -> None:
+    """Paths through an app's own models and lower ones, a higher app's paths onto a lower
+    app's reverse relations, and a path handed over at run time by a slot pass."""
+    allowed = [
+        ("voting", "Claim.objects.filter(page__category__slug='x', dealt__player=1).order_by('deal_votes', 'id')\n"),
+        ("voting", "Round.objects.filter(hooks.round_groups.get().solo(), player=p).select_related(*related)\n"),
+        ("rooms", "Round.objects.filter(room_play__isnull=True).values_list('room_play__question__state')\n"),
+        ("moderation", "Claim.objects.exclude(quality__out_of_play=True).filter(moderation_sightings__moderator=1)\n"),
+        ("dataset", "Vote.objects.values_list('round__player__integrity_hold__held')\n"),
+    ]
+    assert [str(v) for unit, source in allowed for v in check_queries(source, unit=unit, where="fine.py")] == []
 
 
 def test_every_app_has_its_layer() -> None:

@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from foolgame.checks import apis as checks
+from foolgame.claims import apis as claims
 from foolgame.dataset import apis as dataset
 from foolgame.moderation import apis as moderation
 from foolgame.authoring import apis as authoring
@@ -22,8 +23,8 @@ urlpatterns = [
     path("me", players.MeApi.as_view(), name="me"),
     path("me/claim", players.GuestClaimApi.as_view(), name="me-claim"),
     path("me/tutorial", players.TutorialApi.as_view(), name="me-tutorial"),
-    path("categories", pages.CategoryListApi.as_view(), name="categories"),
-    path("pages", pages.PageListApi.as_view(), name="pages"),
+    path("categories", claims.CategoryListApi.as_view(), name="categories"),
+    path("pages", claims.PageListApi.as_view(), name="pages"),
     path("pages/<int:page_id>", pages.PageDetailApi.as_view(), name="page-detail"),
     path("pages/<int:page_id>/hints", authoring.PageHintsApi.as_view(), name="page-hints"),
     path("checks", checks.CheckDealApi.as_view(), name="checks"),

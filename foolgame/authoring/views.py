@@ -18,7 +18,8 @@ from foolgame.authoring.models import WriteTask
 from foolgame.authoring.selectors import open_write_tasks, pages_needing_claims
 from foolgame.authoring.services import write_task_create
 from foolgame.pages.models import Page
-from foolgame.pages.selectors import category_list, page_sentences, sections
+from foolgame.claims.selectors import category_list
+from foolgame.pages.selectors import page_sentences, sections
 
 
 # How many pages the topic menu offers (those most in need of claims first), besides the chosen one.

@@ -9,7 +9,8 @@ from django.shortcuts import get_object_or_404, render
 
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
-from foolgame.pages.selectors import WRITABLE_MIN_SENTENCES, category_list, page_list, page_sentences, sections
+from foolgame.claims.selectors import category_list, page_list
+from foolgame.pages.selectors import WRITABLE_MIN_SENTENCES, page_sentences, sections
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -1,6 +1,6 @@
 """What the services send once their change is committed: socket updates and tasks. Every
 app sends its side effects through here (``task_on_commit``, ``task_batched_on_commit``,
-``group_send_on_commit``), never with a hand-written ``transaction.on_commit``.
+``group_send_on_commit``, ``hook_on_commit``), never with a hand-written ``transaction.on_commit``.
 
 Consumers keep the round's deadline in memory to tick without a query a second; any
 change made elsewhere (a REST reveal, a timeout, a vote) reaches them through the group.
@@ -29,6 +29,7 @@ of 66, which measured half a core of the Celery worker on the rooms benchmark.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 from collections.abc import Iterable
@@ -272,6 +273,16 @@ def task_batched_on_commit(task: Task, ids: Iterable[int]) -> None:
     else:
         transaction.on_commit(lambda: _get_publisher().batch_task(task, ids))
 
+
+
+def hook_on_commit(hook: Any, **kwargs: Any) -> None:
+    """After the commit, send ``hook`` (a ``core.hooks.Hook``) with ``kwargs``, in this thread
+    and in the context (``contextvars``) of this call, so a receiver sees what the caller had
+    set when the change was made even when an outer transaction commits later. A receiver
+    that raises is logged and the others still run (``robust``): the change it reacts to is
+    committed, and the sweeps redo what a lost reaction would have done."""
+    context = contextvars.copy_context()
+    transaction.on_commit(lambda: context.run(hook.send, **kwargs), robust=True)
 
 
 def group_send_on_commit(group: str, message: dict[str, Any], *, skip: str | None = None) -> None:

@@ -248,13 +248,14 @@ def claims_kept_from(*, players: Sequence[Model]) -> Q:
     """Which claims must never be dealt in a round to any of these players (user rows)? Each
     receiver answers a ``Q`` over claims to exclude. (checks: the claims they checked, whose
     evidence they read; rooms: the claims of rooms they hosted without playing, whose answers
-    they saw.)"""
+    they saw; moderation: the claims they saw with their answer as moderators.)"""
 
 
 @hook
 def round_settled(*, round_id: int) -> None:
-    """A round service committed a vote, a report or a forfeit on the round, or the round is
-    about to be read: an app that plays rounds in groups ends the group when nothing is left
+    """A round service committed a vote, a report or a forfeit on the round of a group (sent
+    once, after the commit, whatever the transport), or its player is about to read it
+    (``round_read``): an app that plays rounds in groups ends the group when nothing is left
     to wait for. (rooms ends the room's question.)"""
 
 
@@ -422,3 +423,32 @@ class ModelVerdicts:
 
 
 model_verdicts = Slot("model_verdicts", ModelVerdicts())
+
+
+class PlayRules:
+    """What a higher app decides about what voting may deal and whose play counts: the claims
+    taken out of play, the claims a player saw with their answer outside a round, the players
+    held as improbable. Each answer is a ``Q`` over the claims or players (``prefix``: the
+    path to them from the model voting queries), or None for none; voting applies it as it
+    stands and never names the higher app's models or relations, so its queries stay in its
+    layer (``tests/test_layers.py`` reads them). This default has no such rules; moderation
+    sets its own in ``ModerationConfig.ready()``."""
+
+    def claims_out_of_play(self, prefix: str = "") -> Q | None:
+        """The claims that may be dealt to nobody (reported until reviewed, too hard and not
+        kept: moderation's ``ClaimQuality.out_of_play``)."""
+        return None
+
+    def claims_answer_seen(self, *, player_id: int, at: datetime, prefix: str = "") -> Q | None:
+        """The claims the player had seen with their answer (label and gold) by the moment
+        ``at`` outside a round (a moderator's ``Sighting``): a vote on one pays nobody and is
+        not rated (``Vote.unpaid``)."""
+        return None
+
+    def players_held(self, prefix: str = "") -> Q | None:
+        """The players held out of the leaderboards and the ratings (an improbable player's
+        ``PlayerHold``, until a moderator clears it)."""
+        return None
+
+
+play_rules = Slot("play_rules", PlayRules())

@@ -26,3 +26,5 @@ class ModerationConfig(AppConfig):
         hooks.claims_voted.connect(receivers.claims_voted)
         hooks.claim_reported.connect(receivers.claim_reported)
         hooks.claims_imported.connect(receivers.claims_imported)
+        hooks.claims_kept_from.connect(receivers.claims_kept_from)
+        hooks.play_rules.set(receivers.ModerationPlayRules())

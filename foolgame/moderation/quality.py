@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from foolgame.claims.models import Claim
 from foolgame.moderation.models import ClaimQuality, PriorFit
-from foolgame.voting.counters import claim_votes_lock, claim_votes_recount
+from foolgame.voting.counters import claim_votes_lock
 from foolgame.voting.models import Report, Vote
 from scoring import filters
 
@@ -214,8 +214,8 @@ def quality_rows_refresh(rows: dict[int, ClaimQuality], prior: tuple[float, floa
 
 
 def quality_refresh(*, claim_ids: Sequence[int], prior: tuple[float, float] | None = None) -> int:
-    """Recompute the flags of these claims from their votes and reports, and their vote
-    counters (``claim_votes_recount``). Idempotent.
+    """Recompute the flags of these claims from their votes and reports. Idempotent. (Their
+    dealer counters are voting's own: ``voting.counters``.)
 
     Called on commit after every vote (both claims of the round; batched with the other
     votes of half a second) and every report, and in chunks by :func:`quality_refresh_all`.
@@ -230,7 +230,6 @@ def quality_refresh(*, claim_ids: Sequence[int], prior: tuple[float, float] | No
         ids = claim_votes_lock(claim_ids=ids)
         if not ids:
             return 0
-        claim_votes_recount(claim_ids=ids)  # the dealer's counters: see voting.counters
         rows = quality_rows_lock(ids)
         quality_rows_refresh(rows, prior)
     return len(ids)

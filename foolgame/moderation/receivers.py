@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Q
 
 from foolgame.core import events
+from foolgame.core.hooks import PlayRules
 
 
 def claims_voted(*, claim_ids: Sequence[int]) -> None:
@@ -29,3 +34,23 @@ def claims_imported(*, claim_ids: Sequence[int]) -> None:
     from foolgame.moderation.quality import quality_refresh_chunked
 
     quality_refresh_chunked(claim_ids=claim_ids)
+
+
+def claims_kept_from(*, players: Sequence[Any]) -> Q:
+    """The claims any of these players saw with their answer as a moderator (``Sighting``):
+    never dealt to them, since their vote on one would be no evidence."""
+    return Q(moderation_sightings__moderator__in=players)
+
+
+class ModerationPlayRules(PlayRules):
+    """Moderation's answers to voting's ``play_rules``: the flags, sightings and holds it keeps
+    on its own rows, handed over as lookups from the claims or players voting queries."""
+
+    def claims_out_of_play(self, prefix: str = "") -> Q:
+        return Q(**{f"{prefix}quality__out_of_play": True})
+
+    def claims_answer_seen(self, *, player_id: int, at: datetime, prefix: str = "") -> Q:
+        return Q(**{f"{prefix}moderation_sightings__moderator_id": player_id, f"{prefix}moderation_sightings__first_seen__lte": at})
+
+    def players_held(self, prefix: str = "") -> Q:
+        return Q(**{f"{prefix}integrity_hold__held": True})

@@ -16,7 +16,7 @@ from foolgame.moderation import selectors
 from foolgame.moderation.actions import sightings_record
 from foolgame.moderation.models import AuditRecord
 from foolgame.pages.models import Sentence
-from foolgame.pages.selectors import category_list
+from foolgame.claims.selectors import category_list
 from foolgame.players.roles import is_moderator, role_page
 from foolgame.voting.models import Report
 

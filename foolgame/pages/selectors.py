@@ -4,35 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 
 from foolgame.pages.importing import SECTION_SEPARATOR
-from foolgame.pages.models import Category, Page, Sentence
+from foolgame.pages.models import Page, Sentence
 
 
 # A page needs at least this many live sentences to be written about (a gold sentence and
 # something else for the retriever to find).
 WRITABLE_MIN_SENTENCES = 2
-
-
-def category_list() -> QuerySet[Category]:
-    """Categories with how many pages and active claims they hold."""
-    return Category.objects.annotate(
-        page_count=Count("pages", distinct=True),
-        claim_count=Count("pages__claims", filter=Q(pages__claims__status="active"), distinct=True),
-    ).order_by("name")
-
-
-def page_list(*, category: str | None = None, search: str | None = None) -> QuerySet[Page]:
-    pages = Page.objects.select_related("category").annotate(
-        sentence_count=Count("sentences", filter=Q(sentences__retired=False), distinct=True),
-        claim_count=Count("claims", filter=Q(claims__status="active"), distinct=True),
-    )
-    if category:
-        pages = pages.filter(Q(category__slug=category) | Q(category__name__iexact=category))
-    if search:
-        pages = pages.filter(title__icontains=search)
-    return pages.order_by("-priority", "title")
 
 
 def page_sentences(*, page: Page) -> QuerySet[Sentence]:

@@ -222,14 +222,17 @@ class RoomConsumer(GameSocketConsumer):
         everyone at once, when the question is over. The vote, then the question's finish
         when that was the last vote it waited for (``room_question_finish``: one query when
         it was not), are one trip to a database thread; the ack is handed to the loop as soon
-        as the vote is in (no second wait for a thread before the room's answer). The room's
-        count of votes then goes out through ``_votes_counts``."""
+        as the vote is in (no second wait for a thread before the room's answer), so the
+        vote's ``round_settled`` is left to this call (``services.rounds_settled_here``), which
+        asks ``room_question_voted`` after the ack. The room's count of votes then goes out
+        through ``_votes_counts``."""
         false_claim = claim_field(frame, "false_claim", also="claim")
         round_id, question_id, player = self._own_round(), self.question_id, self.scope["user"]
         loop = asyncio.get_running_loop()
 
         def vote_then_finish() -> VotesCount | None:
-            result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
+            with services.rounds_settled_here():  # the ack first, then the question (below)
+                result = rounds.vote_cast(round_id=round_id, player=player, false_claim=false_claim)
             asyncio.run_coroutine_threadsafe(self._voted(result), loop)
             try:
                 return services.room_question_voted(question_id=question_id)[1]

@@ -2,12 +2,14 @@
 of a room's round is the whole room's, out when its question is over) and its receiver of
 ``round_settled`` in ``RoomsConfig.ready()``; voting itself knows nothing of rooms.
 
-The room socket asks the room whether its question is over after each vote; a member who
-votes, gives up or reports over REST (or the round socket) gets the same: once the round
-service has committed, ``round_settled`` reaches ``room_round_settled``, which asks
-``room_question_voted`` (the same question as ``room_question_finish``, and the count of votes
-in the same query), so when that round was the last one the question waited for, every
-socket of the room gets the answer at once (not at the deadline).
+The round services send ``round_settled`` once a vote, a give-up or a report on a room's
+round has committed, whichever transport carried it (REST, the round socket, the room
+socket); it reaches ``room_round_settled``, which asks ``room_question_voted`` (the same
+question as ``room_question_finish``, and the count of votes in the same query), so when that
+round was the last one the question waited for, every socket of the room gets the answer at
+once (not at the deadline). Where the caller settles the question itself
+(``services.rounds_settled_here``: the room socket's vote, the room's own finish) the
+receiver leaves it to it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from django.db.models import Q, QuerySet
 from foolgame.core.hooks import RoundGroups
 from foolgame.rooms.models import RoomRound
 from foolgame.rooms.selectors import given_up, round_answer_withheld, round_room_question
-from foolgame.rooms.services import room_question_voted, room_votes_counted
+from foolgame.rooms.services import room_question_voted, room_votes_counted, rounds_settled_by_caller
 from foolgame.voting.models import Round
 
 
@@ -30,6 +32,8 @@ def room_round_settled(*, round_id: int) -> bool:
     changes nothing; one still playing tells the room how many have voted (``room_votes_counted``):
     one query for both (``room_question_voted``).
     Returns True when this call ended the question."""
+    if rounds_settled_by_caller():
+        return False
     question_id = round_room_question(round_id=round_id)
     if question_id is None:
         return False

@@ -28,6 +28,7 @@ import math
 import random
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -570,6 +571,30 @@ def _finish_question(
     return True
 
 
+_settled_here: ContextVar[bool] = ContextVar("rooms_settled_here", default=False)
+
+
+@contextmanager
+def rounds_settled_here() -> Iterator[None]:
+    """Round services called inside end a room's round whose question the caller settles
+    itself: ``round_settled``, which they send after their commit (in the context of their
+    call, ``core.events.hook_on_commit``), then leaves the question to it
+    (``rooms.rounds.room_round_settled``). The room service's own finish, which gives up the
+    rounds still open and ends the question in one transaction (``_finishing``), and the room
+    socket, which acks a vote before it asks whether the question is over
+    (``RoomConsumer.on_vote``: the voter's ack comes before the room's answer)."""
+    token = _settled_here.set(True)
+    try:
+        yield
+    finally:
+        _settled_here.reset(token)
+
+
+def rounds_settled_by_caller() -> bool:
+    """Inside ``rounds_settled_here``?"""
+    return _settled_here.get()
+
+
 @contextmanager
 def _finishing() -> Iterator[list[int]]:
     """A transaction that may end questions (``_finish_question``), then the votes on their
@@ -577,9 +602,10 @@ def _finishing() -> Iterator[list[int]]:
     first. Yields the list ``_finish_question`` adds those rounds to. Votes not due yet wait
     (a member gave up before the deadline); a transaction that raises pays nothing; should
     the payment fail or the process die first, the round sweep pays whatever is left
-    unsettled within a minute."""
+    unsettled within a minute. The rounds it ends are its own to settle
+    (``rounds_settled_here``)."""
     round_ids: list[int] = []
-    with transaction.atomic():
+    with rounds_settled_here(), transaction.atomic():
         yield round_ids
     if not round_ids:
         return

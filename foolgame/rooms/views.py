@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.core.errors import ServiceError
-from foolgame.pages.selectors import category_list
+from foolgame.claims.selectors import category_list
 from foolgame.players.roles import is_guest
 from foolgame.rooms.services import room_join_as_guest
 from foolgame.rooms.qr import qr_svg

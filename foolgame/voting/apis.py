@@ -7,7 +7,6 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.core import hooks
 from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
@@ -307,8 +306,7 @@ class RoundDetailApi(ApiView):
         "round shows no `result` (and padded `clues_left`) until its question is over, when the whole room gets the answer.",
     )
     def get(self, request: Request, round_id: int) -> Response:
-        hooks.round_settled.send(round_id=round_id)  # a room's question past its deadline ends first, as the room's read does
-        return Response(services.round_get_state(round_id=round_id, player=request.user))
+        return Response(services.round_read(round_id=round_id, player=request.user))
 
 
 class RoundStartApi(ApiView):
@@ -383,7 +381,7 @@ class RoundVoteApi(ApiView):
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = validated_body(VoteSerializer, request)
-        result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"], settle=True)
+        result = services.vote_cast(round_id=round_id, player=request.user, false_claim=data["false_claim"])
         return Response(result)
 
 
@@ -439,9 +437,7 @@ class RoundReportApi(ApiView):
     )
     def post(self, request: Request, round_id: int) -> Response:
         data = validated_body(ReportSerializer, request)
-        result = services.round_report(round_id=round_id, player=request.user, **data)
-        hooks.round_settled.send(round_id=round_id)  # a report ends a room's round: its question may be over
-        return Response(result)
+        return Response(services.round_report(round_id=round_id, player=request.user, **data))
 
 
 class LeaderboardEntrySerializer(serializers.Serializer):
@@ -584,6 +580,4 @@ class RoundForfeitApi(ApiView):
         "answer when its question is over (at once when this was the last round the question waited for).",
     )
     def post(self, request: Request, round_id: int) -> Response:
-        state = services.round_forfeit(round_id=round_id, player=request.user)
-        hooks.round_settled.send(round_id=round_id)  # after the commit: the room's question may be over now
-        return Response(state)
+        return Response(services.round_forfeit(round_id=round_id, player=request.user))

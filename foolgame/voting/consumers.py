@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from foolgame.core import clock, hooks
+from foolgame.core import clock
 from foolgame.core.queries import compiled_rows
 from foolgame.core.errors import ServiceError
 from foolgame.core.sockets import (
@@ -51,17 +51,15 @@ def _expired_row(*, round_id: int) -> tuple[str, datetime | None] | None:
     return _clock_row(round_id=round_id)
 
 
-def _settling(service: Callable[..., Any], then: Callable[..., Any] | None = None) -> Callable[..., Any]:
-    """``service`` followed, once it has committed, by ``round_settled`` (a group, a room's
-    question, may be over now) and ``then`` (its answer is returned instead), in the same
-    trip to the database: a hop to a database thread costs more than the hook's query."""
+def _then(service: Callable[..., Any], then: Callable[..., Any]) -> Callable[..., Any]:
+    """``service`` followed by ``then`` (its answer is returned instead), in the same trip to
+    the database: a hop to a database thread costs more than the second query."""
 
-    def settling(*, round_id: int, **kwargs: Any) -> Any:
-        result = service(round_id=round_id, **kwargs)
-        hooks.round_settled.send(round_id=round_id)
-        return then(round_id=round_id) if then is not None else result
+    def both(*, round_id: int, **kwargs: Any) -> Any:
+        service(round_id=round_id, **kwargs)
+        return then(round_id=round_id)
 
-    return settling
+    return both
 
 
 class RoundConsumer(GameSocketConsumer):
@@ -112,7 +110,7 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("state", state)
 
     async def on_state(self, frame: dict[str, Any]) -> None:
-        state = await self._call(services.round_get_state)
+        state = await self._call(services.round_read)
         await self._remember(state)
         await self.send_frame("state", state)
 
@@ -122,7 +120,7 @@ class RoundConsumer(GameSocketConsumer):
         await self.send_frame("clue", result)
 
     async def on_vote(self, frame: dict[str, Any]) -> None:
-        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim", also="claim"), settle=True)
+        result = await self._call(services.vote_cast, false_claim=claim_field(frame, "false_claim", also="claim"))
         self.status = Round.State.VOTED
         await self.send_frame("result", result)
 
@@ -136,7 +134,7 @@ class RoundConsumer(GameSocketConsumer):
             raise FrameError("invalid_reason", "reason must be one of: " + ", ".join(Report.Reason.values) + ".")
         if not isinstance(note, str):
             raise FrameError("invalid_note", "note must be text.")
-        row = await self._call(_settling(services.round_report, then=_clock_row), claim=claim_field(frame, "claim"), reason=reason, note=note)
+        row = await self._call(_then(services.round_report, _clock_row), claim=claim_field(frame, "claim"), reason=reason, note=note)
         self._take_row(row)
         await self.send_frame("ok", payloads.OkFrame({"for": "report"}))
 

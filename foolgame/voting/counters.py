@@ -1,12 +1,13 @@
 """Per-claim vote counters kept on the claim row, so that dealing never aggregates history.
 
 ``Claim.game_votes`` is the number of voted rounds that dealt the claim: the count that
-``claims_for_player`` used to aggregate over the dealt rows at every deal. It is *recounted*
-for the claims of each vote by the claims' quality refresh, which every vote sends after its
-commit (batched: ``claim_votes_recount``, under the refresh's claim locks), and for every
-claim by the hourly full refresh; the migration that made the column filled it from the
-history (``claim_counters_backfill``). A recount is exact whatever order the refreshes run
-in, so the counter may lag a vote by the batch's half second but never drifts.
+``claims_for_player`` used to aggregate over the dealt rows at every deal. Voting keeps it
+itself: it is *recounted* for the claims of each vote by the task every vote sends after its
+commit (batched: ``tasks.recount_claim_votes``, ``claim_votes_refresh``, under the claims'
+locks), and for every claim by the hourly beat job ``recount-claim-votes``
+(``claim_votes_refresh_all``); the migration that made the column filled it from the history
+(``claim_counters_backfill``). A recount is exact whatever order the recounts run in, so the
+counter may lag a vote by the batch's half second but never drifts.
 
 The vote itself no longer writes the claim rows: it takes them *key share*
 (``claim_refs_lock``), as a deal does, so the room's twenty votes on one pair do not queue
@@ -92,7 +93,7 @@ def _write_counts(claims: Any, by_count: dict[int, list[int]], chunk: int) -> No
 def claim_votes_recount(*, claim_ids: Iterable[int]) -> int:
     """Set these claims' ``game_votes`` to their count of voted rounds (the backfill's
     aggregate, for these claims only), writing only the ones that differ; returns how many
-    changed. Call with the claims' rows locked (``claim_votes_lock``: the quality refresh),
+    changed. Call with the claims' rows locked (``claim_votes_lock``: ``claim_votes_refresh``),
     so two recounts of one claim run one after the other and the later one reads every vote
     committed before it."""
     from foolgame.claims.models import Claim
@@ -106,6 +107,27 @@ def claim_votes_recount(*, claim_ids: Iterable[int]) -> int:
             by_count[counts.get(pk, 0)].append(pk)
     _write_counts(Claim.objects, by_count, COUNT_CHUNK)
     return sum(len(pks) for pks in by_count.values())
+
+
+def claim_votes_refresh(*, claim_ids: Iterable[int]) -> int:
+    """Recount these claims' ``game_votes`` under their locks (``claim_votes_lock``, in id
+    order, in a transaction of its own): the per-vote task. Idempotent; returns how many
+    counters changed."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        ids = claim_votes_lock(claim_ids=claim_ids)
+        return claim_votes_recount(claim_ids=ids) if ids else 0
+
+
+def claim_votes_refresh_all(*, chunk: int = COUNT_CHUNK) -> int:
+    """``claim_votes_refresh`` over every claim, one chunk of ids per transaction, so votes
+    are never held up for long (the hourly beat job: it sets any counter a lost task left
+    behind). Returns how many counters changed."""
+    from foolgame.claims.models import Claim
+
+    ids = list(Claim.objects.order_by("pk").values_list("pk", flat=True))
+    return sum(claim_votes_refresh(claim_ids=ids[start : start + chunk]) for start in range(0, len(ids), chunk))
 
 
 def claim_counters_backfill(*, claim_model: type[Model] | None = None, seen_model: type[Model] | None = None, chunk: int = COUNT_CHUNK) -> int:

@@ -31,9 +31,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from django.db.models import Avg
+from django.db.models import Avg, BooleanField, ExpressionWrapper, Q, Value
 
 from foolgame.claims.models import Claim
+from foolgame.core import hooks
 from foolgame.players.models import PlayerRating
 from foolgame.voting.counters import claim_votes_lock
 from foolgame.voting.models import Round, Vote
@@ -51,6 +52,19 @@ def _update_options() -> dict[str, Any]:
     the per-vote updates and the ``glicko2`` refit use the same, so a refit writes what the
     votes wrote."""
     return {"tau": _settings()["TAU"], "max_step": _settings().get("PLAYER_MAX_STEP") or None}
+
+
+def _held(prefix: str) -> Q:
+    """The players (``prefix``: the path to them) held out of the ratings by a higher app
+    (``hooks.play_rules``: moderation's improbable players); a ``Q`` that matches none without one."""
+    held = hooks.play_rules.get().players_held(prefix=prefix)
+    return held if held is not None else Q(pk__in=[])
+
+
+def _held_flag(prefix: str) -> Any:
+    """Whether the player (``prefix``: the path to them) is held, as an annotation."""
+    held = hooks.play_rules.get().players_held(prefix=prefix)
+    return ExpressionWrapper(held, output_field=BooleanField()) if held is not None else Value(False)
 
 
 def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool, forfeit: bool = False) -> tuple[float, float]:
@@ -85,9 +99,10 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
     delivered twice, the sweep, a refit). True when this call rated it."""
     row = (
         Vote.objects.filter(pk=vote_id, rated=False, unpaid="", settled=True)
+        .annotate(voter_held=_held_flag("round__player__"))
         .values_list(
             "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct",
-            "round__player__integrity_hold__held", "round_id",
+            "voter_held", "round_id",
         )
         .first()
     )
@@ -95,7 +110,7 @@ def ratings_rate_vote(*, vote_id: int) -> bool:
         return False
     player_id, left, right, false_index, correct, held, round_id = row
     if held:
-        # A voter held as improbable (moderation's PlayerHold) is out of the ratings until a
+        # A voter held as improbable (``hooks.play_rules``: moderation's) is out of the ratings until a
         # moderator clears them: the vote is marked done without moving anyone's rating.
         Vote.objects.filter(pk=vote_id, rated=False).update(rated=True)
         return False
@@ -115,7 +130,7 @@ def ratings_rate_forfeit(*, round_id: int) -> bool:
     ``ratings_rate_vote`` does a vote's: under the claims' locks and the round's row, skipped
     unless the round waits for it (``forfeit_rated`` False). True when this call rated it."""
     pending = Round.objects.filter(pk=round_id, state=Round.State.FORFEITED, forfeit_rated=False)
-    row = pending.values_list("player_id", "left_claim_id", "right_claim_id", "false_claim_index", "player__integrity_hold__held").first()
+    row = pending.annotate(voter_held=_held_flag("player__")).values_list("player_id", "left_claim_id", "right_claim_id", "false_claim_index", "voter_held").first()
     if row is None:
         return False
     player_id, left, right, false_index, held = row
@@ -201,7 +216,7 @@ def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
     rows = (
         PlayerRating.objects.filter(votes__gte=_settings()["SKILL_MIN_VOTES"])
         .exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
-        .exclude(player__integrity_hold__held=True)  # held as improbable (moderation's PlayerHold)
+        .exclude(_held("player__"))  # held as improbable (``hooks.play_rules``: moderation's)
         .exclude(player__guest__isnull=False)  # guests, until claimed with a password
         .order_by("-floor", "player__username")
         .values_list("player__username", "rating", "deviation", "votes", "floor")[:limit]
@@ -242,12 +257,12 @@ def _votes(progress: Progress, ids: list[int], forfeit_ids: list[int]) -> Iterat
     """Every rated vote, and every started round given up (a wrong vote), as a
     ``scoring.ratings.RoundVote``, in the order they happened (time, then id); their ids are
     appended to ``ids`` and ``forfeit_ids``. Players held as improbable are left out."""
-    votes = Vote.objects.filter(unpaid="", settled=True).exclude(round__player__integrity_hold__held=True).order_by("created", "id").values_list(
+    votes = Vote.objects.filter(unpaid="", settled=True).exclude(_held("round__player__")).order_by("created", "id").values_list(
         "created", "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct"
     )
     forfeits = (
         Round.objects.filter(state=Round.State.FORFEITED, forfeit_rated__isnull=False)
-        .exclude(player__integrity_hold__held=True)
+        .exclude(_held("player__"))
         .order_by("ended_at", "id")
     ).values_list(
         "ended_at", "id", "player_id", "left_claim_id", "right_claim_id", "false_claim_index"

@@ -18,9 +18,12 @@ from foolgame.voting.models import Round, Vote
 
 
 def claims_playable() -> QuerySet[Claim]:
-    """Claims that may be dealt to anyone: active ones that moderation has not taken out of
-    play (hidden by reports until reviewed, or flagged too hard and not kept by a moderator)."""
-    return Claim.objects.filter(status=Claim.Status.ACTIVE).exclude(quality__out_of_play=True)
+    """Claims that may be dealt to anyone: active ones that no higher app has taken out of
+    play (``hooks.play_rules``: moderation's, hidden by reports until reviewed, or flagged too
+    hard and not kept by a moderator)."""
+    claims = Claim.objects.filter(status=Claim.Status.ACTIVE)
+    out = hooks.play_rules.get().claims_out_of_play()
+    return claims if out is None else claims.exclude(out)
 
 
 def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, page_id: int | None = None) -> QuerySet[Claim]:
@@ -28,8 +31,9 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, 
     the stored ``deal_votes`` column.
 
     Never the player's own claims, never one already dealt to them (voted on, timed out,
-    reported or held in an open round), never one they saw with its answer as a moderator
-    (``moderation.Sighting``): their vote on it would be no evidence.
+    reported or held in an open round), never one a higher app keeps from them
+    (``claims_kept_from``: one they saw with its answer as a moderator, whose vote would be
+    no evidence; one they checked).
     """
     claims = claims_for_players(players=[player], category=category)
     return claims if page_id is None else claims.filter(page_id=page_id)
@@ -37,15 +41,10 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, 
 
 def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | None = None) -> QuerySet[Claim]:
     """Claims that may be dealt to every one of these players at once (a room's question):
-    none written by any of them, none already dealt to any of them, none any of them saw
-    with its answer as a moderator, none a higher app keeps from them (``claims_kept_from``:
-    the claims they checked)."""
-    claims = (
-        claims_playable()
-        .exclude(author__in=players)
-        .exclude(dealt__player__in=players)
-        .exclude(moderation_sightings__moderator__in=players)
-    )
+    none written by any of them, none already dealt to any of them, none a higher app keeps
+    from them (``claims_kept_from``: the claims they checked, the claims they saw with their
+    answer as moderators, the claims of rooms they hosted without playing)."""
+    claims = claims_playable().exclude(author__in=players).exclude(dealt__player__in=players)
     for kept in hooks.claims_kept_from.send(players=players):
         claims = claims.exclude(kept)
     if category:
@@ -55,14 +54,14 @@ def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | N
 
 def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:
     """Players ranked by points of one kind (or in total), summed from the ledger.
-    Equal points share a rank; system players (the release's author), players held as
-    improbable (moderation's PlayerHold, until a moderator clears them) and guests (a
-    nickname for live rooms, until claimed with a password) are left out."""
-    entries = (
-        LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
-        .exclude(player__integrity_hold__held=True)
-        .exclude(player__guest__isnull=False)
-    )
+    Equal points share a rank; system players (the release's author), players a higher app
+    holds (``hooks.play_rules``: moderation's improbable players, until a moderator clears
+    them) and guests (a nickname for live rooms, until claimed with a password) are left out."""
+    entries = LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
+    held = hooks.play_rules.get().players_held(prefix="player__")
+    if held is not None:
+        entries = entries.exclude(held)
+    entries = entries.exclude(player__guest__isnull=False)
     if kind != "total":
         entries = entries.filter(kind=kind)
     rows = (

@@ -333,6 +333,19 @@ def round_get_state(*, round_id: int, player: AbstractBaseUser) -> RoundState:
     return round_state(round_)
 
 
+def round_read(*, round_id: int, player: AbstractBaseUser) -> RoundState:
+    """``round_get_state`` as the player's own read of their round (``GET /api/rounds/<id>``,
+    the round socket's ``state`` frame): a round played in a group whose answer is still held
+    back first sends ``round_settled``, so a group whose clock ran out with nobody there to end
+    it (a room's question past its deadline) ends now and the read shows its answer. A solo
+    round, or one whose answer is out, is read as ``round_get_state`` reads it."""
+    round_ = _get_round(round_id=round_id, player=player)
+    groups = hooks.round_groups.get()
+    if groups.in_group(round_) and groups.answer_withheld(round_):
+        hooks.round_settled.send(round_id=round_id)
+    return round_get_state(round_id=round_id, player=player)
+
+
 # --- actions ------------------------------------------------------------------------------
 
 
@@ -397,29 +410,53 @@ def _rate_on_commit(vote: Vote) -> None:
 
 def _vote_unpaid(player: AbstractBaseUser, round_: Round, now: datetime) -> str:
     """Why this vote pays nobody (``Vote.unpaid``), or "": ``moderator_saw_claim`` when the
-    voter had seen either claim with its answer as a moderator (``moderation.Sighting``) up
-    to the vote's moment, ``guest`` for a guest account (``is_guest``). While the player's
-    guest flag is not known yet (a socket's first vote) one query reads both, its SQL compiled
-    once (``compiled_rows``), and the flag is remembered on the user object where
-    ``players.roles.is_guest`` keeps it."""
+    voter had seen either claim with its answer outside a round up to the vote's moment
+    (``hooks.play_rules``: a moderator's sighting), ``guest`` for a guest account
+    (``is_guest``). While the player's guest flag is not known yet (a socket's first vote) one
+    query reads both, its SQL compiled once (``compiled_rows``), and the flag is remembered on
+    the user object where ``players.roles.is_guest`` keeps it."""
     claim_ids = (round_.left_claim_id, round_.right_claim_id)
-
-    def sightings() -> QuerySet[Claim]:
-        return Claim.objects.filter(pk__in=claim_ids, moderation_sightings__moderator_id=player.pk, moderation_sightings__first_seen__lte=now)
-
-    if getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False):
-        saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
+    seen = hooks.play_rules.get().claims_answer_seen(player_id=player.pk, at=now)
+    known_guest = getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False)
+    if seen is None:  # no such rule: nobody saw an answer
+        saw = False
     else:
 
-        def both() -> QuerySet[Any]:
-            return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
+        def sightings() -> QuerySet[Claim]:
+            # The rule's lookups first, then the pair: the parameters' order below.
+            return Claim.objects.filter(seen, pk__in=claim_ids)
 
-        rows = compiled_rows("vote_unpaid", both, [1, now, player.pk, *claim_ids, 1, player.pk])
-        saw, guest = rows[0] if rows else (False, False)
-        player._fm2_is_guest = bool(guest)  # type: ignore[attr-defined]
+        if known_guest:
+            saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
+        else:
+
+            def both() -> QuerySet[Any]:
+                return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
+
+            rows = compiled_rows("vote_unpaid", both, [1, now, player.pk, *claim_ids, 1, player.pk])
+            saw, guest = rows[0] if rows else (False, False)
+            player._fm2_is_guest = bool(guest)  # type: ignore[attr-defined]
     if saw:
         return "moderator_saw_claim"
     return "guest" if is_guest(player) else ""
+
+
+def _recount_on_commit(round_: Round) -> None:
+    """The vote's claims' dealer counters (``voting.counters``), recounted by a task after the
+    commit, batched with the other votes of the next half second (``recount_claim_votes``;
+    the hourly ``recount_all_claim_votes`` sets any a lost task missed)."""
+    from foolgame.voting import tasks
+
+    events.task_batched_on_commit(tasks.recount_claim_votes, [round_.left_claim_id, round_.right_claim_id])
+
+
+def _settle_on_commit(round_: Round) -> None:
+    """A round service ended this round: when it is played in a group (a room's question), send
+    ``round_settled`` once the change has committed, so the group ends when nothing is left to
+    wait for, whatever transport (REST, the round socket, the room socket) asked. A solo round
+    sends nothing and costs no query (``in_group`` is read from the round's related rows)."""
+    if hooks.round_groups.get().in_group(round_):
+        events.hook_on_commit(hooks.round_settled, round_id=round_.pk)
 
 
 def _vote_awards(round_: Round, *, correct: bool, remaining: float) -> list[Any]:
@@ -512,11 +549,11 @@ def votes_unpay(*, round_ids: list[int], reason: str) -> int:
     return Vote.objects.filter(round_id__in=round_ids, settled=False, unpaid="").update(unpaid=reason, points=0, rated=True)
 
 
-def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int, settle: bool = False) -> Result:
+def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> Result:
     """Mark the claim the player thinks is false. One vote per round (a database rule);
-    the vote and its ledger rows are written in one transaction; the claims' vote counters,
-    quality flags and ratings follow from it after the commit (batched tasks: see
-    ``voting.counters``). On a room's round while its question plays the answer is only the
+    the vote and its ledger rows are written in one transaction; the claims' vote counters
+    (``voting.counters``), quality flags and ratings follow from it after the commit (batched
+    tasks). On a room's round while its question plays the answer is only the
     time left: whether the vote was right is the whole room's news when the question is over.
     A vote by a player who had seen either claim as a moderator before it pays nobody and is
     not rated (``Vote.unpaid``; its result says why).
@@ -526,9 +563,9 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int, sett
     taking the claims first keeps one order; key share lets the votes of a room, all on one
     pair, run side by side.
 
-    ``settle``: once the vote has committed, send ``round_settled`` when the round is played
-    in a group (a room's question may be over now), as a transport does after its vote. A solo
-    round has nothing to settle and costs no query: whether it is a group's came with it."""
+    A round played in a group sends ``round_settled`` once the vote has committed (a room's
+    question may be over now), whichever transport carried the vote (``_settle_on_commit``). A
+    solo round has nothing to settle and costs no query: whether it is a group's came with it."""
     _check_index(false_claim, field="false_claim")
     try:
         with transaction.atomic():
@@ -564,14 +601,13 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int, sett
                 compiled_update(round_, ("state", "ended_at"))  # every vote: written once
                 round_changed_on_commit(round_)
                 hooks.claims_voted.send(claim_ids=[round_.left_claim_id, round_.right_claim_id])
-                in_group = hooks.round_groups.get().in_group(round_)
+                _recount_on_commit(round_)
+                _settle_on_commit(round_)
                 result = vote_ack(vote) if withheld else result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
     if remaining is None:
         raise _expired_error()
-    if settle and in_group:
-        hooks.round_settled.send(round_id=round_id)
     return result
 
 
@@ -696,6 +732,7 @@ def round_report(*, round_id: int, player: AbstractBaseUser, claim: int, reason:
             round_.state, round_.ended_at = Round.State.REPORTED, now
             round_.save(update_fields=["state", "ended_at"])
             round_changed_on_commit(round_)
+        _settle_on_commit(round_)  # a report ends a group's round: its question may be over
         return {"ok": True}
 
 
@@ -801,6 +838,7 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         if round_.state == Round.State.READY:
             round_.answer_at = now + timedelta(seconds=game_settings()["ROUND_SECONDS"])
         elif _close_if_due(round_, now):
+            _settle_on_commit(round_)  # timed out instead: a group's question may be over too
             return round_state(round_, now=now)
         elif round_.state != Round.State.PLAYING:
             raise ServiceError("round_over", "This round is over.", status_code=409)
@@ -814,4 +852,5 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         round_changed_on_commit(round_)
         if round_.forfeit_rated is False:
             _rate_forfeit_on_commit(round_)
+        _settle_on_commit(round_)  # a group's question may be over now
         return round_state(round_, now=now)

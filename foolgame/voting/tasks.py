@@ -1,11 +1,13 @@
 """Celery tasks for rounds: close one at its deadline, and sweep any a timer missed; rate
-votes and forfeits, and sweep any a lost task left unrated."""
+votes and forfeits, and sweep any a lost task left unrated; recount the claims' dealer
+counters after votes, and all of them hourly."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import OperationalError
 
+from foolgame.voting.counters import claim_votes_refresh, claim_votes_refresh_all
 from foolgame.voting.ratings import ratings_rate_forfeits, ratings_rate_pending, ratings_rate_vote, ratings_rate_votes
 from foolgame.voting.services import round_expire, rounds_sweep
 
@@ -48,3 +50,16 @@ def rate_forfeits(round_ids: list[int]) -> int:
 def rate_pending_votes() -> int:
     """The sweep: votes and forfeits whose rating task was lost."""
     return ratings_rate_pending()
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def recount_claim_votes(claim_ids: list[int]) -> int:
+    """Sent after votes commit, batched as ``rate_votes``: recount their claims' dealer
+    counters (``voting.counters``); recounting is idempotent."""
+    return claim_votes_refresh(claim_ids=claim_ids)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
+def recount_all_claim_votes() -> int:
+    """Periodic: recount every claim's dealer counter (any a lost task left behind)."""
+    return claim_votes_refresh_all()

@@ -11,7 +11,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.core import hooks
 from foolgame.pages.models import Page
-from foolgame.pages.selectors import category_list
+from foolgame.claims.selectors import category_list
 from foolgame.players.selectors import player_points
 from foolgame.voting.ratings import skill_table
 from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of

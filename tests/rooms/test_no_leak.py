@@ -212,17 +212,18 @@ def test_a_host_alone_who_leaves_reads_no_answer_before_the_deadline(db, fake_cl
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("give_up", ["forfeit", "leave"])
-def test_the_last_member_who_gives_up_reads_no_answer_before_the_deadline_and_the_voters_do(party, fake_clock, give_up) -> None:
+def test_the_last_member_who_gives_up_reads_no_answer_before_the_deadline_and_the_voters_do(party, fake_clock, give_up, django_capture_on_commit_callbacks) -> None:
     code = party.room.code
     services.room_next_question(code=code, player=party.host)
     question = current(party.room)
     mine = rounds_of(question)
     fake_clock.advance(20)
     hana, otto, pia = login("hana"), login("otto"), login("pia")
-    post(hana, f"/api/rounds/{mine['hana'].pk}/vote", {"false_claim": question.false_claim_index})  # a canary, right
-    post(otto, f"/api/rounds/{mine['otto'].pk}/vote", {"false_claim": 1 - question.false_claim_index})
-    url = f"/api/rounds/{mine['pia'].pk}/forfeit" if give_up == "forfeit" else f"/api/rooms/{code}/leave"
-    assert post(pia, url).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):  # the round services settle the question after their commit
+        post(hana, f"/api/rounds/{mine['hana'].pk}/vote", {"false_claim": question.false_claim_index})  # a canary, right
+        post(otto, f"/api/rounds/{mine['otto'].pk}/vote", {"false_claim": 1 - question.false_claim_index})
+        url = f"/api/rounds/{mine['pia'].pk}/forfeit" if give_up == "forfeit" else f"/api/rooms/{code}/leave"
+        assert post(pia, url).status_code == 200
     question.refresh_from_db()
     assert question.state == "done", "pia was the last one the question waited for"
     # The voters get the answer now, as before.

@@ -38,16 +38,19 @@ def shows_no_answer(response, question: RoomQuestion) -> None:
         assert len(set(body["clues_left"])) == 1
 
 
-def test_rest_forfeit_and_read_of_a_room_round_keep_the_answer_until_the_question_is_over(party, fake_clock) -> None:
+def test_rest_forfeit_and_read_of_a_room_round_keep_the_answer_until_the_question_is_over(party, fake_clock, django_capture_on_commit_callbacks) -> None:
     question, mine = start_question(party)
     pia = login("pia")
-    forfeited = post(pia, f"/api/rounds/{mine['pia'].pk}/forfeit")
+    with django_capture_on_commit_callbacks(execute=True):  # the round services settle the question after their commit
+        forfeited = post(pia, f"/api/rounds/{mine['pia'].pk}/forfeit")
     assert forfeited.status_code == 200 and forfeited.json()["status"] == "forfeited"
     shows_no_answer(forfeited, question)
     shows_no_answer(pia.get(f"/api/rounds/{mine['pia'].pk}"), question)
-    voted = post(login("hana"), f"/api/rounds/{mine['hana'].pk}/vote", {"false_claim": question.false_claim_index})
+    with django_capture_on_commit_callbacks(execute=True):
+        voted = post(login("hana"), f"/api/rounds/{mine['hana'].pk}/vote", {"false_claim": question.false_claim_index})
     shows_no_answer(voted, question)
-    post(login("otto"), f"/api/rounds/{mine['otto'].pk}/vote", {"false_claim": 1 - question.false_claim_index})
+    with django_capture_on_commit_callbacks(execute=True):
+        post(login("otto"), f"/api/rounds/{mine['otto'].pk}/vote", {"false_claim": 1 - question.false_claim_index})
     question.refresh_from_db()
     assert question.state == "done"
     # Over for the room, but pia gave up: her answer waits for the question's deadline.
@@ -114,11 +117,12 @@ def test_the_last_rest_vote_ends_the_question_and_tells_the_room(party, fake_clo
     assert [f["username"] for f in answer["found"]] == ["hana", "otto", "pia"]
 
 
-def test_the_last_rest_forfeit_ends_the_question(party, fake_clock) -> None:
+def test_the_last_rest_forfeit_ends_the_question(party, fake_clock, django_capture_on_commit_callbacks) -> None:
     question, mine = start_question(party)
     rounds.vote_cast(round_id=mine["hana"].pk, player=party.host, false_claim=0)
     rounds.vote_cast(round_id=mine["otto"].pk, player=party.players[1], false_claim=1)
-    forfeited = post(login("pia"), f"/api/rounds/{mine['pia'].pk}/forfeit")
+    with django_capture_on_commit_callbacks(execute=True):  # the forfeit settles the question after its commit
+        forfeited = post(login("pia"), f"/api/rounds/{mine['pia'].pk}/forfeit")
     assert forfeited.status_code == 200
     question.refresh_from_db()
     assert question.state == "done"

@@ -1,6 +1,7 @@
-"""The per-claim vote counter the dealer orders by: recounted after each vote's commit (by the
-claims' quality refresh the vote sends), equal then to the aggregate over the dealt rows that
-it replaces; whatever order the refreshes run in, the last one leaves the true count."""
+"""The per-claim vote counter the dealer orders by: recounted after each vote's commit by
+voting's own task (``recount_claim_votes``), equal then to the aggregate over the dealt rows
+that it replaces; whatever order the recounts run in, the last one leaves the true count. The
+hourly beat job recounts every claim; moderation's quality refresh no longer touches it."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from django.utils import timezone
 from foolgame.core.errors import ServiceError
 from foolgame.claims.models import Claim
 from foolgame.moderation.quality import quality_refresh
-from foolgame.voting import services
-from foolgame.voting.counters import claim_counters_backfill
+from foolgame.voting import services, tasks
+from foolgame.voting.counters import claim_counters_backfill, claim_votes_refresh
 from foolgame.voting.models import Round, SeenClaim
 from tests.factories import ClaimFactory, PageFactory, UserFactory
 
@@ -59,17 +60,33 @@ def test_votes_count_both_claims_and_other_endings_count_nothing(fake_clock, dja
 
 
 @pytest.mark.django_db
-def test_a_vote_leaves_the_counter_to_its_refresh_which_recounts_exactly(fake_clock) -> None:
+def test_a_vote_leaves_the_counter_to_its_recount_which_recounts_exactly(fake_clock) -> None:
     # Without its follow-ups (a lost task) a vote leaves the counters as they were; the next
-    # refresh of the claims (another vote's, the hourly one) sets the true count, however
+    # recount of the claims (another vote's, the hourly one) sets the true count, however
     # wrong the stored one was.
     author = UserFactory()
     pairs(2, author)
     play(["correct", "wrong", "correct"], fake_clock)
     assert sum(counted().values()) == 0
     Claim.objects.update(game_votes=9)
-    quality_refresh(claim_ids=list(counted()))
+    claim_votes_refresh(claim_ids=list(counted()))
     assert counted() == aggregated() and sum(counted().values()) == 6
+
+
+@pytest.mark.django_db
+def test_voting_recounts_its_own_counters_and_moderation_leaves_them_alone(fake_clock, settings) -> None:
+    """The hourly beat job that recounts every claim is voting's (``recount-claim-votes``);
+    moderation's quality refresh, hourly too, no longer writes the dealer's counters."""
+    author = UserFactory()
+    pairs(3, author)
+    play(["correct", "wrong", "correct", "wrong"], fake_clock)
+    Claim.objects.update(game_votes=5)
+    quality_refresh(claim_ids=list(counted()))
+    assert set(counted().values()) == {5}
+    entry = settings.CELERY_BEAT_SCHEDULE["recount-claim-votes"]
+    assert entry["task"] == tasks.recount_all_claim_votes.name and entry["schedule"] <= 3600
+    assert tasks.recount_all_claim_votes.delay().get() == len(counted())
+    assert counted() == aggregated() and sum(counted().values()) == 8
 
 
 def play(outcomes: list[str], fake_clock) -> None:
