@@ -254,14 +254,14 @@ class RoundCreateApi(ApiView):
         return Response(services.rounds_open_for_player(player=request.user))
 
 
-def _whole_number(request: Request, name: str, default: int, low: int, high: int) -> int:
+def _whole_number(request: Request, name: str, default: int, low: int, high: int, *, code: str) -> int:
     raw = request.query_params.get(name)
     try:
         value = default if raw in (None, "") else int(raw)
     except ValueError:
-        raise ServiceError(f"invalid_{name}", f"{name} must be a whole number.") from None
+        raise ServiceError(code, f"{name} must be a whole number.") from None
     if not low <= value <= high:
-        raise ServiceError(f"invalid_{name}", f"{name} must be between {low} and {high}.")
+        raise ServiceError(code, f"{name} must be between {low} and {high}.")
     return value
 
 
@@ -290,8 +290,8 @@ class RoundHistoryApi(ApiView):
         "fewer than `limit`. `next_offset` pages on.",
     )
     def get(self, request: Request) -> Response:
-        offset = _whole_number(request, "offset", 0, 0, 10**9)
-        limit = _whole_number(request, "limit", 20, 1, services.HISTORY_MAX_LIMIT)
+        offset = _whole_number(request, "offset", 0, 0, 10**9, code="invalid_offset")
+        limit = _whole_number(request, "limit", 20, 1, services.HISTORY_MAX_LIMIT, code="invalid_limit")
         rounds, next_offset = services.rounds_history(player=request.user, offset=offset, limit=limit)
         return Response({"rounds": rounds, "next_offset": next_offset})
 
