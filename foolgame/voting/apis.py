@@ -300,7 +300,7 @@ class RoundDetailApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(
-        responses={200: RoundStateSerializer, **errors(e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
+        responses={200: RoundStateSerializer, **errors(e404="round_not_found")},
         summary="The round as its player may see it now",
         description="Before the vote: no labels, no gold evidence and no unrevealed clues. A round found past its deadline "
         "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence; a live room's "
@@ -316,7 +316,7 @@ class RoundStartApi(ApiView):
 
     @extend_schema(
         request=None,
-        responses={200: RoundStateSerializer, **errors(post=True, reads_body=False, e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
+        responses={200: RoundStateSerializer, **errors(post=True, reads_body=False, e404="round_not_found")},
         summary="Start the clock; the claims are sent now",
         description="Starts the round's 180 s clock and returns its state with the two claims. Starting a round that is "
         "already started (or over) changes nothing and returns its state: that is how a client resynchronises.",
@@ -335,7 +335,7 @@ class RoundRevealApi(ApiView):
             **errors(
                 post=True,
                 e400="invalid: the body is not a JSON object, or claim is not 0 (left) or 1 (right); details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e404="round_not_found",
                 e409=[
                     "round_not_started: start the round first",
                     "round_over: the round already has its vote, timed out, was reported or voided",
@@ -364,7 +364,7 @@ class RoundVoteApi(ApiView):
             **errors(
                 post=True,
                 e400="invalid: the body is not a JSON object, or false_claim is not 0 (left) or 1 (right); details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e404="round_not_found",
                 e409=[
                     "round_not_started: start the round first",
                     "round_over: the round already has its vote, timed out, was reported or voided",
@@ -397,7 +397,8 @@ class RoundLikeApi(ApiView):
             **errors(
                 post=True,
                 e400="invalid: the body is not a JSON object, or claim is not 0, 1 or null; details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e403="guest_not_allowed",
+                e404="round_not_found",
                 e409=["vote_first: likes come after the vote", "already_liked: this round already has its like"],
             ),
         },
@@ -421,7 +422,8 @@ class RoundReportApi(ApiView):
                 post=True,
                 e400="invalid: the body is not a JSON object, claim is not 0 or 1, reason is not spam, inappropriate, "
                 "wrong_label or other, or the note is too long; details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e403="guest_not_allowed",
+                e404="round_not_found",
                 e409=[
                     "round_not_started: start the round to see its claims first",
                     "round_voided: a moderator already changed a claim of this round",
@@ -569,7 +571,7 @@ class RoundForfeitApi(ApiView):
             **errors(
                 post=True,
                 reads_body=False,
-                e404="not_found: no such round of this player",
+                e404="round_not_found",
                 e409="round_over: the round has already ended",
                 e429="forfeit_rate_limited: you gave up too many rounds in the last hour (FM2_FORFEITS_PER_HOUR, 30); "
                 "details has retry_after (seconds) and retry_at",
