@@ -265,6 +265,23 @@ def _first_message(detail: Any) -> str:
     return str(detail)
 
 
+def field_problems(detail: Any, field: str | None = None, where: str = "") -> list[dict[str, str]]:
+    """A DRF validation error's detail as a list of ``{code, field, message}``, one for each
+    message, the shape of a refused claim's ``details``: ``field`` is the top-level field
+    (``non_field_errors`` for the body as a whole), a message about an item or a nested
+    field starts with where it is (``gold_sentence_ids[1]: A valid integer is required.``)."""
+    if isinstance(detail, dict):
+        problems = []
+        for key, value in detail.items():
+            inner = f"{where}[{key}]" if field is not None and isinstance(key, int) else f"{where}.{key}" if field is not None else str(key)
+            problems += field_problems(value, str(key) if field is None else field, inner)
+        return problems
+    if isinstance(detail, list):
+        return [problem for item in detail for problem in field_problems(item, field, where)]
+    prefix = f"{where}: " if field is not None and where != field else ""
+    return [{"code": str(ErrorCode.INVALID), "field": field or "non_field_errors", "message": f"{prefix}{detail}"}]
+
+
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if details is not None:
@@ -285,6 +302,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return None
     if isinstance(exc, exceptions.ValidationError):
         code, details = "invalid", exc.detail
+        if getattr(context.get("view"), "validation_details", "fields") == "problems":
+            details = field_problems(exc.detail)
     else:
         code, details = getattr(exc, "default_code", "error"), None
         if isinstance(exc.detail, exceptions.ErrorDetail):
