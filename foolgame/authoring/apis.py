@@ -27,7 +27,12 @@ class ErrorDetailSerializer(serializers.Serializer):
 class ErrorBodySerializer(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
-    details = ErrorDetailSerializer(many=True, required=False, help_text="Each rule broken, when there are several.")
+    details = ErrorDetailSerializer(
+        many=True,
+        required=False,
+        help_text="Each rule broken (a 400 refusing the claim), or each field of a malformed body (400 invalid, code "
+        "invalid, field the top-level field or non_field_errors).",
+    )
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -143,6 +148,7 @@ class WriteTaskCreateApi(ApiView):
 
 class ClaimCreateApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
+    validation_details = "problems"  # a malformed body's details as a refused claim's: [{code, field, message}]
 
     @extend_schema(
         request=ClaimRequestSerializer,
@@ -162,7 +168,8 @@ class ClaimCreateApi(ApiView):
                     "current sentences of the task's page",
                     "gold_too_easy: a gold sentence is the retriever's top hit for the claim",
                     "copies_gold: the claim repeats a gold sentence nearly word for word",
-                    "(each rule broken is in details, the first one is code)",
+                    "(each rule broken is in details, the first one is code; a malformed body's invalid lists each "
+                    "field in details the same way)",
                 ],
                 e403="task_not_yours: the write task was given to another player",
                 e404="task_not_found: there is no such write task",

@@ -1,6 +1,8 @@
 """The error responses of the OpenAPI schema (/api/schema/, /api/docs/): one body shape,
 ``{"error": {"code", "message", "details"?}}``, documented per endpoint with the codes it
-really returns. Documentation only: nothing here changes what an endpoint answers."""
+really returns, each a code of the registry (``core.errors.ErrorCode``) under one of its
+statuses (``tests/api/test_docs.py`` holds them to it). Documentation only: nothing here
+changes what an endpoint answers."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
+
+from foolgame.core.errors import ErrorCode
 
 
 class ApiErrorBodySerializer(serializers.Serializer):
@@ -48,7 +52,8 @@ def errors(
     body: Any = ApiErrorSerializer,
     **by_status: str | list[str],
 ) -> dict[int, OpenApiResponse]:
-    """OpenAPI error responses, ``e400="code: why", e409=[...]``. ``post`` adds what any unsafe
+    """OpenAPI error responses, ``e400="code: why", e409=[...]`` (a bare ``"code"`` says what
+    the registry says of it). ``post`` adds what any unsafe
     request may get (the CSRF check, a body too large) and, unless ``reads_body`` is False
     (an endpoint that never parses its body), a body that is not JSON or not a JSON type;
     ``login`` adds the 403 of a request without a session. 503 is always possible. ``body``
@@ -70,9 +75,12 @@ def errors(
 
 
 def _markdown(lines: list[str]) -> str:
-    """``code: why`` lines as a list with the codes in code type."""
+    """``code: why`` lines as a list with the codes in code type; a line that is only a code
+    takes its meaning from the registry (``ErrorCode``)."""
     items = []
     for line in lines:
         code, _, why = line.partition(": ")
+        if not why and code in ErrorCode._value2member_map_:
+            why = ErrorCode(code).meaning
         items.append(f"- `{code}`: {why}" if why else f"- {line}")
     return "\n".join(items)

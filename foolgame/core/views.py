@@ -21,7 +21,14 @@ class ApiView(APIView):
 
     DRF's SessionAuthentication checks CSRF only for logged-in users, which would leave
     signup and login open to login-CSRF; the API promises Django's rules for everyone.
+
+    ``validation_details`` is the shape of a 400 ``invalid``'s ``details``: ``"fields"``, an
+    object of each field's messages (DRF's own), or ``"problems"``, a list of ``{code, field,
+    message}`` (``core.errors.field_problems``) for an endpoint whose other 400s answer such
+    a list, so that its ``details`` have one documented shape.
     """
+
+    validation_details = "fields"
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):

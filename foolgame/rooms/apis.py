@@ -131,7 +131,10 @@ class RoomCreateApi(ApiView):
                     "invalid_seconds: seconds is not 30 to 180",
                     "unknown_category: no category has this slug or name",
                 ],
-                e409=f"too_many_open_rooms: you host {settings.FM2_ROOMS['MAX_OPEN_ROOMS_PER_HOST']} rooms not ended already; details.rooms lists their codes",
+                e409=[
+                    f"too_many_open_rooms: you host {settings.FM2_ROOMS['MAX_OPEN_ROOMS_PER_HOST']} rooms not ended already; details.rooms lists their codes",
+                    "try_again: no free room code was found (very unlikely); try again",
+                ],
                 e429=f"room_rate_limited: you made {settings.FM2_ROOMS['ROOMS_PER_HOUR']} rooms in the last hour; details has retry_after "
                 "(seconds, also the Retry-After header) and retry_at",
             ),

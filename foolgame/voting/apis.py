@@ -253,14 +253,14 @@ class RoundCreateApi(ApiView):
         return Response(services.rounds_open_for_player(player=request.user))
 
 
-def _whole_number(request: Request, name: str, default: int, low: int, high: int) -> int:
+def _whole_number(request: Request, name: str, default: int, low: int, high: int, *, code: str) -> int:
     raw = request.query_params.get(name)
     try:
         value = default if raw in (None, "") else int(raw)
     except ValueError:
-        raise ServiceError(f"invalid_{name}", f"{name} must be a whole number.") from None
+        raise ServiceError(code, f"{name} must be a whole number.") from None
     if not low <= value <= high:
-        raise ServiceError(f"invalid_{name}", f"{name} must be between {low} and {high}.")
+        raise ServiceError(code, f"{name} must be between {low} and {high}.")
     return value
 
 
@@ -289,8 +289,8 @@ class RoundHistoryApi(ApiView):
         "fewer than `limit`. `next_offset` pages on.",
     )
     def get(self, request: Request) -> Response:
-        offset = _whole_number(request, "offset", 0, 0, 10**9)
-        limit = _whole_number(request, "limit", 20, 1, services.HISTORY_MAX_LIMIT)
+        offset = _whole_number(request, "offset", 0, 0, 10**9, code="invalid_offset")
+        limit = _whole_number(request, "limit", 20, 1, services.HISTORY_MAX_LIMIT, code="invalid_limit")
         rounds, next_offset = services.rounds_history(player=request.user, offset=offset, limit=limit)
         return Response({"rounds": rounds, "next_offset": next_offset})
 
@@ -299,7 +299,7 @@ class RoundDetailApi(ApiView):
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(
-        responses={200: RoundStateSerializer, **errors(e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
+        responses={200: RoundStateSerializer, **errors(e404="round_not_found")},
         summary="The round as its player may see it now",
         description="Before the vote: no labels, no gold evidence and no unrevealed clues. A round found past its deadline "
         "is timed out by this read. Once over, `result` holds the answer and both claims' gold evidence; a live room's "
@@ -314,7 +314,7 @@ class RoundStartApi(ApiView):
 
     @extend_schema(
         request=None,
-        responses={200: RoundStateSerializer, **errors(post=True, reads_body=False, e404="round_not_found: no round of yours has this id (another player's round is not found either)")},
+        responses={200: RoundStateSerializer, **errors(post=True, reads_body=False, e404="round_not_found")},
         summary="Start the clock; the claims are sent now",
         description="Starts the round's 180 s clock and returns its state with the two claims. Starting a round that is "
         "already started (or over) changes nothing and returns its state: that is how a client resynchronises.",
@@ -333,7 +333,7 @@ class RoundRevealApi(ApiView):
             **errors(
                 post=True,
                 e400="invalid: the body is not a JSON object, or claim is not 0 (left) or 1 (right); details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e404="round_not_found",
                 e409=[
                     "round_not_started: start the round first",
                     "round_over: the round already has its vote, timed out, was reported or voided",
@@ -362,7 +362,7 @@ class RoundVoteApi(ApiView):
             **errors(
                 post=True,
                 e400="invalid: the body is not a JSON object, or false_claim is not 0 (left) or 1 (right); details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e404="round_not_found",
                 e409=[
                     "round_not_started: start the round first",
                     "round_over: the round already has its vote, timed out, was reported or voided",
@@ -395,7 +395,8 @@ class RoundLikeApi(ApiView):
             **errors(
                 post=True,
                 e400="invalid: the body is not a JSON object, or claim is not 0, 1 or null; details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e403="guest_not_allowed",
+                e404="round_not_found",
                 e409=["vote_first: likes come after the vote", "already_liked: this round already has its like"],
             ),
         },
@@ -419,7 +420,8 @@ class RoundReportApi(ApiView):
                 post=True,
                 e400="invalid: the body is not a JSON object, claim is not 0 or 1, reason is not spam, inappropriate, "
                 "wrong_label or other, or the note is too long; details names the field",
-                e404="round_not_found: no round of yours has this id (another player's round is not found either)",
+                e403="guest_not_allowed",
+                e404="round_not_found",
                 e409=[
                     "round_not_started: start the round to see its claims first",
                     "round_voided: a moderator already changed a claim of this round",
@@ -565,7 +567,7 @@ class RoundForfeitApi(ApiView):
             **errors(
                 post=True,
                 reads_body=False,
-                e404="not_found: no such round of this player",
+                e404="round_not_found",
                 e409="round_over: the round has already ended",
                 e429="forfeit_rate_limited: you gave up too many rounds in the last hour (FM2_FORFEITS_PER_HOUR, 30); "
                 "details has retry_after (seconds) and retry_at",

@@ -153,3 +153,76 @@ def test_websocket_doc_names_every_frame_error_and_close_code() -> None:
 
     frames = set(RoundConsumer.HANDLERS) | set(re.findall(r'send_frame\(\s*"([a-z]+)"', source))
     assert sorted(frame for frame in frames if f'"type": "{frame}"' not in doc and f"| `{frame}` |" not in doc) == []
+
+
+def documented_codes(description: str) -> list[str]:
+    """The codes of an error response's description: its ``- `code, code`: why`` lines."""
+    import re
+
+    return [code for found in re.findall(r"^- `([^`]+)`", description, flags=re.MULTILINE) for code in found.split(", ")]
+
+
+def registry_problems(operations: list[tuple[str, str, dict]]) -> list[str]:
+    """Each documented code that is not in ``core.errors.ErrorCode``, or not under one of its statuses."""
+    from foolgame.core.errors import ErrorCode
+
+    found = []
+    for method, path, operation in operations:
+        for status, response in operation["responses"].items():
+            if int(status) < 400:
+                continue
+            for code in documented_codes(response.get("description", "")):
+                if code not in ErrorCode._value2member_map_:
+                    found.append(f"{method} {path} {status}: {code!r} is not in ErrorCode")
+                elif int(status) not in ErrorCode(code).statuses:
+                    found.append(f"{method} {path} {status}: {code!r} is answered with {ErrorCode(code).statuses}")
+    return found
+
+
+# Registered codes no operation of the schema lists, and why.
+NOT_IN_THE_SCHEMA = {
+    "bad_request": "Django's own 400 before the API (a host not allowed); no operation's rule",
+    "not_acceptable": "content negotiation: an Accept header without JSON, on any operation",
+    "server_error": "a bug, never promised",
+    "forbidden": "/metrics, outside the API",
+    "user_not_found": "the role commands (createmoderator, createresearcher)",
+    "invalid_tutorial": "the service's own guard; the endpoint's serializer refuses first (invalid)",
+    "not_a_moderator": "the moderation services' own guard; the endpoints' permission refuses first (permission_denied)",
+    "not_researcher": "the export service's own guard; the endpoints' permission refuses first (permission_denied)",
+    "already_active": "the verifier command",
+    "nothing_active": "the verifier command",
+    "nothing_to_roll_back_to": "the verifier command",
+    "note_too_long": "the report serializer refuses a long note first (invalid); a socket's report frame answers it",
+}
+
+
+def test_every_documented_error_code_is_registered_under_that_status() -> None:
+    """The schema's error lists are held to the registry: a code it names is registered, under
+    a status the registry gives it; and every code the REST API can answer is listed somewhere."""
+    from foolgame.core.errors import ErrorCode
+
+    operations = _operations()
+    assert registry_problems(operations) == []
+    listed = {code for _, _, op in operations for status, r in op["responses"].items() if int(status) >= 400 for code in documented_codes(r["description"])}
+    unlisted = {str(code) for code in ErrorCode if code.statuses and str(code) not in listed}
+    assert sorted(unlisted - set(NOT_IN_THE_SCHEMA)) == []
+    assert sorted(set(NOT_IN_THE_SCHEMA) - unlisted) == []  # the exceptions stay true
+
+
+def test_the_registry_check_reports_a_planted_code() -> None:
+    planted = [
+        ("GET", "/api/planted", {"responses": {"404": {"description": "- `round_gone`: no such round"}}}),
+        ("GET", "/api/planted", {"responses": {"409": {"description": "- `round_not_found, round_over`: gone or over"}}}),
+    ]
+    assert registry_problems(planted) == [
+        "GET /api/planted 404: 'round_gone' is not in ErrorCode",
+        "GET /api/planted 409: 'round_not_found' is answered with (404,)",
+    ]
+
+
+def test_a_bare_code_is_documented_with_the_registrys_meaning() -> None:
+    from foolgame.core.errors import ErrorCode
+
+    schema = {(m, p): op for m, p, op in _operations()}
+    description = schema[("POST", "/api/rounds/{round_id}/forfeit")]["responses"]["404"]["description"]
+    assert f"- `round_not_found`: {ErrorCode.ROUND_NOT_FOUND.meaning}" in description

@@ -215,18 +215,36 @@ def test_bad_text_is_refused(author: Client, eiffel: Page, text: str, code: str)
 
 
 @pytest.mark.parametrize(
-    "payload",
+    ("payload", "fields"),
     [
-        {"text": GOOD_CLAIM, "gold_sentence_ids": [1]},  # no task
-        {"task": "one", "text": GOOD_CLAIM, "gold_sentence_ids": [1]},
-        {"task": 1, "text": ["not", "a", "string"], "gold_sentence_ids": [1]},
-        {"task": 1, "text": GOOD_CLAIM, "gold_sentence_ids": "1"},
-        {"task": 1, "text": GOOD_CLAIM},
+        ({"text": GOOD_CLAIM, "gold_sentence_ids": [1]}, ["task"]),  # no task
+        ({"task": "one", "text": GOOD_CLAIM, "gold_sentence_ids": [1]}, ["task"]),
+        ({"task": 1, "text": ["not", "a", "string"], "gold_sentence_ids": [1]}, ["text"]),
+        ({"task": 1, "text": GOOD_CLAIM, "gold_sentence_ids": "1"}, ["gold_sentence_ids"]),
+        ({"task": 1, "text": GOOD_CLAIM}, ["gold_sentence_ids"]),
+        ({"task": 0, "text": None, "gold_sentence_ids": [1, "x"]}, ["task", "text", "gold_sentence_ids"]),
+        ([GOOD_CLAIM], ["non_field_errors"]),
     ],
 )
-def test_malformed_requests_are_refused(author: Client, eiffel: Page, payload: dict) -> None:
-    refused(post(author, "/api/claims", payload), 400, "invalid")
+def test_malformed_requests_are_refused_naming_each_field_as_the_rules_are(author: Client, eiffel: Page, payload, fields: list[str]) -> None:
+    """A malformed body's 400 ``invalid`` lists its fields in ``details`` in the shape the
+    schema documents for this endpoint and the writing page reads: ``[{code, field, message}]``,
+    as a claim that breaks the rules does (it was an object of fields, off the schema)."""
+    error = refused(post(author, "/api/claims", payload), 400, "invalid")
+    assert isinstance(error["details"], list)
+    assert [d["field"] for d in error["details"]] == fields
+    assert all(d["code"] == "invalid" and d["message"] for d in error["details"])
     nothing_stored()
+
+
+def test_a_malformed_item_is_named_in_its_message(author: Client, eiffel: Page) -> None:
+    error = refused(post(author, "/api/claims", {"task": 1, "text": GOOD_CLAIM, "gold_sentence_ids": [1, "x"]}), 400, "invalid")
+    assert error["details"] == [{"code": "invalid", "field": "gold_sentence_ids", "message": "gold_sentence_ids[1]: A valid integer is required."}]
+
+
+def test_other_endpoints_keep_details_as_an_object_of_fields(author: Client, eiffel: Page) -> None:
+    error = refused(post(author, "/api/write-tasks", {"page": "x"}), 400, "invalid")
+    assert error["details"] == {"page": ["A valid integer is required."]}
 
 
 def test_every_broken_rule_is_named(author: Client, eiffel: Page) -> None:
