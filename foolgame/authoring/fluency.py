@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Count, Prefetch, Q
 
 from foolgame.claims.models import Claim
+from foolgame.core.caches import held_lock
 from foolgame.pages.models import Page, Sentence
 from foolgame.pages.selectors import WRITABLE_MIN_SENTENCES
 from retrieval.fluency import META_FILE, FluencyReport, FluencyScorer, PageTexts, TrainOptions, train_fluency
@@ -126,16 +125,10 @@ def fluency_train_if_due(*, force: bool = False, progress: Callable[[int, int], 
     giveaway detector's do. A second delivery finds the lock taken, or the new model there,
     and does nothing; a trainer that dies holding it blocks training until the lock expires
     (``FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]``) and beat asks again an hour later."""
-    token = uuid.uuid4().hex
-    if not cache.add(FLUENCY_TRAIN_LOCK, token, timeout=settings.FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]):
-        return None
-    try:
-        if not force and not fluency_retrain_due():
+    with held_lock(FLUENCY_TRAIN_LOCK, seconds=settings.FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]) as mine:
+        if not mine or (not force and not fluency_retrain_due()):
             return None
         return fluency_train(progress=progress)
-    finally:
-        if cache.get(FLUENCY_TRAIN_LOCK) == token:
-            cache.delete(FLUENCY_TRAIN_LOCK)
 
 
 def report_line(report: FluencyReport) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import random
 import threading
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,11 +16,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from foolgame.core import clock, events, hooks
+from foolgame.core.caches import held_lock
 from foolgame.core.errors import ServiceError
 from foolgame.authoring import fluency, giveaway, rules, selectors
 from foolgame.authoring.models import GiveawayModel, WriteTask
@@ -580,14 +579,9 @@ def giveaway_train_now(*, force: bool = False) -> GiveawayModel | None:
     only until the lock expires (``GIVEAWAY_TRAIN_LOCK_SECONDS``); the next claim that makes
     a retrain due queues it again.
     """
-    token = uuid.uuid4().hex
-    if not cache.add(GIVEAWAY_TRAIN_LOCK, token, timeout=settings.FM2_JOBS["GIVEAWAY_TRAIN_LOCK_SECONDS"]):
-        return None  # another worker is training right now
-    try:
-        return _giveaway_train_locked(force=force)
-    finally:
-        if cache.get(GIVEAWAY_TRAIN_LOCK) == token:  # not a lock that expired and was taken since
-            cache.delete(GIVEAWAY_TRAIN_LOCK)
+    with held_lock(GIVEAWAY_TRAIN_LOCK, seconds=settings.FM2_JOBS["GIVEAWAY_TRAIN_LOCK_SECONDS"]) as mine:
+        # Not mine: another worker is training right now.
+        return _giveaway_train_locked(force=force) if mine else None
 
 
 def _giveaway_train_locked(*, force: bool) -> GiveawayModel | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-import uuid
 from datetime import timedelta
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.db import IntegrityError, models, transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
@@ -40,6 +38,7 @@ from foolgame.checks.services import record_weight
 from foolgame.moderation.models import PlayerHold
 from foolgame.claims.models import Claim, ClaimGold
 from foolgame.core import events
+from foolgame.core.caches import held_lock
 from foolgame.core.errors import ServiceError
 from foolgame.evidence.services import encoder_get
 from foolgame.players.models import LedgerEntry, Notification, PlayerRating, SignupOrigin
@@ -315,16 +314,10 @@ def verifier_train_now(*, force: bool = False, progress: Progress | None = None)
     blocks training only until ``VERIFIER_TRAIN_LOCK_SECONDS``. Returns the new version, or
     None when nothing was due, another worker holds the lock, or there is too little to learn
     from (fewer than two labels)."""
-    token = uuid.uuid4().hex
-    if not cache.add(TRAIN_LOCK, token, timeout=settings.FM2_JOBS["VERIFIER_TRAIN_LOCK_SECONDS"]):
-        return None
-    try:
-        if not force and not retrain_due():
+    with held_lock(TRAIN_LOCK, seconds=settings.FM2_JOBS["VERIFIER_TRAIN_LOCK_SECONDS"]) as mine:
+        if not mine or (not force and not retrain_due()):
             return None
         return _train(progress or _quiet)
-    finally:
-        if cache.get(TRAIN_LOCK) == token:
-            cache.delete(TRAIN_LOCK)
 
 
 def _train(progress: Progress) -> VerifierVersion | None:
