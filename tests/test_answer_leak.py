@@ -43,6 +43,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.db import transaction
+from django.test import TestCase
 from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
@@ -249,7 +250,12 @@ def request(client, call: Call, world: World, components: dict) -> Any:
     if query:
         url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
     send: Callable = getattr(client, call.method.lower())
-    return send(url, data=json.dumps(body) if body is not None else None, content_type="application/json")
+    # The walk's changes are rolled back, so nothing of theirs ever commits: what a commit
+    # would set off (``transaction.on_commit``: a room's question settled by the round
+    # services, events, tasks) is run at the end of the call, before the next read, as in
+    # production.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        return send(url, data=json.dumps(body) if body is not None else None, content_type="application/json")
 
 
 # --- when an answer is due --------------------------------------------------------------
