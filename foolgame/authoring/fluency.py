@@ -119,16 +119,23 @@ def fluency_retrain_due() -> bool:
 FLUENCY_TRAIN_LOCK = "fm2:fluency:train"
 
 
-def fluency_train_if_due(*, force: bool = False, progress: Callable[[int, int], None] | None = None) -> FluencyReport | None:
-    """Train if due (or ``force``), once across every worker: the due check and the training
-    run under one lock (an atomic cache ``add``, shared by every worker on Redis), as the
-    giveaway detector's do. A second delivery finds the lock taken, or the new model there,
-    and does nothing; a trainer that dies holding it blocks training until the lock expires
-    (``FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]``) and beat asks again an hour later."""
+def fluency_train_if_due(
+    *,
+    force: bool = False,
+    examples: int | None = None,
+    epochs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> FluencyReport | None:
+    """Train if due (or ``force``: an operator's ``train_fluency``), once across every worker
+    and command: the due check and the training run under one lock (an atomic cache ``add``,
+    shared by every worker on Redis), as the giveaway detector's do. A second delivery finds
+    the lock taken, or the new model there, and does nothing (None); a trainer that dies
+    holding it blocks training until the lock expires (``FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]``)
+    and beat asks again an hour later."""
     with held_lock(FLUENCY_TRAIN_LOCK, seconds=settings.FM2_JOBS["FLUENCY_TRAIN_LOCK_SECONDS"]) as mine:
         if not mine or (not force and not fluency_retrain_due()):
             return None
-        return fluency_train(progress=progress)
+        return fluency_train(examples=examples, epochs=epochs, progress=progress)
 
 
 def report_line(report: FluencyReport) -> str:

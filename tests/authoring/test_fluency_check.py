@@ -135,6 +135,12 @@ def test_two_trainers_at_once_train_once(fluency_settings: Path, settings) -> No
     cache.add(fluency.FLUENCY_TRAIN_LOCK, "another trainer", timeout=60)
     try:
         assert fluency.fluency_train_if_due() is None and not fluency_settings.exists()
+        # The operator's command waits its turn too, and says why.
+        from django.core.management.base import CommandError
+
+        with pytest.raises(CommandError, match="another process"):
+            call_command("train_fluency", examples=8, epochs=1, stdout=io.StringIO(), stderr=io.StringIO())
+        assert not fluency_settings.exists()
     finally:
         cache.delete(fluency.FLUENCY_TRAIN_LOCK)
     assert fluency.fluency_train_if_due() is not None and (fluency_settings / META_FILE).is_file()

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from foolgame.authoring.fluency import fluency_train, fluency_train_if_due, report_line
+from foolgame.authoring.fluency import fluency_train_if_due, report_line
 
 
 class Command(BaseCommand):
@@ -22,8 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--epochs", type=int, default=None, help=f"epochs (default {settings.FM2_FLUENCY['EPOCHS']})")
         parser.add_argument(
             "--if-due", action="store_true",
-            help="train only when the trainer would (no model yet and FM2_FLUENCY_MIN_PAGES writable pages, or the pages grew), "
-            "with the configured examples and epochs; say so and stop otherwise",
+            help="train only when the trainer would (no model yet and FM2_FLUENCY_MIN_PAGES writable pages, or the pages grew); "
+            "say so and stop otherwise",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -36,13 +36,16 @@ class Command(BaseCommand):
             bar.update(done - bar.n)
 
         try:
-            if options["if_due"]:
-                report = fluency_train_if_due(progress=progress)
-                if report is None:
-                    self.stdout.write("fluency model: nothing due (see FM2_FLUENCY's MIN_PAGES, RETRAIN_GROWTH and AUTO_TRAIN)")
-                    return
-            else:
-                report = fluency_train(examples=options["examples"], epochs=options["epochs"], progress=progress)
+            report = fluency_train_if_due(
+                force=not options["if_due"], examples=options["examples"], epochs=options["epochs"], progress=progress
+            )
+            if report is None and options["if_due"]:
+                self.stdout.write("fluency model: nothing due (see FM2_FLUENCY's MIN_PAGES, RETRAIN_GROWTH and AUTO_TRAIN), "
+                                  "or another process is training it now")
+                return
+            if report is None:
+                raise CommandError("another process (the trainer, or this command elsewhere) is training the fluency model now; "
+                                   "try again when it is done")
         except ValueError as refused:
             raise CommandError(str(refused)) from refused
         finally:
