@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "foolgame.rooms",
     "foolgame.checks",
     "foolgame.verifier",
+    "foolgame.studies",
 ]
 
 MIDDLEWARE = [

@@ -53,6 +53,7 @@ LAYERS: list[set[str]] = [
     {"rooms", "moderation"},
     {"checks"},
     {"verifier"},
+    {"studies"},
     {"dataset"},
 ]
 PROJECT = len(LAYERS)
@@ -333,7 +334,7 @@ def test_every_app_has_its_layer() -> None:
         ("pages", "import foolgame.claims.models\n", "pages (layer 1) imports foolgame.claims.models (layer 2)"),
         ("rooms", "from foolgame.moderation import receivers\n", "rooms (layer 7) imports foolgame.moderation (layer 7)"),
         ("core", "from foolgame.pages.models import Page\n", "core imports foolgame.pages.models (core uses no app)"),
-        ("voting", "from foolgame.api.urls import urlpatterns\n", "voting (layer 6) imports foolgame.api.urls (layer 11)"),
+        ("voting", "from foolgame.api.urls import urlpatterns\n", "voting (layer 6) imports foolgame.api.urls (layer 12)"),
         ("rooms", "from foolgame.voting.consumers import _claim_field\n", "imports the private name _claim_field of foolgame.voting.consumers"),
         ("rooms", "from foolgame.voting import services as rounds\nrounds._deal_pair(1)\n", "uses the private name rounds._deal_pair of voting"),
     ],

@@ -452,3 +452,26 @@ class PlayRules:
 
 
 play_rules = Slot("play_rules", PlayRules())
+
+
+class PlayerSettings:
+    """The game as one player plays it, where a higher app changes it for some players: a
+    study's arm (``foolgame.studies``) overrides settings of ``core.arms.ARM_SETTINGS`` for its
+    participants and keeps them off the public boards. This default changes nothing for
+    anyone; studies sets its own in ``StudiesConfig.ready()``. Lower apps (voting, authoring,
+    checks, verifier) ask ``settings_for`` wherever they read one of those settings for a
+    player, so the server applies an arm as it applies the defaults."""
+
+    def settings_for(self, *, player_id: int) -> dict[str, Any]:
+        """Every setting of ``ARM_SETTINGS`` as it applies to the player (``core.arms.effective``)."""
+        from foolgame.core import arms
+
+        return arms.defaults()
+
+    def players_off_boards(self, prefix: str = "") -> Q | None:
+        """The players kept off the public leaderboards (a study's participants), as a ``Q``
+        over players (``prefix``: the path to them), or None for none."""
+        return None
+
+
+player_settings = Slot("player_settings", PlayerSettings())
