@@ -21,6 +21,7 @@ shares over all of them.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -51,6 +52,8 @@ def main() -> None:
     parser.add_argument("--real-share", type=float, default=DEFAULTS.real_share)
     parser.add_argument("--model-dir", type=Path, default=None, help="keep the trained model here (default: a temporary folder; one fold only)")
     parser.add_argument("--base-model", type=Path, default=None, help="the encoder to fine-tune (default: the packaged MiniLM)")
+    parser.add_argument("--scores-out", type=Path, default=None,
+                        help="write every judged text's score and rule verdicts, and each fold's held-out scores, to this JSON file")
     harness.add_service_args(parser, database=False, redis=False)
     args = parser.parse_args()
     record = harness.Record("bench_fluency", args.record)
@@ -60,12 +63,16 @@ def main() -> None:
     folds = list(range(FOLDS)) if args.test_fold == "all" else [int(args.test_fold)]
     rows, pages, titles, fold_of = fm2_folds(args.fm2, args.seed)
     word_order = order_model_load()
-    kinds = ("real claims", "templates, any words", "templates, content words")
+    kinds = ("real claims", "templates, any words", "templates, content words", "claims, words shuffled")
     rules = ("word rules", "learnt score", "either")
     hits: dict[tuple[str, str], list[bool]] = {(kind, rule): [] for kind in kinds for rule in rules}
     seconds, check_ms, single_ms = [], [], []
+    dumped = {}
     for fold in folds:
         measured = judge_fold(args, fold, pages, titles, fold_of, word_order, keep=args.model_dir if len(folds) == 1 else None)
+        dumped[fold] = measured["dump"]
+        if args.scores_out:
+            args.scores_out.write_text(json.dumps(dumped))
         for key, values in measured["hits"].items():
             hits[key] += values
         seconds.append(measured["seconds"])
@@ -99,6 +106,9 @@ def judge_fold(
         texts["real claims"] += pages[title].claims
         texts["templates, any words"] += templates_of(pages[title], content=False, count=args.per_page, rng=rng)
         texts["templates, content words"] += templates_of(pages[title], content=True, count=args.per_page, rng=rng)
+    # Word salad: the fold's claims with their words shuffled (what the word-order rule is for).
+    shuffler = random.Random(args.seed * 1000 + fold)
+    texts["claims, words shuffled"] = [" ".join(shuffler.sample(c.split(), len(c.split()))) for c in texts["real claims"]]
 
     base = args.base_model or default_model_path()
     with tempfile.TemporaryDirectory() as scratch:
@@ -129,18 +139,22 @@ def judge_fold(
 
     hits = {}
     shares = []
+    dump = {"threshold": report.threshold, "bar_rank": report.bar_rank, "held_out": report.held_out_scores, "kinds": {}}
     for kind, items in texts.items():
-        by_rules = [fluency_problem(t) is not None or not reads_as_sentence(t, model=word_order) for t in items]
+        typos = [fluency_problem(t) is not None for t in items]
+        salad = [not reads_as_sentence(t, model=word_order) for t in items]
+        dump["kinds"][kind] = {"texts": items, "scores": [round(float(s), 5) for s in scores[kind]], "typo": typos, "order": salad}
+        by_rules = [a or b for a, b in zip(typos, salad)]
         by_model = [bool(s > report.threshold) for s in scores[kind]]
         hits[(kind, "word rules")] = by_rules
         hits[(kind, "learnt score")] = by_model
         hits[(kind, "either")] = [a or b for a, b in zip(by_rules, by_model)]
         shares.append(f"{kind} {sum(hits[(kind, 'either')])}/{len(items)}")
     print(f"fold {fold} ({len(tested)} pages, none trained on): trained on {report.trained_pages} pages, bar from "
-          f"{report.held_out_pages} held-out pages' {report.held_out_texts} texts at their {1 - report.real_share:.1%} quantile "
-          f"({report.threshold:.3f}); {report.examples} examples, {report.epochs} epochs, losses {report.losses}; "
+          f"{report.held_out_pages} held-out pages' {report.held_out_texts} texts at their rank {report.bar_rank} from the top "
+          f"({report.threshold:.3f}, refusing at most {report.real_share:.1%}); {report.examples} examples, {report.epochs} epochs, losses {report.losses}; "
           f"{report.seconds:.0f} s wall, {train_cpu:.0f} s CPU; refused by either: {', '.join(shares)}", flush=True)
-    return {"hits": hits, "seconds": report.seconds, "check_ms": check_ms, "single_ms": single_ms}
+    return {"dump": dump, "hits": hits, "seconds": report.seconds, "check_ms": check_ms, "single_ms": single_ms}
 
 
 if __name__ == "__main__":

@@ -140,8 +140,8 @@ class TrainOptions:
     batch_size: int = 32
     learning_rate: float = 5e-5
     max_length: int = 64
-    real_share: float = 0.005  # the share of held-out real claims the bar may refuse
-    held_out_share: float = 0.2  # pages kept out of training to set the bar on
+    real_share: float = 0.005  # the share of real claims the bar may refuse (see conformal_bar)
+    held_out_share: float = 0.3  # pages kept out of training to set the bar on
     seed: int = 0
 
 
@@ -160,6 +160,25 @@ class FluencyReport:
     seconds: float
     losses: list[float] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
+    held_out_scores: list[float] = field(default_factory=list)  # the bar's texts' scores, sorted: a new bar needs no training
+    bar_rank: int = 1  # the bar is the bar_rank-th highest of held_out_scores
+
+
+def conformal_bar(scores: Sequence[float], share: float) -> tuple[float, int]:
+    """The bar, and its rank from the top, that refuses at most ``share`` of new real claims.
+
+    The bar is the k-th highest of the held-out scores with k = floor(share * (n + 1)): a new
+    claim exchangeable with the n held out ranks among the k highest of the n + 1 with
+    probability k / (n + 1) <= share, and only then scores above the bar (split conformal
+    prediction). An empirical quantile of n texts (what this used before) refuses about
+    twice ``share`` when n is a few hundred: its bar sits between the two highest scores.
+    With fewer than 1 / share - 1 texts k would be 0; the bar is then the highest score,
+    which refuses 1 / (n + 1) of new claims, more than ``share``."""
+    ordered = sorted(scores, reverse=True)
+    if not ordered:
+        raise ValueError("no held-out scores to set a bar on")
+    rank = min(len(ordered), max(1, math.floor(share * (len(ordered) + 1))))
+    return float(ordered[rank - 1]), rank
 
 
 def _split_pages(titles: Sequence[str], share: float, seed: int) -> tuple[list[str], list[str]]:
@@ -229,8 +248,9 @@ def train_fluency(
     corruptions of ``pages`` and write the model, its head and its bar to ``out_dir``.
 
     The pages are split: ``held_out_share`` of them (by title, seeded) never reach training,
-    and the bar is the ``1 - real_share`` quantile of their claims' scores (their sentences
-    too when they have fewer than 100 claims). ``progress(done, total)`` is called after each
+    and the bar is set on their claims' scores (their sentences too when they have fewer
+    than 100 claims) so that it refuses at most ``real_share`` of real claims
+    (:func:`conformal_bar`). ``progress(done, total)`` is called after each
     step. The folder is written under a temporary name and renamed, so a reader never sees
     half a model; re-running replaces it.
     """
@@ -283,7 +303,8 @@ def train_fluency(
     held_texts = held_claims if len(held_claims) >= 100 else held_claims + [s for title in held_titles for s in pages[title].sentences]
     # One page only: nothing held out, the bar is the training texts' own.
     bar_texts = held_texts or [text for text, label in examples if label == 0]
-    threshold = float(np.quantile(_scores(classifier, tokenizer, bar_texts, max_length=options.max_length), 1 - options.real_share))
+    held_scores = _scores(classifier, tokenizer, bar_texts, max_length=options.max_length)
+    threshold, rank = conformal_bar(held_scores.tolist(), options.real_share)
     report = FluencyReport(
         base_model=Path(base_model).name,
         threshold=threshold,
@@ -296,6 +317,8 @@ def train_fluency(
         seconds=round(time.monotonic() - started, 1),
         losses=losses,
         options=asdict(options),
+        held_out_scores=sorted(round(float(score), 5) for score in held_scores),
+        bar_rank=rank,
     )
     out = Path(out_dir)
     scratch = out.with_name(f".{out.name}.{os.getpid()}.tmp")

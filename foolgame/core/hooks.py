@@ -473,5 +473,10 @@ class PlayerSettings:
         over players (``prefix``: the path to them), or None for none."""
         return None
 
+    def page_ids_for(self, *, player_id: int) -> list[int] | None:
+        """The only pages the player's rounds, write tasks and checks may draw from (a study's
+        pages or categories), or None for any page."""
+        return None
+
 
 player_settings = Slot("player_settings", PlayerSettings())
