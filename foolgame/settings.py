@@ -733,8 +733,12 @@ FM2_FLUENCY = {
     # Texts trained on (half real, half with page words put in), and epochs over them.
     "EXAMPLES": env.int("FM2_FLUENCY_EXAMPLES", default=8000),
     "EPOCHS": env.int("FM2_FLUENCY_EPOCHS", default=2),
-    # The share of held-out pages' real claims the bar may refuse.
-    "REAL_SHARE": env.float("FM2_FLUENCY_REAL_SHARE", default=0.005),
+    # The share of real claims the bar may refuse at most (a conformal bar on held-out pages'
+    # claims: retrieval.fluency.conformal_bar), beside the typo rule's 0.26% of real claims.
+    "REAL_SHARE": env.float("FM2_FLUENCY_REAL_SHARE", default=0.0075),
+    # The word-order rule defers to the model for a text scoring like the plainest nine real
+    # claims in ten (FluencyScorer.vouches_for): the share of real claims above that gate.
+    "VOUCH_SHARE": env.float("FM2_FLUENCY_VOUCH_SHARE", default=0.1),
     # The trainer trains it by itself (beat asks hourly) once there are MIN_PAGES writable
     # pages, and again when they grew by RETRAIN_GROWTH (a share) since the last training.
     "AUTO_TRAIN": env.bool("FM2_FLUENCY_AUTO_TRAIN", default=True),

@@ -26,6 +26,7 @@ import os
 import random
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -140,7 +141,10 @@ class TrainOptions:
     batch_size: int = 32
     learning_rate: float = 5e-5
     max_length: int = 64
-    real_share: float = 0.005  # the share of real claims the bar may refuse (see conformal_bar)
+    # The share of real claims the bar may refuse (conformal_bar): 0.75%, what the issue's 1%
+    # leaves beside the typo rule's 0.26% of the FM2 dev claims ("the of the").
+    real_share: float = 0.0075
+    vouch_share: float = 0.1  # above the gate: the share of real claims the model does not vouch for (FluencyScorer.vouches_for)
     held_out_share: float = 0.3  # pages kept out of training to set the bar on
     seed: int = 0
 
@@ -162,6 +166,7 @@ class FluencyReport:
     options: dict[str, Any] = field(default_factory=dict)
     held_out_scores: list[float] = field(default_factory=list)  # the bar's texts' scores, sorted: a new bar needs no training
     bar_rank: int = 1  # the bar is the bar_rank-th highest of held_out_scores
+    gate: float | None = None  # the model vouches for a text scoring at most this (FluencyScorer.vouches_for)
 
 
 def conformal_bar(scores: Sequence[float], share: float) -> tuple[float, int]:
@@ -305,6 +310,7 @@ def train_fluency(
     bar_texts = held_texts or [text for text, label in examples if label == 0]
     held_scores = _scores(classifier, tokenizer, bar_texts, max_length=options.max_length)
     threshold, rank = conformal_bar(held_scores.tolist(), options.real_share)
+    gate, _ = conformal_bar(held_scores.tolist(), options.vouch_share)
     report = FluencyReport(
         base_model=Path(base_model).name,
         threshold=threshold,
@@ -319,6 +325,7 @@ def train_fluency(
         options=asdict(options),
         held_out_scores=sorted(round(float(score), 5) for score in held_scores),
         bar_rank=rank,
+        gate=gate,
     )
     out = Path(out_dir)
     scratch = out.with_name(f".{out.name}.{os.getpid()}.tmp")
@@ -338,7 +345,9 @@ def train_fluency(
 
 
 class FluencyScorer:
-    """A trained model folder: ``scores`` (higher reads less like a claim) and ``refuses``."""
+    """A trained model folder: ``scores`` (higher reads less like a claim), ``refuses`` (above
+    the bar) and ``vouches_for`` (at or below the gate: reads as a claim as plainly as nine
+    real claims in ten)."""
 
     def __init__(self, folder: str | Path) -> None:
         torch = _torch()
@@ -347,6 +356,8 @@ class FluencyScorer:
         self.folder = Path(folder)
         self.meta = json.loads((self.folder / META_FILE).read_text())
         self.threshold = float(self.meta["threshold"])
+        gate = self.meta.get("gate")
+        self.gate = float(gate) if gate is not None else -math.inf  # a model from before the gate vouches for nothing
         self.max_length = int(self.meta.get("options", {}).get("max_length", 64))
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.folder), local_files_only=True)
         encoder = AutoModel.from_pretrained(str(self.folder), local_files_only=True).eval()
@@ -356,10 +367,31 @@ class FluencyScorer:
             head.weight.copy_(torch.tensor([weights["weight"]], dtype=head.weight.dtype))
             head.bias.fill_(weights["bias"])
         self._classifier = _Classifier(encoder, head)
+        self._recent: dict[str, float] = {}
+        self._recent_lock = threading.Lock()
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         return _scores(self._classifier, self.tokenizer, list(texts), max_length=self.max_length)
 
+    def score(self, text: str) -> float:
+        """One text's score; the last few are kept, as a save asks about its text twice."""
+        with self._recent_lock:
+            cached = self._recent.get(text)
+        if cached is None:
+            cached = float(self.scores([text])[0])
+            with self._recent_lock:
+                if len(self._recent) >= 64:
+                    self._recent.pop(next(iter(self._recent)))
+                self._recent[text] = cached
+        return cached
+
     def refuses(self, text: str) -> bool:
         """Does ``text`` score above the bar, as page words in a template rather than a claim?"""
-        return bool(self.scores([text])[0] > self.threshold)
+        return self.score(text) > self.threshold
+
+    def vouches_for(self, text: str) -> bool:
+        """Does ``text`` read as a claim as plainly as nine real claims in ten (at or below the
+        gate)? The save's word-order rule then defers to the model: a short plain claim
+        ("Dafoe is married.") can score no better than its own shuffles, and the model, which
+        knows what the words mean, reads it as the claim it is."""
+        return self.score(text) <= self.gate

@@ -6,8 +6,9 @@ when there is no model yet and ``MIN_PAGES`` writable pages, or when the writabl
 ``RETRAIN_GROWTH`` since the last training); ``manage.py train_fluency`` trains it now
 (minutes, in a command or the worker, never in a request). It goes into
 ``FM2_FLUENCY["MODEL_DIR"]``; from then on every save and draft check asks it, after the word
-rules (``rules.fluency_problem``). While there is no model (a fresh instance) nothing is loaded
-and only the word rules judge. docs/authoring.md (Templates) says what it refuses, measured.
+rules (``rules.fluency_problem``), and the word-order rule defers to it for a text it vouches
+for (``learnt_vouches_for``: a short plain claim can read no better than its own shuffles).
+While there is no model (a fresh instance) nothing is loaded and only the word rules judge. docs/authoring.md (Templates) says what it refuses, measured.
 """
 
 from __future__ import annotations
@@ -54,6 +55,14 @@ def learnt_fluency_problem(text: str) -> str | None:
     return None
 
 
+def learnt_vouches_for(text: str) -> bool:
+    """Does the trained model read ``text`` as a claim as plainly as nine real claims in ten
+    (``FluencyScorer.vouches_for``)? The word-order rule then defers to it. False when no
+    model is trained: the word rules judge alone."""
+    scorer = fluency_scorer()
+    return scorer is not None and scorer.vouches_for(text)
+
+
 def training_pages() -> dict[str, PageTexts]:
     """Every writable page's live sentences and active claims, by title: what the model learns from."""
     sentences = Prefetch("sentences", queryset=Sentence.objects.filter(retired=False).order_by("position"), to_attr="live")
@@ -79,7 +88,8 @@ def fluency_train(*, examples: int | None = None, epochs: int | None = None, pro
 
         base = default_model_path()
     options = TrainOptions(
-        examples=examples or config["EXAMPLES"], epochs=epochs or config["EPOCHS"], real_share=config["REAL_SHARE"]
+        examples=examples or config["EXAMPLES"], epochs=epochs or config["EPOCHS"], real_share=config["REAL_SHARE"],
+        vouch_share=config["VOUCH_SHARE"],
     )
     return train_fluency(pages, base_model=base, out_dir=config["MODEL_DIR"], options=options, progress=progress)
 
@@ -138,10 +148,19 @@ def fluency_train_if_due(
         return fluency_train(examples=examples, epochs=epochs, progress=progress)
 
 
+def _ordinal(n: int) -> str:
+    """Nothing for 1 (the highest), then "2nd ", "3rd ", "4th ", "11th ", "21st ", ..."""
+    if n == 1:
+        return ""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix} "
+
+
 def report_line(report: FluencyReport) -> str:
     return (
         f"fluency model: {report.trained_pages} pages trained on, {report.examples} texts x {report.epochs} epochs "
-        f"(losses {report.losses}) in {report.seconds:.0f} s; bar {report.threshold:.3f}, refusing "
-        f"{report.real_share:.1%} of {report.held_out_texts} texts of {report.held_out_pages} held-out pages"
+        f"(losses {report.losses}) in {report.seconds:.0f} s; bar {report.threshold:.3f} (the {_ordinal(report.bar_rank)}highest "
+        f"score of {report.held_out_texts} texts of {report.held_out_pages} held-out pages: it refuses at most "
+        f"{report.bar_rank / (report.held_out_texts + 1):.1%} of real claims)"
     )
 

@@ -209,7 +209,7 @@ def _check_text(raw: Any) -> tuple[str, list[Problem]]:
         min_letter_share=_config("CLAIM_MIN_LETTER_SHARE", 0.5),
     ):
         problems.append(Problem("text_no_words", "text", "Write the claim in words: a sentence a reader can read."))
-    elif text and not problems and not rules.reads_as_sentence(text, rule=_order_rule()):
+    elif text and not problems and not rules.reads_as_sentence(text, rule=_order_rule()) and not fluency.learnt_vouches_for(text):
         problems.append(
             Problem(
                 "not_a_sentence",

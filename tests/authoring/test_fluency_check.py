@@ -33,17 +33,18 @@ def fluency_settings(settings, tmp_path: Path) -> Path:
     return folder
 
 
-def _set_bar(folder: Path, threshold: float, stamp: int) -> None:
+def _set_bar(folder: Path, threshold: float, stamp: int, *, gate: float | None = None) -> None:
     meta_file = folder / META_FILE
     meta = json.loads(meta_file.read_text())
     meta["threshold"] = threshold
+    meta["gate"] = gate
     meta_file.write_text(json.dumps(meta))
     os.utime(meta_file, (stamp, stamp))  # a new model to the process: it loads it again
 
 
-def _save(author: Client, page: Page, *, check_first: bool = False):
+def _save(author: Client, page: Page, *, check_first: bool = False, text: str = GOOD_CLAIM):
     task = post(author, "/api/write-tasks", {"page": page.pk}).json()
-    claim = {"task": task["id"], "text": GOOD_CLAIM, "gold_sentence_ids": [sentence_ids(page)[3]]}
+    claim = {"task": task["id"], "text": text, "gold_sentence_ids": [sentence_ids(page)[3]]}
     draft = post(author, "/api/claims/check", claim).json() if check_first else None
     return post(author, "/api/claims", claim), draft
 
@@ -60,7 +61,8 @@ def test_train_fluency_trains_on_the_pages_and_every_save_then_asks_the_model(
         SentenceFactory.create_batch(6, page=PageFactory(title=title))
     out = io.StringIO()
     call_command("train_fluency", examples=40, epochs=1, stdout=out, stderr=io.StringIO())
-    assert "fluency model: 4 pages trained on" in out.getvalue() and "1 held-out pages" in out.getvalue()
+    assert "fluency model: 3 pages trained on" in out.getvalue() and "2 held-out pages" in out.getvalue()
+    assert "the highest score of 12 texts" in out.getvalue() and "at most 7.7% of real claims" in out.getvalue()
     assert (fluency_settings / META_FILE).is_file()
 
     # A bar nothing reaches: refused, with the reason, and nothing stored.
@@ -78,6 +80,29 @@ def test_train_fluency_trains_on_the_pages_and_every_save_then_asks_the_model(
     saved, _ = _save(author, eiffel)
     assert saved.status_code == 201, saved.content
     assert Claim.objects.count() == 1
+
+
+def test_the_word_order_rule_defers_to_a_model_that_vouches_for_the_claim(
+    fluency_settings: Path, author: Client, eiffel: Page
+) -> None:
+    """A text the word-order rule takes for salad is saved when the trained model reads it as
+    plainly as nine real claims in ten (at or below its gate), and refused as before when the
+    model does not vouch for it, or when there is no model."""
+    _pages_with_sentences(["Hamlet", "Shaka", "Gandhi", "Paris"])
+    salad = "stood Tower decades higher for Eiffel nothing than built humans"
+    refused, _ = _save(author, eiffel, text=salad)  # no model: the word rules alone
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "not_a_sentence"
+    call_command("train_fluency", examples=40, epochs=1, stdout=io.StringIO(), stderr=io.StringIO())
+
+    _set_bar(fluency_settings, 1e9, 3_000_000, gate=-1e9)  # vouches for nothing
+    refused, _ = _save(author, eiffel, text=salad)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "not_a_sentence"
+    assert Claim.objects.count() == 0
+
+    _set_bar(fluency_settings, 1e9, 4_000_000, gate=1e8)  # vouches for everything under the bar
+    saved, _ = _save(author, eiffel, text=salad)
+    assert saved.status_code == 201, saved.content
+    assert Claim.objects.get().text == salad
 
 
 def test_train_fluency_refuses_an_instance_without_pages(fluency_settings: Path) -> None:

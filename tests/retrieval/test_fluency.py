@@ -15,6 +15,7 @@ from retrieval.fluency import (
     FluencyScorer,
     PageTexts,
     TrainOptions,
+    conformal_bar,
     corrupt,
     corruptions,
     page_words,
@@ -100,7 +101,9 @@ def test_training_writes_a_model_whose_bar_refuses_the_stated_share_of_held_out_
     assert meta["threshold"] == report.threshold and meta["base_model"] == "base"
 
     scorer = FluencyScorer(tmp_path / "fluency")
-    # The bar is the held-out pages' 90% quantile: about a tenth of their texts score above it.
+    # The bar refuses at most a tenth: the 9th highest of the 96 held-out texts (floor(0.1 x 97)).
+    assert report.bar_rank == 9 and len(meta["held_out_scores"]) == 96
+    assert sorted(meta["held_out_scores"], reverse=True)[8] == pytest.approx(report.threshold, abs=1e-4)
     held = [title for title in pages if title not in set(_trained_titles(pages, options))]
     held_texts = [t for title in held for t in [*pages[title].claims, *pages[title].sentences]]
     above = float(np.mean(scorer.scores(held_texts) > scorer.threshold))
@@ -118,6 +121,38 @@ def test_training_writes_a_model_whose_bar_refuses_the_stated_share_of_held_out_
                 changed.append(other)
     assert scorer.scores(changed).mean() > scorer.scores(originals).mean()
     assert scorer.refuses(changed[0]) == bool(scorer.scores([changed[0]])[0] > scorer.threshold)
+
+
+@pytest.mark.parametrize(
+    ("count", "share", "rank"),
+    [(199, 0.005, 1), (399, 0.005, 2), (1000, 0.005, 5), (100, 0.1, 10), (50, 0.005, 1), (3, 0.5, 2)],
+)
+def test_the_conformal_bar_is_the_kth_highest_score(count: int, share: float, rank: int) -> None:
+    scores = [float(i) for i in range(count)]
+    random.Random(count).shuffle(scores)
+    bar, got = conformal_bar(scores, share)
+    assert got == rank and bar == count - rank  # the rank-th highest
+    assert sum(s > bar for s in scores) == rank - 1
+
+
+def test_the_conformal_bar_refuses_at_most_its_share_of_new_claims() -> None:
+    """Drawn again and again from one distribution, held-out and new claims alike: the share of
+    new claims above the bar averages at most ``share`` (an empirical 99.5% quantile of 200
+    texts refuses about twice that)."""
+    rng = np.random.default_rng(7)
+    refused, quantile_refused = [], []
+    for _ in range(2000):
+        held, new = rng.normal(size=200), rng.normal(size=200)
+        bar, _ = conformal_bar(held.tolist(), 0.005)
+        refused.append(np.mean(new > bar))
+        quantile_refused.append(np.mean(new > np.quantile(held, 0.995)))
+    assert np.mean(refused) <= 0.0055
+    assert np.mean(quantile_refused) > 0.008
+
+
+def test_a_bar_needs_scores() -> None:
+    with pytest.raises(ValueError):
+        conformal_bar([], 0.005)
 
 
 def _trained_titles(pages: dict[str, PageTexts], options: TrainOptions) -> list[str]:
