@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 from bench_abuse import Player, Server, _some_gold, code_of  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[1]
 READER_ACCURACY = 0.8
 OVERHEAD_S = 10.0
 
@@ -297,6 +298,13 @@ def main() -> None:
     parser.add_argument("--checks", type=int, default=60)
     parser.add_argument("--claims", type=int, default=12, help="claims each writing strategy tries")
     parser.add_argument("--seed", type=int, default=36)
+    parser.add_argument(
+        "--fluency-model", type=Path, default=None,
+        help="the learnt fluency check's folder (FM2_FLUENCY_MODEL_DIR) the server saves claims with: trained on the server's "
+        "pages first when it holds no model (minutes), and kept for the next run on the same pages (default: "
+        "var/bench/fluency-strategies-<the claims file's name, or demo>)",
+    )
+    parser.add_argument("--no-fluency-model", action="store_true", help="the word rules alone, as on an instance whose trainer has not run")
     harness.add_service_args(parser)
     args = parser.parse_args()
     record = harness.Record("bench_strategies", args.record)
@@ -304,9 +312,25 @@ def main() -> None:
         sys.exit("redis-server is not installed (apt-get install redis-server), or pass --redis-url")
     rng = random.Random(args.seed)
     server = Server(args.database_url, args.claims_file, args.redis_url)
+    pages_of = args.claims_file.stem if args.claims_file else "demo"
+    fluency = None if args.no_fluency_model else (args.fluency_model or REPO / "var" / "bench" / f"fluency-strategies-{pages_of}").resolve()
+    server.env["FM2_FLUENCY_MODEL_DIR"] = str(fluency or server.workdir / "no-fluency-model")
+    server.env["FM2_FLUENCY_AUTO_TRAIN"] = "0"
     rows: list[dict[str, Any]] = []
     try:
         server.start()
+        if fluency is not None and not (fluency / "fluency.json").exists():
+            # What the trainer role does by itself on an instance with pages (docs/authoring.md);
+            # the web process loads the new model at its next save.
+            print(f"training the fluency check on the server's pages into {fluency} (minutes)", file=sys.stderr, flush=True)
+            fluency.parent.mkdir(parents=True, exist_ok=True)
+            print(server.manage("train_fluency", "-v0").stdout.strip(), file=sys.stderr)
+        if fluency is None:
+            print("fluency check: the word rules alone", flush=True)
+        else:
+            trained = json.loads((fluency / "fluency.json").read_text())
+            print(f"fluency check: the word rules and the learnt score ({trained['trained_pages']} pages trained on, "
+                  f"{trained['held_out_pages']} held out; {fluency})", flush=True)
         labels = labels_by_text(server)
         by_page = server.orm(
             "import json\nfrom foolgame.claims.models import Claim\nout = {}\n"
