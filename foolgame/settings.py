@@ -402,7 +402,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Left (0) or right (1): one enum wherever a round names one of its two claims.
-    "ENUM_NAME_OVERRIDES": {"ClaimIndexEnum": [(0, "left"), (1, "right")]},
+    "ENUM_NAME_OVERRIDES": {"ClaimIndexEnum": [(0, "left"), (1, "right")], "StudyTaskKindEnum": ["write", "vote", "check"]},
     # /api/docs/ loads Swagger UI from drf-spectacular-sidecar's static files: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
