@@ -178,3 +178,14 @@ def test_another_account_reads_no_participants_progress(researcher) -> None:
     assert response.status_code == 403 and response.json()["error"]["code"] == "not_a_participant"
     other_slug = create_study(researcher, name="Other")["slug"]
     assert participant_client(slug, "abc").get(f"/api/studies/{other_slug}/me").status_code == 403
+
+
+def test_the_admin_shows_participants_without_their_platform_ids(researcher, admin_client) -> None:
+    slug = create_study(researcher)["slug"]
+    enter(visitor(), slug, "secret-pid-77", extra={"STUDY_ID": "secret-study-88"})
+    participant = Participant.objects.get()
+    for url in ("/admin/studies/participant/", f"/admin/studies/participant/{participant.pk}/change/", f"/admin/studies/study/{participant.study_id}/change/"):
+        response = admin_client.get(url)
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "secret-pid-77" not in page and "secret-study-88" not in page
