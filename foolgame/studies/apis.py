@@ -181,7 +181,6 @@ class StudyEnterApi(ApiView):
             ip=request.META.get("REMOTE_ADDR"),
         )
         login(request._request, participant.user, backend="django.contrib.auth.backends.ModelBackend")
-        request.user._fm2_participant = participant
         state = services.participant_state(participant=participant)
         return Response(state, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
