@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Guest accounts (a nickname, for live rooms) reach the rooms and nothing else.
     "foolgame.players.middleware.GuestLimitsMiddleware",
+    # A study's participant account does the study's work: no rooms, moderation or exports.
+    "foolgame.studies.middleware.ParticipantLimitsMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -400,7 +402,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     # Left (0) or right (1): one enum wherever a round names one of its two claims.
-    "ENUM_NAME_OVERRIDES": {"ClaimIndexEnum": [(0, "left"), (1, "right")]},
+    "ENUM_NAME_OVERRIDES": {"ClaimIndexEnum": [(0, "left"), (1, "right")], "StudyTaskKindEnum": ["write", "vote", "check"]},
     # /api/docs/ loads Swagger UI from drf-spectacular-sidecar's static files: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -826,6 +828,24 @@ FM2_GUESTS = {
         r"^/api/auth/(?:csrf|login|logout|signup)$",
         r"^/accounts/(?:login|logout|signup|claim)/$",
         r"^/static/",
+    ],
+}
+
+FM2_STUDIES = {
+    # Participants one client address may bring into one study (a study's own address_cap
+    # overrides it): the same person arriving under several ids from one place. A class
+    # behind one school address needs a study with a higher cap.
+    "ADDRESS_CAP": env.int("FM2_STUDIES_ADDRESS_CAP", default=3),
+    # What a participant account may not reach (ParticipantLimitsMiddleware; regular
+    # expressions on the path): rooms, moderation and exports answer 403
+    # participant_not_allowed. Everything else a player may do is the study's work.
+    "CLOSED_PATHS": [
+        r"^/rooms/",
+        r"^/api/rooms(?:/|$)",
+        r"^/moderation/",
+        r"^/api/moderation/",
+        r"^/research/",
+        r"^/api/exports(?:/|$)",
     ],
 }
 

@@ -32,6 +32,7 @@ urlpatterns = [
     path("write/", include("foolgame.authoring.urls")),
     path("rooms/", include("foolgame.rooms.urls")),
     path("checks/", include("foolgame.checks.urls")),
+    path("s/", include("foolgame.studies.urls")),
     path("", include("foolgame.voting.urls")),
     path("", include("foolgame.claims.urls")),
 ]

@@ -11,6 +11,7 @@ from foolgame.authoring import apis as authoring
 from foolgame.pages import apis as pages
 from foolgame.players import apis as players
 from foolgame.rooms import apis as rooms
+from foolgame.studies import apis as studies
 from foolgame.voting import apis as voting
 
 urlpatterns = [
@@ -58,6 +59,9 @@ urlpatterns = [
     path("moderation/audit", moderation.AuditLogApi.as_view(), name="moderation-audit"),
     path("moderation/players", moderation.PlayerQueueApi.as_view(), name="moderation-players"),
     path("moderation/players/<int:player_id>/actions", moderation.PlayerActionApi.as_view(), name="moderation-player-actions"),
+    path("studies", studies.StudyCreateApi.as_view(), name="studies"),
+    path("studies/<slug:slug>/enter", studies.StudyEnterApi.as_view(), name="study-enter"),
+    path("studies/<slug:slug>/me", studies.StudyMeApi.as_view(), name="study-me"),
     path("exports", dataset.ExportListCreateApi.as_view(), name="exports"),
     path("exports/<int:export_id>", dataset.ExportDetailApi.as_view(), name="export-detail"),
     path("exports/<int:export_id>/files/<str:name>", dataset.ExportFileApi.as_view(), name="export-file"),

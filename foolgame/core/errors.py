@@ -224,6 +224,17 @@ class ErrorCode(StrEnum):
     NOT_RESEARCHER = "not_researcher", (403,), "only researchers export the dataset"
     INVALID_OPTIONS = "invalid_options", (400,), "an export's options are invalid (the message says which)"
 
+    # Studies: defining one, arriving, the participant's way through.
+    NOT_A_STUDY_RUNNER = "not_a_study_runner", (403,), "only researchers (the run_study permission, staff) define studies"
+    STUDY_NOT_FOUND = "study_not_found", (404,), "no study has this slug"
+    CONSENT_REQUIRED = "consent_required", (400,), "consent is not true: nothing was stored"
+    STUDY_PAUSED = "study_paused", (403,), "the study is paused: nobody new may start (participants who started may finish)"
+    STUDY_CLOSED = "study_closed", (403,), "the study is closed, or every arm is full: nobody new may start"
+    STUDY_ADDRESS_CAP = "study_address_cap", (429,), "the study's cap of participants from one address is reached"
+    NOT_A_PARTICIPANT = "not_a_participant", (403,), "the account is not a participant of this study"
+    PARTICIPANT_NOT_ALLOWED = "participant_not_allowed", (403,), "a study's participant account does not use rooms, moderation or exports"
+    PARTICIPANT_NOT_FOUND = "participant_not_found", (404,), "the study has no participant with this platform id (manage.py study forget)"
+
     # The model in the loop (the verifier command).
     ALREADY_ACTIVE = "already_active", (409,), "this model version is active already"
     NOTHING_ACTIVE = "nothing_active", (409,), "no model version is active"

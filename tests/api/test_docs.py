@@ -189,6 +189,8 @@ NOT_IN_THE_SCHEMA = {
     "invalid_tutorial": "the service's own guard; the endpoint's serializer refuses first (invalid)",
     "not_a_moderator": "the moderation services' own guard; the endpoints' permission refuses first (permission_denied)",
     "not_researcher": "the export service's own guard; the endpoints' permission refuses first (permission_denied)",
+    "participant_not_allowed": "ParticipantLimitsMiddleware, before any view, on the paths closed to a study's participants (FM2_STUDIES CLOSED_PATHS)",
+    "participant_not_found": "the study forget command",
     "already_active": "the verifier command",
     "nothing_active": "the verifier command",
     "nothing_to_roll_back_to": "the verifier command",

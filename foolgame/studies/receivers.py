@@ -1,0 +1,48 @@
+"""How studies changes the game of its participants from above: the ``player_settings``
+provider (an arm's settings, the boards without participants, the study's pages) and the
+``check_answered`` receiver that records attention checks. Connected in
+``StudiesConfig.ready()``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q
+
+from foolgame.core import arms
+from foolgame.core.hooks import PlayerSettings
+from foolgame.pages.models import Page
+from foolgame.studies.models import Participant
+from foolgame.studies.services import attention_check_record
+
+
+class StudyPlayerSettings(PlayerSettings):
+    """A participant plays with their arm's settings, off the public boards, on their study's
+    pages; everyone else with the defaults, on every page. One query per ask (the
+    participant row with its arm and study, by the unique user index)."""
+
+    def _participant(self, player_id: int) -> Participant | None:
+        return Participant.objects.select_related("arm", "study").filter(user_id=player_id).first()
+
+    def settings_for(self, *, player_id: int) -> dict[str, Any]:
+        participant = self._participant(player_id)
+        return arms.effective(participant.arm.settings) if participant is not None else arms.defaults()
+
+    def players_off_boards(self, prefix: str = "") -> Q | None:
+        return Q(**{f"{prefix}pk__in": Participant.objects.values("user_id")})
+
+    def page_ids_for(self, *, player_id: int) -> list[int] | None:
+        participant = self._participant(player_id)
+        if participant is None:
+            return None
+        study = participant.study
+        if not study.page_ids and not study.categories:
+            return None
+        pages = set(study.page_ids)
+        if study.categories:
+            pages.update(Page.objects.filter(category__slug__in=study.categories).values_list("pk", flat=True))
+        return sorted(pages)
+
+
+def on_check_answered(*, check_id: int, claim_id: int) -> None:
+    attention_check_record(check_id=check_id)
