@@ -224,6 +224,10 @@ class ErrorCode(StrEnum):
     NOT_RESEARCHER = "not_researcher", (403,), "only researchers export the dataset"
     INVALID_OPTIONS = "invalid_options", (400,), "an export's options are invalid (the message says which)"
 
+    # Studies: the researcher's view (foolgame/studies/research.py).
+    NOT_STUDY_OWNER = "not_study_owner", (403,), "only the study's owner may see its bonus file or participants, or pause, resume or close it (staff may read its figures)"
+    STUDY_ALREADY_CLOSED = "study_already_closed", (409,), "the study is closed, and closing is final: it cannot be paused, resumed or closed again"
+
     # The model in the loop (the verifier command).
     ALREADY_ACTIVE = "already_active", (409,), "this model version is active already"
     NOTHING_ACTIVE = "nothing_active", (409,), "no model version is active"
