@@ -82,7 +82,7 @@ def _participant(study: Study, arm: Arm, sequence: int, platform: str, platform_
 
 
 def _version() -> VerifierVersion:
-    return VerifierVersion.objects.create(number=1, kind="head", name="head 1", status="active", fingerprint="x", blob=b"")
+    return VerifierVersion.objects.create(number=1, kind="head", name="head 1", status="retired", fingerprint="x", blob=b"")
 
 
 def write(author, page, *, label: str, fooled: bool, verified: bool, version: VerifierVersion, text: str) -> Claim:
