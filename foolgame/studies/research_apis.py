@@ -17,13 +17,20 @@ from rest_framework.response import Response
 from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.dataset.apis import IsResearcher
+from foolgame.players.roles import is_researcher
 from foolgame.studies import research
 
 NOT_OWNER = "not_study_owner: logged in, but neither the study's owner nor staff"
 OWNER_ONLY = "not_study_owner: logged in, but not the study's owner (staff and other researchers included)"
 NO_STUDY = "not_found: no study has this slug"
 NOT_RESEARCHER = "permission_denied: logged in, but neither staff nor in the researchers group"
+
+
+class IsResearcher(permissions.BasePermission):
+    message = "Only researchers (staff or the researchers group) run studies."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_researcher(request.user)
 
 
 class _NoFormatParameter(DefaultContentNegotiation):
