@@ -25,6 +25,7 @@ from foolgame.dataset.lean import sklearn_import_lean
 from foolgame.dataset.model_loop import model_markdown, model_statistics
 from foolgame.dataset.records import Progress
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
+from foolgame.dataset.study_fields import studies_markdown
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from foolgame.dataset.writers import chunks
 from scoring import filters
@@ -214,6 +215,8 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
         lines += ["", *validation_markdown(stats["validation"])]
     if "model_in_the_loop" in stats:
         lines += ["", *model_markdown(stats["model_in_the_loop"])]
+    if stats.get("studies"):
+        lines += ["", *studies_markdown(stats["studies"])]
     return "\n".join(lines) + "\n"
 
 

@@ -201,3 +201,44 @@ def _difference(name: str, first: str, arm: list[_Person], base: list[_Person], 
         **{key: item(i) for i, key in enumerate(FIGURES)},
         "accuracy_by_clues": [{"clues": clues, **item(4 + i)} for i, clues in enumerate(clue_counts)],
     }
+
+
+def _cell(value: float | None, *, share: bool = True) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.1f}%" if share else f"{value:.2f}"
+
+
+def _interval(item: dict[str, Any], *, share: bool = True) -> str:
+    if item["difference"] is None:
+        return "n/a"
+    scale, unit = (100, " pt") if share else (1, "")
+    text = f"{scale * item['difference']:+.{1 if share else 2}f}{unit}"
+    if item["ci95"] is not None:
+        low, high = item["ci95"]
+        text += f" [{scale * low:+.{1 if share else 2}f}, {scale * high:+.{1 if share else 2}f}]"
+    return text
+
+
+def studies_markdown(studies: list[dict[str, Any]]) -> list[str]:
+    """``stats.md``'s studies: a table per study, a row per arm, then the differences."""
+    lines = ["## Studies", "", "Per arm, over the records of the study's participants; differences from the first arm with a "
+             "95% bootstrap interval over participants (docs/dataset.md, Studies in the export).", ""]
+    for study in studies:
+        lines += [f"### {study['study']}", "", "| arm | participants | claims | votes | vote accuracy | model error rate | verified model error rate | claims per participant |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for arm in study["arms"]:
+            lines.append(
+                f"| {arm['arm']} | {arm['participants']:,} | {arm['claims']:,} | {arm['votes']:,} | {_cell(arm['vote_accuracy'])} "
+                f"| {_cell(arm['model_error_rate'])} | {_cell(arm['verified_model_error_rate'])} | {_cell(arm['claims_per_participant'], share=False)} |"
+            )
+        for difference in study["differences"]:
+            lines += [
+                "",
+                f"{difference['arm']} minus {difference['against']}: vote accuracy {_interval(difference['vote_accuracy'])}, "
+                f"model error rate {_interval(difference['model_error_rate'])}, verified model error rate "
+                f"{_interval(difference['verified_model_error_rate'])}, claims per participant "
+                f"{_interval(difference['claims_per_participant'], share=False)}.",
+            ]
+        lines.append("")
+    return lines

@@ -94,6 +94,9 @@ def test_stats_hold_the_figures_per_arm_and_the_difference_with_its_interval(exp
     assert difference["claims_per_participant"]["difference"] == -0.5
     # No clue count is shared by both arms' votes: the difference is undefined, never NaN.
     assert all(item["difference"] is None and item["ci95"] is None for item in difference["accuracy_by_clues"])
+    markdown = (out / "stats.md").read_text()
+    assert "### clue-cost" in markdown and "| clue10 | 2 | 4 | 6 | 50.0% | 75.0% | 50.0% | 2.00 |" in markdown
+    assert "clue20 minus clue10: vote accuracy +50.0 pt [" in markdown
 
 
 def test_an_export_without_studies_has_an_empty_block(db, tmp_path) -> None:
