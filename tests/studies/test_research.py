@@ -113,3 +113,27 @@ def test_the_owner_pauses_resumes_and_closes_for_good(study_world) -> None:
         again = client.post(reverse(f"study-{action}", args=["clue-cost"]))
         assert again.status_code == 409 and again.json()["error"]["code"] == "study_already_closed"
     assert Study.objects.get().status == Study.Status.CLOSED
+
+
+def test_a_check_answered_through_the_game_api_counts_for_its_participants_arm(study_world) -> None:
+    from decimal import Decimal
+
+    from django.test import Client
+
+    from foolgame.checks.models import Check
+
+    participant = study_world.participants[PLATFORM_IDS[3]]
+    before = client_for(study_world.owner).get(reverse("study-figures", args=["clue-cost"])).json()["by_arm"][1]
+    browser = Client()
+    browser.force_login(participant.user)
+    dealt = browser.post("/api/checks", content_type="application/json")
+    assert dealt.status_code == 201
+    check = Check.objects.get(pk=dealt.json()["id"])
+    answered = browser.post(f"/api/checks/{check.pk}", {"label": check.claim.label}, content_type="application/json")
+    assert answered.status_code == 200
+    after = client_for(study_world.owner).get(reverse("study-figures", args=["clue-cost"])).json()["by_arm"][1]
+    assert after["collected"]["checks"] == before["collected"]["checks"] + 1
+    check.refresh_from_db()
+    # Right on a claim settled at the deal pays 0.02 more; on any other claim, nothing.
+    paid = Decimal("0.02") if check.correct else Decimal("0")
+    assert Decimal(after["bonus_total"]) == Decimal(before["bonus_total"]) + paid
