@@ -28,6 +28,7 @@ urlpatterns = [
     path("api/", include("foolgame.api.urls")),
     path("accounts/", include("foolgame.players.urls")),
     path("moderation/", include("foolgame.moderation.urls")),
+    path("research/studies/", include("foolgame.studies.research_urls")),
     path("research/", include("foolgame.dataset.urls")),
     path("write/", include("foolgame.authoring.urls")),
     path("rooms/", include("foolgame.rooms.urls")),

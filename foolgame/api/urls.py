@@ -12,6 +12,7 @@ from foolgame.pages import apis as pages
 from foolgame.players import apis as players
 from foolgame.rooms import apis as rooms
 from foolgame.studies import apis as studies
+from foolgame.studies import research_apis as studies_research
 from foolgame.voting import apis as voting
 
 urlpatterns = [
@@ -59,10 +60,17 @@ urlpatterns = [
     path("moderation/audit", moderation.AuditLogApi.as_view(), name="moderation-audit"),
     path("moderation/players", moderation.PlayerQueueApi.as_view(), name="moderation-players"),
     path("moderation/players/<int:player_id>/actions", moderation.PlayerActionApi.as_view(), name="moderation-player-actions"),
-    path("studies", studies.StudyCreateApi.as_view(), name="studies"),
+    path("studies", studies_research.StudiesApi.as_view(), name="studies"),
     path("studies/<slug:slug>/enter", studies.StudyEnterApi.as_view(), name="study-enter"),
     path("studies/<slug:slug>/me", studies.StudyMeApi.as_view(), name="study-me"),
     path("exports", dataset.ExportListCreateApi.as_view(), name="exports"),
     path("exports/<int:export_id>", dataset.ExportDetailApi.as_view(), name="export-detail"),
     path("exports/<int:export_id>/files/<str:name>", dataset.ExportFileApi.as_view(), name="export-file"),
+    # Studies, the researcher's view (foolgame/studies/research_apis.py).
+    path("studies/<slug:slug>", studies_research.StudyFiguresApi.as_view(), name="study-figures"),
+    path("studies/<slug:slug>/pause", studies_research.StudyPauseApi.as_view(), name="study-pause"),
+    path("studies/<slug:slug>/resume", studies_research.StudyResumeApi.as_view(), name="study-resume"),
+    path("studies/<slug:slug>/close", studies_research.StudyCloseApi.as_view(), name="study-close"),
+    path("studies/<slug:slug>/participants", studies_research.StudyParticipantsApi.as_view(), name="study-participants"),
+    path("studies/<slug:slug>/bonuses.csv", studies_research.StudyBonusFileApi.as_view(), name="study-bonuses"),
 ]

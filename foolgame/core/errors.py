@@ -234,6 +234,9 @@ class ErrorCode(StrEnum):
     NOT_A_PARTICIPANT = "not_a_participant", (403,), "the account is not a participant of this study"
     PARTICIPANT_NOT_ALLOWED = "participant_not_allowed", (403,), "a study's participant account does not use rooms, moderation or exports"
     PARTICIPANT_NOT_FOUND = "participant_not_found", (404,), "the study has no participant with this platform id (manage.py study forget)"
+    # Studies: the researcher's view (foolgame/studies/research.py).
+    NOT_STUDY_OWNER = "not_study_owner", (403,), "only the study's owner may see its bonus file or participants, or pause, resume or close it (staff may read its figures)"
+    STUDY_ALREADY_CLOSED = "study_already_closed", (409,), "the study is closed, and closing is final: it cannot be paused, resumed or closed again"
 
     # The model in the loop (the verifier command).
     ALREADY_ACTIVE = "already_active", (409,), "this model version is active already"

@@ -253,7 +253,9 @@ CLAIM_DESCRIPTIONS = {
     "category": "the page's category (NOCAT without one)",
     "author": "the pseudonym of a run of at most 2 of one author's claims",
     "model_verdicts": "each verifier version's verdict, <version>_label and <version>_supports",
-    "validation_labels": "independent checkers' labels, [{label, checker}]",
+    "validation_labels": "independent checkers' labels, [{label, checker, study, arm}]",
+    "study": "the study (its slug) whose participant wrote the claim; null for everyone else",
+    "arm": "that participant's arm in the study; null for everyone else",
 }
 CROISSANT_CONTEXT = {
     "@language": "en",

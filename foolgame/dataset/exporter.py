@@ -20,6 +20,7 @@ from foolgame.dataset.model_fields import ClaimModels
 from foolgame.dataset.privacy import Fragments, Pseudonyms
 from foolgame.dataset.records import FORMATS, ExportError, ExportOptions, Progress, WriteSummary
 from foolgame.dataset.splits import SPLITS, PageClaims, SplitPlan, plan_splits
+from foolgame.dataset.study_fields import StudyMarks
 from foolgame.dataset.validation import RUN_CHECKS, ClaimChecks
 from foolgame.dataset.writers import CLAIM_FIELDS, LABEL_FIELDS, VOTE_FIELDS, RecordFiles, exported_claims, write_claims, write_votes
 from foolgame.pages.importing import NO_CATEGORY
@@ -119,6 +120,8 @@ def write_records(
         for pk, title, category in Page.objects.filter(pk__in=list(plan.page_split)).values_list("pk", "title", "category__name").iterator(chunk_size=options.chunk_size)
     }
     out_dir.mkdir(parents=True, exist_ok=True)
+    marks = StudyMarks()
+    summary.studies = marks
     with ExitStack() as stack:
         claim_files = RecordFiles(stack=stack, out_dir=out_dir, names=SPLITS, fields=CLAIM_FIELDS, formats=options.formats)
         authors = Fragments(pseudonyms, role="author", caps=caps, max_records=RUN_CLAIMS)
@@ -128,13 +131,14 @@ def write_records(
         label_files = RecordFiles(stack=stack, out_dir=out_dir, names=["validation_labels"], fields=LABEL_FIELDS, formats=options.formats)
         write_claims(
             files=claim_files, label_files=label_files, options=options, plan=plan, page_info=page_info,
-            exclusive_ids=exclusive_ids, authors=authors, claim_checks=ClaimChecks(checkers), claim_models=claim_models,
-            summary=summary, progress=progress,
+            exclusive_ids=exclusive_ids, authors=authors, claim_checks=ClaimChecks(checkers, marks), claim_models=claim_models,
+            summary=summary, progress=progress, marks=marks,
         )
         vote_files = RecordFiles(stack=stack, out_dir=out_dir, names=["votes"], fields=VOTE_FIELDS, formats=options.formats)
         voters = Fragments(pseudonyms, role="voter", caps=caps, max_records=RUN_ROUNDS)
         write_votes(
-            files=vote_files, options=options, plan=plan, exclusive_ids=exclusive_ids, voters=voters, summary=summary, progress=progress
+            files=vote_files, options=options, plan=plan, exclusive_ids=exclusive_ids, voters=voters, summary=summary, progress=progress,
+            marks=marks,
         )
         summary.files = [path.name for path in (*claim_files.paths, *vote_files.paths, *label_files.paths)]
     return summary

@@ -104,7 +104,8 @@ CLAIM_TYPES: dict[str, Any] = {
     "flags": ["string"], "author": "string", "created": "string", "mean_clues_revealed": "float64",
     "model_verdicts": {},  # a key per verifier version: claim_types() fills it
     "model_version": "string", "model_fooled": "bool", "tries": "int64", "hard_for": "string",
-    "validation_labels": [{"label": "string", "checker": "string"}], "gold_label": "string",
+    "validation_labels": [{"label": "string", "checker": "string", "study": "string", "arm": "string"}], "gold_label": "string",
+    "study": "string", "arm": "string",
 }
 VOTE_TYPES: dict[str, Any] = {
     "voter": "string", "true_claim": "string", "false_claim": "string", "true_claim_split": "string",
@@ -112,8 +113,11 @@ VOTE_TYPES: dict[str, Any] = {
     "false_claim_public": "bool", "outcome": "string", "correct": "bool", "remaining_bucket": "int64",
     "clues_revealed_true": "int64", "clues_revealed_false": "int64", "timed_out": "bool", "reported": "bool",
     "voided_by": "string", "voter_saw_answer": "bool", "voter_held": "bool", "day": "string",
+    "study": "string", "arm": "string",
 }
-LABEL_TYPES: dict[str, Any] = {"claim": "string", "split": "string", "position": "int64", "label": "string", "checker": "string"}
+LABEL_TYPES: dict[str, Any] = {
+    "claim": "string", "split": "string", "position": "int64", "label": "string", "checker": "string", "study": "string", "arm": "string",
+}
 
 
 def claim_types(verdict_versions: Iterable[str]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from foolgame.dataset.splits import SplitPlan
 from foolgame.verifier.models import VerifierVersion
@@ -56,3 +57,5 @@ class WriteSummary:
     files: list[str] = field(default_factory=list)
     active_version: VerifierVersion | None = None
     """The verifier version active when the claims were written (``hard_for``'s), or None."""
+    studies: Any = None
+    """``study_fields.StudyMarks``: what the studies' participants wrote, for ``stats.json``'s ``studies``."""

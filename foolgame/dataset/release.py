@@ -61,6 +61,7 @@ def dataset_export(
             ),
         },
     )
+    stats["studies"] = summary.studies.statistics() if summary.studies is not None else []
     report("stats", 1, 1)
     # The model in the loop judges the test split: its own stage, in batches.
     stats["model_in_the_loop"] = reports.model_in_the_loop(

@@ -25,6 +25,7 @@ from foolgame.dataset.lean import sklearn_import_lean
 from foolgame.dataset.model_loop import model_markdown, model_statistics
 from foolgame.dataset.records import Progress
 from foolgame.dataset.splits import RESPLIT_OPTION, SPLITS, SPLITS_OPTION, split_summary_lines
+from foolgame.dataset.study_fields import studies_markdown
 from foolgame.dataset.validation import RUN_CHECKS, validation_markdown, validation_statistics
 from foolgame.dataset.writers import chunks
 from scoring import filters
@@ -214,6 +215,8 @@ def statistics_markdown(stats: Mapping[str, Any]) -> str:
         lines += ["", *validation_markdown(stats["validation"])]
     if "model_in_the_loop" in stats:
         lines += ["", *model_markdown(stats["model_in_the_loop"])]
+    if stats.get("studies"):
+        lines += ["", *studies_markdown(stats["studies"])]
     return "\n".join(lines) + "\n"
 
 
@@ -577,12 +580,13 @@ sets `claims`, `votes` and `validation_labels`.
 | `hard_for` | `people` (`smoothed_correctness` under 0.5: most voters missed it), `model` (the active version's verdict in `model_verdicts` is not the label), `both` or `neither`; null for a claim without votes or without that verdict, and for every claim when no version was active |
 | `validation_labels` | independent checkers' labels, in the order they were answered, `[{{label, checker}}]`: `label` is `SUPPORTS`, `REFUTES` or `NOT ENOUGH INFO`, judged against the gold evidence without seeing the author's label or anyone else's; `checker` the pseudonym of a run of at most {RUN_CHECKS} of one checker's labels (see Privacy). Only labels that count are here: reports that a claim is flawed are not labels, and a checker too often wrong on claims whose label was settled counts for nothing. `[]` for a claim nobody checked |
 | `gold_label` | the label holding at least 3/5 of the weight of the author's label and the checkers' labels: MultiNLI's "3 of 5" when every weight is 1; the author weighs 1, a checker by their record on claims whose label was settled (the weights are not exported: they would tie a checker's runs together); `-` while the claim has fewer labels than validation needs (see Validation) or no such majority |
+| `study`, `arm` | the study (its slug) and arm of the participant who wrote the claim, when a study's participant did; null for everyone else. Each item of `validation_labels` carries its checker's `study` and `arm` the same way |
 
 ### Validation labels: `validation_labels`
 
 Every claim's `validation_labels` again, one a row, for tools that read flat tables: `claim`
 (its id), `split`, `position` (the label's place in the claim's list, from 0), `label` and
-`checker` as in the claims' field.
+`checker` as in the claims' field, and the checker's `study` and `arm` (null outside a study).
 
 ### Votes: `votes`
 
@@ -603,6 +607,7 @@ One ended round a line, in the order the rounds were dealt:
 | `voter_saw_answer` | the voter had seen one of the two claims with its answer in the moderation queue (as a moderator) before the round ended: the vote is no evidence of how hard the pair is. Moderators are not dealt claims they have seen, so this marks rounds dealt before the moderator saw the claim |
 | `voter_held` | the voter is held by moderation as improbable (right far more often than a person at that speed and clue use, or on pairs another account had just given up) and not cleared: the vote is likely not a person's judgement |
 | `day` | the UTC day the round started, `YYYY-MM-DD` |
+| `study`, `arm` | the study (its slug) and arm of the voter, when a study's participant voted; null for everyone else and for a live room's round |
 
 Rounds with a claim that is not in the export are left out, and so are rounds whose two
 claims now carry the same label (unless voided: a voided round keeps the answer it was

@@ -36,6 +36,7 @@ from foolgame.checks.services import record_weight
 from foolgame.dataset.flags import id_lookup
 from foolgame.dataset.privacy import Fragments
 from foolgame.dataset.splits import SPLITS
+from foolgame.dataset.study_fields import StudyMarks
 from scoring.validation import (
     LABELS,
     NO_GOLD,
@@ -71,8 +72,9 @@ class ClaimChecks:
     one entry per checker, like ``Fragments``.
     """
 
-    def __init__(self, checkers: Fragments) -> None:
+    def __init__(self, checkers: Fragments, marks: StudyMarks | None = None) -> None:
         self._checkers = checkers
+        self._marks = marks
         self._counts: dict[int, bool] = {}
 
     def _counting(self, player_ids: set[int]) -> None:
@@ -108,7 +110,12 @@ class ClaimChecks:
         """``validation_labels``: each label with its checker's run pseudonym. A run shows the
         check points its answers earned (only a hidden gold item answered right earns any)."""
         return [
-            {"label": label, "checker": self._checkers(player_id, {"check": points, "total": points})}
+            {
+                "label": label,
+                "checker": self._checkers(player_id, {"check": points, "total": points}),
+                # A study's participant's label: its study and arm (study_fields); null for everyone else.
+                **(self._marks.fields(player_id) if self._marks else {"study": None, "arm": None}),
+            }
             for player_id, label, points in answers
         ]
 

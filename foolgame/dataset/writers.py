@@ -32,6 +32,7 @@ from foolgame.dataset.model_fields import ClaimModels
 from foolgame.dataset.privacy import Fragments
 from foolgame.dataset.records import ExportOptions, Progress, WriteSummary
 from foolgame.dataset.splits import SplitPlan
+from foolgame.dataset.study_fields import StudyMarks
 from foolgame.dataset.validation import ClaimChecks
 from foolgame.moderation.models import PlayerHold, Sighting
 from foolgame.voting.models import ClueReveal, Like, Round
@@ -64,6 +65,8 @@ CLAIM_FIELDS = (
     "hard_for",
     "validation_labels",
     "gold_label",
+    "study",
+    "arm",
 )
 VOTE_FIELDS = (
     "voter",
@@ -85,8 +88,10 @@ VOTE_FIELDS = (
     "voter_saw_answer",
     "voter_held",
     "day",
+    "study",
+    "arm",
 )
-LABEL_FIELDS = ("claim", "split", "position", "label", "checker")
+LABEL_FIELDS = ("claim", "split", "position", "label", "checker", "study", "arm")
 """``validation_labels.*``: a claim's ``validation_labels`` one a row (``position`` their order on
 the claim, from 0), for tools that read flat tables (Croissant, a ``datasets`` configuration)."""
 ENDED_STATES = (Round.State.VOTED, Round.State.TIMED_OUT, Round.State.REPORTED, Round.State.VOIDED, Round.State.FORFEITED)
@@ -293,6 +298,7 @@ def write_claims(
     claim_models: ClaimModels,
     summary: WriteSummary,
     progress: Progress,
+    marks: StudyMarks | None = None,
 ) -> None:
     """The claims' files, one per split (``train``, ``dev``, ``test``), and their validation
     labels one a row in ``label_files``; the counts go to ``summary``."""
@@ -344,6 +350,9 @@ def write_claims(
             smoothed = round(smoothed_correctness(correct_votes, total_votes), 4)
             export_id = export_claim_id(claim_id, row["external_id"])
             labels = claim_checks.named(checks[claim_id][0])
+            model_fields = claim_models.fields(models, claim_id, label=row["label"], votes=total_votes, smoothed_correctness=smoothed)
+            if marks:
+                marks.claim(row["author_id"], claim_id, model_fields["model_fooled"])
             files.write(
                 split,
                 {
@@ -364,9 +373,11 @@ def write_claims(
                     "author": authors(row["author_id"], shown),
                     "created": _day(row["created"]),
                     "mean_clues_revealed": round(clues[claim_id] / votes[claim_id], 3) if votes[claim_id] else None,
-                    **claim_models.fields(models, claim_id, label=row["label"], votes=total_votes, smoothed_correctness=smoothed),
+                    **model_fields,
                     "validation_labels": labels,
                     "gold_label": checks[claim_id][1],
+                    # A study's participant's claim: its study and arm (study_fields); null for everyone else.
+                    **(marks.fields(row["author_id"]) if marks else {"study": None, "arm": None}),
                 },
             )
             if label_files is not None:
@@ -386,6 +397,7 @@ def write_votes(
     voters: Fragments,
     summary: WriteSummary,
     progress: Progress,
+    marks: StudyMarks | None = None,
 ) -> None:
     """The votes' file: every ended round whose two claims are both exported."""
     rounds = Round.objects.filter(state__in=ENDED_STATES).order_by("id")
@@ -452,6 +464,10 @@ def write_votes(
             seen = [sightings.get((row["player_id"], row[f"{side}_claim_id"])) for side in ("left", "right")]
             # A room's round has no voter: its room's results are public (privacy.py).
             room_round = row["room_play__question__started_at"] is not None
+            clues_true, clues_false = reveals[(row["id"], true_index)], reveals[(row["id"], false_index)]
+            mark = marks.fields(row["player_id"]) if marks and not room_round else {"study": None, "arm": None}
+            if marks and not room_round:
+                marks.vote(row["player_id"], correct=correct, clues=clues_true + clues_false)
             files.write(
                 "votes",
                 {
@@ -466,8 +482,8 @@ def write_votes(
                     "outcome": row["state"],
                     "correct": correct,
                     "remaining_bucket": remaining_bucket(row["vote__remaining"]) if voted and row["vote__remaining"] is not None else None,
-                    "clues_revealed_true": reveals[(row["id"], true_index)],
-                    "clues_revealed_false": reveals[(row["id"], false_index)],
+                    "clues_revealed_true": clues_true,
+                    "clues_revealed_false": clues_false,
                     "timed_out": row["state"] == Round.State.TIMED_OUT,
                     "reported": row["state"] == Round.State.REPORTED,
                     "voided_by": (row["void_action"] or "moderation") if voided else None,
@@ -475,6 +491,7 @@ def write_votes(
                     "voter_held": row["player_id"] in held,
                     # A round given up before its start has no clock: its day is the forfeit's.
                     "day": _day(row["room_play__question__started_at"] or row["started_at"] or row["ended_at"]),
+                    **mark,
                 },
             )
             summary.votes += 1

@@ -149,7 +149,7 @@ def test_croissant_validates_without_warnings_and_every_record_set_reads_the_fil
     written = [record for split in sorted(("train", "dev", "test")) for record in lines(out / f"{split}.jsonl")]
     assert len(records["claims"]) == len(written) == 14
     nested = {"gold_evidence": ("text", "section_header"), "retrieved_evidence": ("text", "section_header"),
-              "validation_labels": ("label", "checker")}
+              "validation_labels": ("label", "checker", "study", "arm")}
     for got, want in zip(records["claims"], written):
         for name, value in want.items():
             if name == "model_verdicts":  # no version judged a claim here: no sub-field to read

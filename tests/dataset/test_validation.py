@@ -130,8 +130,8 @@ def test_each_claim_carries_its_counting_labels_in_answer_order_and_its_gold_lab
     assert [v["label"] for v in rows["c5"]["validation_labels"]] == [S, S] and rows["c5"]["gold_label"] == "-"
     assert rows["c6"]["validation_labels"] == [] and rows["c6"]["gold_label"] == "-"  # k6's label does not count
     for row in rows.values():
-        assert list(row)[-3:] == ["validation_labels", "gold_label", "split"]
-        assert all(set(v) == {"label", "checker"} for v in row["validation_labels"])
+        assert list(row)[-5:] == ["validation_labels", "gold_label", "study", "arm", "split"]
+        assert all(set(v) == {"label", "checker", "study", "arm"} for v in row["validation_labels"])
 
 
 def test_checkers_are_named_by_runs_cut_before_their_check_points_pass_the_cap_and_never_as_authors(checked, tmp_path: Path) -> None:
