@@ -261,7 +261,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         if hidden:
             state["message"] = FORFEIT_MESSAGE
     if round_.state == Round.State.READY:
-        state.update({"claims": None, "remaining": float(round_seconds(round_)), "points": game_settings()["ROUND_POT"], "clues": [[], []]})
+        state.update({"claims": None, "remaining": float(round_seconds(round_)), "points": round_points(float(round_seconds(round_))), "clues": [[], []]})
         return cast(RoundState, points_hidden(state, round_))
     if round_.state == Round.State.FORFEITED and round_.started_at is None and hidden:
         # Given up before the start: nothing was shown, so nothing is until its answer's time.
