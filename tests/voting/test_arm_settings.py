@@ -147,3 +147,20 @@ async def test_the_round_socket_hides_points_and_refuses_a_clue_when_the_arm_say
         assert (await frame(ws, "timeout", timeout=3))["remaining"] == 0
     finally:
         await ws.disconnect()
+
+
+def test_rounds_are_dealt_only_from_the_players_pages(game, fake_clock: FakeClock, arm: ArmProvider) -> None:
+    from tests.factories import PageFactory
+    from tests.voting.conftest import make_claim
+
+    study_page = PageFactory(title="Jupiter")
+    make_claim(study_page, label="SUPPORTS", author=game.true_author, text="Jupiter is the largest planet.")
+    make_claim(study_page, label="REFUTES", author=game.false_author, text="Jupiter is smaller than Mercury.")
+    arm.pages[game.voter.pk] = [study_page.pk]
+    round_ = services.round_create(player=game.voter)
+    assert {round_.left_claim.page_id, round_.right_claim.page_id} == {study_page.pk}
+    with pytest.raises(ServiceError) as error:
+        services.round_create(player=game.voter)
+    assert error.value.code == "no_pair_available", "the other page's pair is never dealt to this player"
+    other = services.round_create(player=game.true_author.__class__.objects.create(username="olga"))
+    assert other.left_claim.page_id in (study_page.pk, game.true_claim.page_id)
