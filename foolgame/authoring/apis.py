@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.authoring.services import claim_create, claim_draft_check, player_page_hints, write_task_create
+from foolgame.authoring.services import claim_create, claim_draft_check, player_page_hints, points_shown, write_task_create
 from foolgame.evidence.services import MAX_QUERY_CHARS
 from foolgame.pages.models import Page
 
@@ -90,8 +90,8 @@ class VerdictSerializer(serializers.Serializer):
 class ClaimCreatedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     warnings = WarningSerializer(many=True)
-    points = serializers.IntegerField(help_text="Write points earned")
-    verdict = VerdictSerializer(allow_null=True, help_text="The active model's verdict on the saved claim with its gold sentences (null when no model is active).")
+    points = serializers.IntegerField(required=False, help_text="Write points earned; left out when the player's game hides points (a study's arm)")
+    verdict = VerdictSerializer(allow_null=True, help_text="The active model's verdict on the saved claim with its gold sentences (null when no model is active, or when the author's game hides the model's verdict: a study's arm; it is recorded all the same).")
 
 
 class DraftCheckRequestSerializer(ClaimRequestSerializer):
@@ -108,7 +108,7 @@ class DraftCheckSerializer(serializers.Serializer):
     ok = serializers.BooleanField(help_text="Saving now would be accepted.")
     problems = WarningSerializer(many=True, help_text="The rules a save would refuse, with the save's codes and messages.")
     warnings = WarningSerializer(many=True, help_text="The warnings a save would carry.")
-    verdict = VerdictSerializer(allow_null=True, help_text="The active model's verdict on the claim with its ticked gold sentences; null until the draft would save as it stands, or when no model is active.")
+    verdict = VerdictSerializer(allow_null=True, help_text="The active model's verdict on the claim with its ticked gold sentences; null until the draft would save as it stands, when no model is active, or when the author's game hides the model's verdict (a study's arm).")
 
 
 class WriteTaskCreateApi(ApiView):
@@ -197,8 +197,10 @@ class ClaimCreateApi(ApiView):
             text=data.validated_data["text"],
             gold_sentence_ids=data.validated_data["gold_sentence_ids"],
         )
-        points = claim.ledger.filter(kind="write").values_list("amount", flat=True).first() or 0
-        return Response({"id": claim.pk, "warnings": warnings, "points": points, "verdict": verdict}, status=status.HTTP_201_CREATED)
+        body: dict[str, Any] = {"id": claim.pk, "warnings": warnings, "verdict": verdict}
+        if points_shown(player_id=request.user.pk):
+            body["points"] = claim.ledger.filter(kind="write").values_list("amount", flat=True).first() or 0
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class ClaimDraftCheckApi(ApiView):
@@ -266,6 +268,7 @@ class PageHintsApi(ApiView):
                 e403=[
                     "hints_need_task: no open write task of yours on this page",
                     "hints_during_round: you are in a round (ready or playing) on this page",
+                    "hints_off: your game has hints off (a study's arm)",
                 ],
                 e404="not_found: no page has this id",
             ),

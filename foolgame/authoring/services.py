@@ -108,7 +108,10 @@ def write_task_create(
                 "write a claim for one (or let it expire) before taking another.",
                 status_code=409,
             )
+        allowed = hooks.player_settings.get().page_ids_for(player_id=player.pk)  # a study's pages, or None for any
         if page_id is not None:
+            if allowed is not None and page_id not in allowed:
+                raise ServiceError("no_page", "This page is not one of the pages you write about here; take a task without a page.", status_code=404)
             page = selectors.pages_needing_claims().filter(pk=page_id).first()
             if page is None:
                 raise ServiceError(
@@ -117,7 +120,8 @@ def write_task_create(
                     status_code=409,
                 )
         else:
-            page = selectors.pages_needing_claims(category=category).first()
+            pages = selectors.pages_needing_claims(category=category)
+            page = (pages if allowed is None else pages.filter(pk__in=allowed)).first()
         if page is None:
             raise ServiceError("no_page", "No page is ready for writing in this choice yet.", status_code=404)
         # Balanced on the player's own claims and tasks, overall and in the page's category:
@@ -414,7 +418,8 @@ def claim_create(
     *, author: AbstractBaseUser, task_id: Any, text: Any, gold_sentence_ids: Any, now: datetime | None = None
 ) -> tuple[Claim, list[dict[str, str]], dict[str, Any] | None]:
     """A new claim from a write task, the warnings it was saved with, and the verdict of the
-    model in the loop on it with its gold sentences (None when no model is active)."""
+    model in the loop on it with its gold sentences (None when no model is active, or when the
+    author's game hides the model's verdict: a study's arm; it is recorded all the same)."""
     now = now or timezone.now()
     # The clue list needs the page's sentence vectors; encoding them (first use of a page, or
     # of the model in this process) takes seconds, so it happens before the write lock is
@@ -427,7 +432,19 @@ def claim_create(
         claim = do_claim_create(checked=checked, now=now)
         verdict = hooks.model_verdicts.get().on_save(claim=claim, task=checked.task, gold=checked.gold)
         giveaway_retrain_on_commit()
-    return claim, checked.warnings, verdict
+    return claim, checked.warnings, verdict if verdict_shown(player_id=author.pk) else None
+
+
+def verdict_shown(*, player_id: int) -> bool:
+    """Is the model's verdict shown to this author while writing (``hooks.player_settings``:
+    a study's arm may hide it)? Hidden or not, the verdict is asked and recorded."""
+    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["model_verdict"])
+
+
+def points_shown(*, player_id: int) -> bool:
+    """Are points shown to this player (``hooks.player_settings``: a study's arm may hide
+    them)? Hidden or not, they are paid to the ledger."""
+    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["points_shown"])
 
 
 # --- Draft checks (while the author types) ------------------------------------------------------
@@ -495,6 +512,8 @@ def claim_draft_check(
     # The model's verdict only on a draft that would save as it stands: never on a copy of a
     # claim in play (near_duplicate), so the verdict is no oracle for another's round.
     verdict = hooks.model_verdicts.get().on_draft(task=task, text=text, gold=gold) if text and gold and not problems else None
+    if not verdict_shown(player_id=author.pk):  # asked (the try is recorded), not shown
+        verdict = None
     return DraftCheck(problems=[p.as_dict() for p in problems], warnings=warnings, verdict=verdict)
 
 
@@ -511,6 +530,8 @@ def player_page_hints(*, player_id: int, page: Page, query: str, k: int = eviden
     """
     if evidence_selectors.player_in_round_on_page(player_id=player_id, page_id=page.pk):
         raise ServiceError("hints_during_round", "No hints on the page of a round you are playing.", status_code=403)
+    if not hooks.player_settings.get().settings_for(player_id=player_id)["hints"]:
+        raise ServiceError("hints_off", "Hints are off in this game: find the evidence on the page yourself.", status_code=403)
     if not selectors.player_has_open_write_task_on_page(player_id=player_id, page_id=page.pk):
         raise ServiceError(
             "hints_need_task", "Hints are for writing a claim: take a write task on this page first.", status_code=403

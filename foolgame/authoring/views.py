@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 
 from django.conf import settings
 
-from foolgame.core import clock
+from foolgame.core import clock, hooks
 from foolgame.core.errors import ServiceError
 from foolgame.authoring.models import WriteTask
 from foolgame.authoring.selectors import open_write_tasks, pages_needing_claims
@@ -97,6 +97,7 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
     # phone's clock may be minutes off); whether the task is used or expired is said here,
     # and later by the API's 409/410, never guessed by the page.
     seconds_left = max(0, int((chosen.write_by - now).total_seconds()))
+    mine = hooks.player_settings.get().settings_for(player_id=request.user.pk)  # a study's arm may change these
     return render(
         request,
         "authoring/write.html",
@@ -110,5 +111,6 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
             "expires_in": max(0, int((chosen.expires_at - now).total_seconds())),
             "min_words": settings.FM2["CLAIM_MIN_WORDS"],
             "max_words": settings.FM2["CLAIM_MAX_WORDS"],
+            "game": {"hints": mine["hints"], "points_shown": mine["points_shown"]},
         },
     )

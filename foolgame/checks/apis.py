@@ -46,7 +46,7 @@ class CheckTallySerializer(serializers.Serializer):
     gold = serializers.IntegerField(help_text="of those, answers on claims whose label was settled (never which)")
     right = serializers.IntegerField(help_text="of those, answered with the settled label")
     paid = serializers.BooleanField(help_text="whether your record showed reading, so the right answers paid")
-    points = serializers.IntegerField(help_text="what the tally paid")
+    points = serializers.IntegerField(required=False, help_text="what the tally paid; left out when the player's game hides points (a study's arm)")
     counting = serializers.BooleanField(help_text="whether your labels count from this tally on")
 
 
@@ -57,7 +57,7 @@ class CheckTallyProgressSerializer(serializers.Serializer):
 
 
 class CheckResultSerializer(serializers.Serializer):
-    points = serializers.IntegerField(help_text="points a tally closed by this answer paid; 0 for every other answer")
+    points = serializers.IntegerField(required=False, help_text="points a tally closed by this answer paid; 0 for every other answer; left out when the player's game hides points (a study's arm)")
     streak = serializers.IntegerField(help_text="checks answered in a row before their clock ran out (says nothing of labels)")
     counting = serializers.BooleanField(help_text="whether your labels count towards claims' gold labels, as your last tally left it")
     message = serializers.CharField(allow_null=True, help_text="when your labels stopped counting: why")

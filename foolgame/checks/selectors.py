@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 
 from foolgame.checks.models import Check, CheckTally
 from foolgame.claims.models import Claim
+from foolgame.core import hooks
 from foolgame.moderation.models import AuditRecord
 from foolgame.voting.models import Round
 from scoring.validation import LABELS
@@ -52,8 +53,10 @@ def in_open_rounds() -> Q:
 def claims_to_check(*, player: AbstractBaseUser) -> QuerySet[Claim]:
     """Active claims this player may be dealt for checking: not written by them, never dealt
     to them in a round (voting's dealt claims), not seen with its answer as a moderator, not
-    checked by them before, in no player's open round, and with gold evidence to show."""
-    return (
+    checked by them before, in no player's open round, and with gold evidence to show; only
+    claims of the player's pages when their game has its own (``hooks.player_settings``: a
+    study's pages)."""
+    claims = (
         Claim.objects.filter(status=Claim.Status.ACTIVE, gold_links__isnull=False)
         .exclude(author=player)
         .exclude(dealt__player=player)
@@ -62,6 +65,8 @@ def claims_to_check(*, player: AbstractBaseUser) -> QuerySet[Claim]:
         .exclude(in_open_rounds())
         .distinct()
     )
+    pages = hooks.player_settings.get().page_ids_for(player_id=player.pk)
+    return claims if pages is None else claims.filter(page_id__in=pages)
 
 
 def needing_labels(claims: QuerySet[Claim]) -> QuerySet[Claim]:

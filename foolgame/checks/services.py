@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from datetime import timedelta
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -74,7 +74,7 @@ class TallyPayload(TypedDict):
     gold: int
     right: int
     paid: bool
-    points: int
+    points: NotRequired[int]
     counting: bool
 
 
@@ -85,7 +85,7 @@ class TallyProgress(TypedDict):
 
 
 class AnswerPayload(TypedDict):
-    points: int
+    points: NotRequired[int]
     streak: int
     counting: bool
     message: str | None
@@ -216,14 +216,20 @@ def tally_payload(tally: CheckTally) -> TallyPayload:
     }
 
 
+def points_shown(*, player_id: int) -> bool:
+    """Are points shown to this player (``hooks.player_settings``: a study's arm may hide
+    them)? Hidden or not, a tally pays them to the ledger."""
+    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["points_shown"])
+
+
 def tally_progress(*, player: AbstractBaseUser) -> TallyProgress:
-    """How far the player's open batch is, and their last tally."""
+    """How far the player's open batch is, and their last tally (without its points when
+    the player's game hides them)."""
     last = CheckTally.objects.filter(player=player).order_by("-number").first()
-    return {
-        "answered": selectors.untallied(player=player).count(),
-        "size": _config()["TALLY_SIZE"],
-        "last": tally_payload(last) if last is not None else None,
-    }
+    shown = tally_payload(last) if last is not None else None
+    if shown is not None and not points_shown(player_id=player.pk):
+        del shown["points"]
+    return {"answered": selectors.untallied(player=player).count(), "size": _config()["TALLY_SIZE"], "last": shown}
 
 
 def _tally_if_due(player: AbstractBaseUser, now: Any) -> CheckTally | None:
@@ -354,7 +360,7 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
         if error.code not in ("nothing_to_check", "check_rate_limited"):
             raise
         upcoming = None
-    return {
+    answer: AnswerPayload = {
         "points": tally.points if tally is not None else 0,
         "streak": check.streak,
         "counting": counting,
@@ -362,6 +368,9 @@ def check_answer(*, check_id: int, player: AbstractBaseUser, label: str) -> Answ
         "tally": progress,
         "next": upcoming,
     }
+    if not points_shown(player_id=player.pk):  # paid all the same (the tally's ledger row)
+        del answer["points"]
+    return answer
 
 
 def validation_refresh_all() -> int:

@@ -151,6 +151,7 @@ class ErrorCode(StrEnum):
     INVALID_QUERY = "invalid_query", (400,), "the draft sent for hints is over its length limit"
     HINTS_DURING_ROUND = "hints_during_round", (403,), "no hints on the page of a round the player is in"
     HINTS_NEED_TASK = "hints_need_task", (403,), "no open write task of the player's on this page"
+    HINTS_OFF = "hints_off", (403,), "the player's game offers no hints while writing (a study's arm)"
     INVALID_GOLD = "invalid_gold", (400,), "gold sentences that are not 1 or 2 different sentences of the claim's page"
 
     # Rounds: dealing, the clock, votes, likes, reports, lists.
@@ -163,6 +164,7 @@ class ErrorCode(StrEnum):
     ROUND_EXPIRED = "round_expired", (409,), "time ran out just now; the round is timed out"
     NO_MORE_CLUES = "no_more_clues", (409,), "every clue of this claim is revealed"
     NOT_ENOUGH_TIME = "not_enough_time", (409,), "the clue's cost would leave no time to vote"
+    CLUES_OFF = "clues_off", (403,), "the round is played without clues (a study's arm)"
     VOTE_FIRST = "vote_first", (409,), "likes come after the vote"
     ALREADY_LIKED = "already_liked", (409,), "this round already has its like"
     ROUND_VOIDED = "round_voided", (409,), "a moderator already changed a claim of this round"

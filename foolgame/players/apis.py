@@ -11,6 +11,7 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from foolgame.core import hooks
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.players.roles import is_guest, is_moderator, is_researcher
@@ -47,7 +48,7 @@ class PlayerSerializer(serializers.Serializer):
     is_moderator = serializers.BooleanField(help_text="may work the moderation queue (the moderators group, or a superuser)")
     is_researcher = serializers.BooleanField(help_text="may export the dataset (the researchers group, staff, or a superuser)")
     is_guest = serializers.BooleanField(help_text="a guest account (a nickname, for live rooms only) until claimed with a password")
-    points = PointsSerializer()
+    points = PointsSerializer(required=False, help_text="left out when the player's game hides points (a study's arm); the ledger keeps them")
     skill = SkillSerializer(allow_null=True, help_text="null before the first vote")
     tutorial = serializers.ChoiceField(
         choices=list(TUTORIAL_STATES),
@@ -57,7 +58,7 @@ class PlayerSerializer(serializers.Serializer):
 
 
 def player_payload(user) -> dict:
-    return {
+    payload = {
         "id": user.pk,
         "username": user.get_username(),
         "is_moderator": is_moderator(user),
@@ -67,6 +68,9 @@ def player_payload(user) -> dict:
         "skill": player_skill(player_id=user.pk),
         "tutorial": player_tutorial_get(player_id=user.pk),
     }
+    if not hooks.player_settings.get().settings_for(player_id=user.pk)["points_shown"]:
+        del payload["points"]  # a study's arm hides points from its participants
+    return payload
 
 
 class SignupApi(ApiView):

@@ -37,7 +37,7 @@ from foolgame.checks.models import Check
 from foolgame.checks.services import record_weight
 from foolgame.moderation.models import PlayerHold
 from foolgame.claims.models import Claim, ClaimGold
-from foolgame.core import events
+from foolgame.core import events, hooks
 from foolgame.core.caches import held_lock
 from foolgame.core.errors import ServiceError
 from foolgame.evidence.services import encoder_get
@@ -555,7 +555,9 @@ def _judge(version: VerifierVersion, verifier: Any, claim_ids: Sequence[int]) ->
 def model_points_award(*, claim_ids: Sequence[int] | None = None) -> int:
     """Pay ``MODEL_POINTS`` to the author of each claim its version got wrong at the save, once
     people confirm the claim's label (ANLI's verified model error), with a notification. Once
-    per claim (``paid`` and the ledger's cause), whatever the deliveries."""
+    per claim (``paid`` and the ledger's cause), whatever the deliveries. The amount is the
+    author's own (``hooks.player_settings``: a study's arm may set its ``model_points``; 0
+    marks the claim paid with no ledger row)."""
     rows = (
         WrittenAgainst.objects.filter(paid=False)
         .exclude(label="")
@@ -565,7 +567,6 @@ def model_points_award(*, claim_ids: Sequence[int] | None = None) -> int:
     )
     if claim_ids is not None:
         rows = rows.filter(claim_id__in=claim_ids)
-    points = _config()["MODEL_POINTS"]
     per_day = _config()["MODEL_POINTS_PER_DAY"]
     since = timezone.now() - timedelta(days=1)
     paid = 0
@@ -578,12 +579,14 @@ def model_points_award(*, claim_ids: Sequence[int] | None = None) -> int:
             # can confirm a label, so farming model points is bounded; a claim over the cap
             # stays unpaid and is paid on a later day, never lost.
             get_user_model().objects.select_for_update().filter(pk=row.claim.author_id).first()
+            points = int(hooks.player_settings.get().settings_for(player_id=row.claim.author_id)["model_points"])
             today = LedgerEntry.objects.filter(player_id=row.claim.author_id, kind=LedgerEntry.Kind.MODEL, created__gte=since).aggregate(n=models.Sum("amount"))["n"] or 0
             if today + points > per_day:
                 continue
             row.paid = True
             row.save(update_fields=["paid"])
-            LedgerEntry.objects.create(player_id=row.claim.author_id, amount=points, kind=LedgerEntry.Kind.MODEL, claim_id=claim_id, cause=f"model:{claim_id}")
+            if points:
+                LedgerEntry.objects.create(player_id=row.claim.author_id, amount=points, kind=LedgerEntry.Kind.MODEL, claim_id=claim_id, cause=f"model:{claim_id}")
             Notification.objects.create(player_id=row.claim.author_id, kind=Notification.Kind.MODEL_FOOLED, claim_id=claim_id, points=points)
             paid += 1
     return paid

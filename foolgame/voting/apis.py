@@ -53,7 +53,7 @@ class RatingChangeSerializer(serializers.Serializer):
 
 class ResultSerializer(serializers.Serializer):
     correct = serializers.BooleanField(required=False, help_text=f"after a vote; {ROOM_WITHHELD}")
-    points = serializers.IntegerField(required=False, help_text=f"points awarded to the voter; {ROOM_WITHHELD}")
+    points = serializers.IntegerField(required=False, help_text=f"points awarded to the voter; {ROOM_WITHHELD}; left out when the player's game hides points (a study's arm)")
     remaining = serializers.FloatField(required=False, help_text="seconds left when the vote was cast")
     false_claim = serializers.IntegerField(required=False, help_text=f"0 left, 1 right; {ROOM_WITHHELD}")
     labels = serializers.ListField(child=serializers.CharField(), required=False, help_text=ROOM_WITHHELD)
@@ -94,7 +94,7 @@ class RoundStateSerializer(serializers.Serializer):
     clue_cost = serializers.IntegerField()
     claims = ShownClaimSerializer(many=True, allow_null=True, help_text="sent only once the round has started")
     remaining = serializers.FloatField(allow_null=True, help_text="seconds left on the server's clock")
-    points = serializers.IntegerField(help_text="what a correct vote would earn now")
+    points = serializers.IntegerField(required=False, help_text="what a correct vote would earn now; left out when the player's game hides points (a study's arm)")
     clues = serializers.ListField(child=ClueSerializer(many=True), help_text="clues bought so far, per claim")
     clues_left = serializers.ListField(
         child=serializers.IntegerField(),
@@ -128,7 +128,7 @@ class PastRoundSerializer(serializers.Serializer):
     )
     picked = serializers.IntegerField(allow_null=True, help_text="the claim the player marked as false (0 left, 1 right); null without a vote")
     false_claim = serializers.IntegerField(help_text="the false claim: 0 left, 1 right")
-    points = serializers.IntegerField(help_text="points the vote earned the player")
+    points = serializers.IntegerField(required=False, help_text="points the vote earned the player; left out when the player's game hides points (a study's arm)")
     ended_at = serializers.DateTimeField(allow_null=True)
     room = serializers.BooleanField(help_text="played in a live room")
     ended_by_room = serializers.BooleanField(help_text="a room's round its host ended (by ending the room) before you voted: not a give-up of yours, not rated")
@@ -171,7 +171,7 @@ class ClueResultSerializer(serializers.Serializer):
     clue = ClueSerializer()
     clues_left = serializers.IntegerField(help_text="the longer list's length less the clues bought of this claim (padded)")
     remaining = serializers.FloatField()
-    points = serializers.IntegerField()
+    points = serializers.IntegerField(required=False, help_text="what a correct vote would earn now; left out when the player's game hides points (a study's arm)")
     deadline = serializers.DateTimeField(help_text="the round's deadline, moved closer by this clue")
 
 
@@ -341,6 +341,7 @@ class RoundRevealApi(ApiView):
                     "no_more_clues: every clue of this claim is revealed",
                     "not_enough_time: the clue's cost would leave no time to vote",
                 ],
+                e403="clues_off: the round is played without clues (a study's arm); nothing changes",
             ),
         },
         summary="Buy the next clue of a claim (costs 10 s)",

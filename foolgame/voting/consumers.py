@@ -38,10 +38,12 @@ def _clock_row(*, round_id: int) -> tuple[str, datetime | None] | None:
     return Round.objects.filter(pk=round_id).values_list("state", "deadline").first()
 
 
-def _owner_row(*, round_id: int) -> tuple[int, str] | None:
-    """The round's player and state: what every new socket reads first, its SQL compiled
-    once (``core.queries.compiled_rows``)."""
-    rows = compiled_rows("round_owner", lambda: Round.objects.filter(pk=round_id).values_list("player_id", "state")[:1], [round_id])
+def _owner_row(*, round_id: int) -> tuple[int, str, bool] | None:
+    """The round's player, state and whether its player is shown points: what every new
+    socket reads first, its SQL compiled once (``core.queries.compiled_rows``)."""
+    rows = compiled_rows(
+        "round_owner", lambda: Round.objects.filter(pk=round_id).values_list("player_id", "state", "points_shown")[:1], [round_id]
+    )
     return tuple(rows[0]) if rows else None  # type: ignore[return-value]
 
 
@@ -68,6 +70,7 @@ class RoundConsumer(GameSocketConsumer):
     deadline: datetime | None
     status: str
     timeout_sent: bool = False
+    points_shown: bool = True  # the round's (``Round.points_shown``): its ticks carry points
     expiring: asyncio.Future | None = None
 
     async def connect(self) -> None:
@@ -153,6 +156,7 @@ class RoundConsumer(GameSocketConsumer):
             return None, CLOSE_NO_SUCH_ROUND
         if row[0] != user.pk:
             return None, CLOSE_NOT_YOUR_ROUND
+        self.points_shown = row[2]
         if row[1] == Round.State.READY:
             return {"status": Round.State.READY, "deadline": None}, 0
         try:
@@ -211,7 +215,10 @@ class RoundConsumer(GameSocketConsumer):
             if self.expiring is None or self.expiring.done():
                 self.expiring = asyncio.ensure_future(self._expire())
             return
-        run_eagerly(self.send_frame("tick", payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))))
+        frame = payloads.ClockFrame(remaining=round(remaining, 2), points=payloads.round_points(remaining))
+        if not self.points_shown:  # a study's arm hides points from its player
+            del frame["points"]
+        run_eagerly(self.send_frame("tick", frame))
 
     async def _expire(self) -> None:
         try:

@@ -53,6 +53,15 @@ class Round(models.Model):
     # until it ran, and for a round it does not rate. The result shows the change.
     rating_before = models.FloatField(null=True, blank=True, editable=False)
     rating_after = models.FloatField(null=True, blank=True, editable=False)
+    # The game the round is played under, fixed when it is dealt from its player's settings
+    # (``hooks.player_settings``: a study's arm may change them), so a later change of the
+    # defaults or of an arm never moves an open round's deadline or its clue cost: the clock
+    # (null for rounds made before the columns and for a room's rounds: the game's
+    # defaults), whether clues may be bought, whether the player is shown points.
+    round_seconds = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
+    clue_seconds = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
+    hints = models.BooleanField(default=True, editable=False)
+    points_shown = models.BooleanField(default=True, editable=False)
 
     class Meta:
         ordering = ["-created", "-id"]

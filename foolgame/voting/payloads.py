@@ -91,7 +91,7 @@ class RoundState(TypedDict):
     clue_cost: int
     claims: list[ShownClaim] | None
     remaining: float | None
-    points: int
+    points: NotRequired[int]
     clues: list[list[Clue]]
     clues_left: NotRequired[list[int]]
     result: NotRequired[Result]
@@ -110,7 +110,7 @@ class PastRound(TypedDict):
     outcome: Literal["right", "wrong", "timeout", "forfeited", "reported"]
     picked: int | None
     false_claim: int
-    points: int
+    points: NotRequired[int]
     ended_at: str | None
     room: bool
     ended_by_room: bool
@@ -123,15 +123,16 @@ class ClueResult(TypedDict):
     clue: Clue
     clues_left: int
     remaining: float
-    points: int
+    points: NotRequired[int]
     deadline: str
 
 
 class ClockFrame(TypedDict):
-    """``tick`` (the clock), and ``timeout`` with both at 0."""
+    """``tick`` (the clock), and ``timeout`` with both at 0. A round played with points hidden
+    (``Round.points_shown``, a study's arm) ticks without ``points``."""
 
     remaining: float
-    points: int
+    points: NotRequired[int]
 
 
 class VoidFrame(TypedDict):
@@ -161,26 +162,59 @@ def game_settings() -> dict[str, Any]:
     return settings.FM2
 
 
+def round_fields_for(*, player_id: int) -> dict[str, Any]:
+    """The game a round dealt to the player now is played under, as ``Round`` fields: its
+    clock, whether clues are offered, whether points are shown (``hooks.player_settings``:
+    a study's arm may change them; the game's defaults for everyone else)."""
+    mine = hooks.player_settings.get().settings_for(player_id=player_id)
+    return {
+        "round_seconds": int(mine["round_seconds"]),
+        "clue_seconds": int(mine["clue_seconds"]),
+        "hints": bool(mine["hints"]),
+        "points_shown": bool(mine["points_shown"]),
+    }
+
+
+def round_seconds(round_: Round) -> int:
+    """The round's clock in seconds: what it was dealt under, else the game's default."""
+    return round_.round_seconds if round_.round_seconds is not None else int(game_settings()["ROUND_SECONDS"])
+
+
+def clue_seconds(round_: Round) -> int:
+    """What a clue costs on the round's clock: what it was dealt under, else the default."""
+    return round_.clue_seconds if round_.clue_seconds is not None else int(game_settings()["CLUE_COST_SECONDS"])
+
+
 def deadline_after(round_: Round, reveals: int) -> datetime:
     assert round_.started_at is not None
-    return round_deadline(
-        started_at=round_.started_at, reveals=reveals, duration=game_settings()["ROUND_SECONDS"], clue_cost=game_settings()["CLUE_COST_SECONDS"]
-    )
+    return round_deadline(started_at=round_.started_at, reveals=reveals, duration=round_seconds(round_), clue_cost=clue_seconds(round_))
 
 
 def round_remaining(round_: Round, *, now: datetime | None = None, reveals: int | None = None) -> float:
-    """Seconds left on the round's clock: 180 - elapsed - 10 x reveals, from stored timestamps."""
+    """Seconds left on the round's clock: 180 - elapsed - 10 x reveals (the round's own
+    clock: ``round_seconds``, ``clue_seconds``), from stored timestamps."""
     if round_.started_at is None:
-        return float(game_settings()["ROUND_SECONDS"])
+        return float(round_seconds(round_))
     if reveals is None:
         reveals = round_.reveals.count()
     return remaining_seconds(
         started_at=round_.started_at,
         now=now or clock.now(),
         reveals=reveals,
-        duration=game_settings()["ROUND_SECONDS"],
-        clue_cost=game_settings()["CLUE_COST_SECONDS"],
+        duration=round_seconds(round_),
+        clue_cost=clue_seconds(round_),
     )
+
+
+def points_hidden(payload: Any, round_: Round) -> Any:
+    """``payload`` without its ``points`` when the round is played with points hidden from its
+    player (``Round.points_shown``: a study's arm). Only what is shown changes: the vote and the
+    ledger keep what it paid."""
+    if not round_.points_shown:
+        payload.pop("points", None)
+        if isinstance(payload.get("result"), dict):
+            payload["result"].pop("points", None)
+    return payload
 
 
 def round_points(remaining: float) -> int:
@@ -218,7 +252,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         "pages": [{"id": c.page_id, "title": c.page.title} for c in round_.claims],
         "started_at": round_.started_at.isoformat() if round_.started_at else None,
         "deadline": round_.deadline.isoformat() if round_.deadline and round_.state == Round.State.PLAYING else None,
-        "clue_cost": game_settings()["CLUE_COST_SECONDS"],
+        "clue_cost": clue_seconds(round_),
     }
     now = now or clock.now()
     hidden = answer_not_due(round_, now)
@@ -227,12 +261,12 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         if hidden:
             state["message"] = FORFEIT_MESSAGE
     if round_.state == Round.State.READY:
-        state.update({"claims": None, "remaining": float(game_settings()["ROUND_SECONDS"]), "points": game_settings()["ROUND_POT"], "clues": [[], []]})
-        return cast(RoundState, state)
+        state.update({"claims": None, "remaining": float(round_seconds(round_)), "points": round_points(float(round_seconds(round_))), "clues": [[], []]})
+        return cast(RoundState, points_hidden(state, round_))
     if round_.state == Round.State.FORFEITED and round_.started_at is None and hidden:
         # Given up before the start: nothing was shown, so nothing is until its answer's time.
         state.update({"claims": None, "remaining": None, "points": 0, "clues": [[], []]})
-        return cast(RoundState, state)
+        return cast(RoundState, points_hidden(state, round_))
     if reveals is None:
         reveals = list(round_.reveals.all())
     remaining = round_remaining(round_, now=now, reveals=len(reveals)) if round_.state == Round.State.PLAYING else None
@@ -268,7 +302,7 @@ def round_state(round_: Round, *, now: datetime | None = None, reveals: list[Clu
         state["result"] = outcome_result(round_)
     elif round_.state == Round.State.VOIDED:
         state["message"] = VOIDED_MESSAGE
-    return cast(RoundState, state)
+    return cast(RoundState, points_hidden(state, round_))
 
 
 VOIDED_MESSAGE = "A moderator changed a claim of this round, so it ends without points. Start a new round."
@@ -309,6 +343,8 @@ def clues_left(round_: Round, bought: list[int], *, padded: bool = False) -> lis
     round over before its question) both claims show the longer list's length less what was
     bought, so the lengths never tell which claim is false (a claim whose list runs out
     answers ``no_more_clues``); once over, the true numbers."""
+    if not round_.hints:  # played without clues (a study's arm): none is offered
+        return [0, 0]
     lengths = [len(c.clues) for c in round_.claims]
     if padded or round_.state == Round.State.PLAYING:
         return [max(max(lengths) - n, 0) for n in bought]
@@ -341,7 +377,7 @@ def result_payload(round_: Round, vote: Vote) -> Result:
     }
     if vote.unpaid:
         result.update({"unpaid": vote.unpaid, "message": UNPAID_MESSAGES.get(vote.unpaid, "This vote pays nothing.")})
-    return result
+    return cast(Result, points_hidden(result, round_))
 
 
 def outcome_result(round_: Round) -> Result:
@@ -388,7 +424,7 @@ def past_round(round_: Round) -> PastRound:
     """One row of the history; for a round whose answer is out (``answer_out``) only."""
     vote = getattr(round_, "vote", None) if round_.state == Round.State.VOTED else None
     claims: list[ShownClaim] = [{"text": c.text, "page": {"id": c.page_id, "title": c.page.title}} for c in round_.claims]
-    return {
+    row: PastRound = {
         "id": round_.pk,
         "status": round_.state,
         "pages": [c["page"] for c in claims],
@@ -403,3 +439,4 @@ def past_round(round_: Round) -> PastRound:
         # (``forfeit_rated`` None), which was not the player's doing.
         "ended_by_room": room and round_.state == Round.State.FORFEITED and round_.forfeit_rated is None,
     }
+    return cast(PastRound, points_hidden(row, round_))

@@ -61,6 +61,13 @@ def _held(prefix: str) -> Q:
     return held if held is not None else Q(pk__in=[])
 
 
+def _off_boards(prefix: str) -> Q:
+    """The players (``prefix``: the path to them) a higher app keeps off the public boards
+    (``hooks.player_settings``: a study's participants); a ``Q`` that matches none without."""
+    off = hooks.player_settings.get().players_off_boards(prefix=prefix)
+    return off if off is not None else Q(pk__in=[])
+
+
 def _held_flag(prefix: str) -> Any:
     """Whether the player (``prefix``: the path to them) is held, as an annotation."""
     held = hooks.play_rules.get().players_held(prefix=prefix)
@@ -212,12 +219,13 @@ def claim_difficulty(claim: Claim, *, break_even: float | None) -> Difficulty | 
 def skill_table(*, limit: int = 50) -> list[dict[str, Any]]:
     """Players ranked by skill: by the conservative rating ``rating - 2 * deviation``, so a
     lucky newcomer does not top it; only players with ``SKILL_MIN_VOTES`` rated votes, and
-    never the system players nor guests. Equal floors (to the point) share a rank."""
+    never the system players, guests, held players nor players kept off the boards. Equal floors (to the point) share a rank."""
     rows = (
         PlayerRating.objects.filter(votes__gte=_settings()["SKILL_MIN_VOTES"])
         .exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
         .exclude(_held("player__"))  # held as improbable (``hooks.play_rules``: moderation's)
         .exclude(player__guest__isnull=False)  # guests, until claimed with a password
+        .exclude(_off_boards("player__"))  # a study's participants (``hooks.player_settings``)
         .order_by("-floor", "player__username")
         .values_list("player__username", "rating", "deviation", "votes", "floor")[:limit]
     )

@@ -33,9 +33,13 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, 
     Never the player's own claims, never one already dealt to them (voted on, timed out,
     reported or held in an open round), never one a higher app keeps from them
     (``claims_kept_from``: one they saw with its answer as a moderator, whose vote would be
-    no evidence; one they checked).
+    no evidence; one they checked); only claims of the player's pages when their game has its
+    own (``hooks.player_settings``: a study's pages).
     """
     claims = claims_for_players(players=[player], category=category)
+    pages = hooks.player_settings.get().page_ids_for(player_id=player.pk)
+    if pages is not None:
+        claims = claims.filter(page_id__in=pages)
     return claims if page_id is None else claims.filter(page_id=page_id)
 
 
@@ -56,11 +60,16 @@ def leaderboard(*, kind: str = "total", limit: int = 50) -> list[dict]:
     """Players ranked by points of one kind (or in total), summed from the ledger.
     Equal points share a rank; system players (the release's author), players a higher app
     holds (``hooks.play_rules``: moderation's improbable players, until a moderator clears
-    them) and guests (a nickname for live rooms, until claimed with a password) are left out."""
+    them), guests (a nickname for live rooms, until claimed with a password) and players a
+    higher app keeps off the boards (``hooks.player_settings``: a study's participants) are
+    left out."""
     entries = LedgerEntry.objects.exclude(player__username__in=settings.FM2["SYSTEM_PLAYERS"])
     held = hooks.play_rules.get().players_held(prefix="player__")
     if held is not None:
         entries = entries.exclude(held)
+    off = hooks.player_settings.get().players_off_boards(prefix="player__")
+    if off is not None:
+        entries = entries.exclude(off)
     entries = entries.exclude(player__guest__isnull=False)
     if kind != "total":
         entries = entries.filter(kind=kind)

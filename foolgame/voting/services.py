@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import random
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -42,12 +42,16 @@ from foolgame.voting.payloads import (
     RoundState,
     answer_out,
     clue_payload,
+    clue_seconds,
     deadline_after,
     game_settings,
     past_round,
+    points_hidden,
     result_payload,
     round_points,
+    round_fields_for,
     round_remaining,
+    round_seconds,
     round_state,
     vote_ack,
 )
@@ -165,7 +169,11 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
         claim_refs_lock(claim_ids=(pair[0].id, pair[1].id))
         left, right = pair if random.random() < 0.5 else pair[::-1]
         round_ = Round.objects.create(
-            player=player, left_claim_id=left.id, right_claim_id=right.id, false_claim_index=0 if left.label == Claim.Label.REFUTES else 1
+            player=player,
+            left_claim_id=left.id,
+            right_claim_id=right.id,
+            false_claim_index=0 if left.label == Claim.Label.REFUTES else 1,
+            **round_fields_for(player_id=player.pk),
         )
         try:
             with transaction.atomic():
@@ -374,11 +382,13 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
         now = clock.now()
         remaining = _check_playing(round_, now)
         if remaining is not None:
+            if not round_.hints:
+                raise ServiceError("clues_off", "This round is played without clues: spot the false claim from the claims alone.", status_code=403)
             claim = round_.claims[claim_index]
             position = round_.reveals.filter(claim_index=claim_index).count()
             if position >= len(claim.clues):
                 raise ServiceError("no_more_clues", "Every clue of this claim is already revealed.", status_code=409)
-            cost = game_settings()["CLUE_COST_SECONDS"]
+            cost = clue_seconds(round_)
             if remaining - cost <= 0:
                 raise ServiceError("not_enough_time", f"A clue costs {cost} s and would leave no time to vote.", status_code=409)
             ClueReveal.objects.create(round=round_, claim_index=claim_index, position=position, revealed_at=now)
@@ -387,7 +397,7 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
             round_.save(update_fields=["deadline"])
             round_changed_on_commit(round_)
             remaining = round_remaining(round_, now=now, reveals=reveals)
-            return {
+            clue: ClueResult = {
                 "claim": claim_index,
                 "clue": clue_payload(claim, position),
                 "clues_left": max(len(c.clues) for c in round_.claims) - position - 1,
@@ -395,6 +405,7 @@ def round_reveal_clue(*, round_id: int, player: AbstractBaseUser, claim_index: i
                 "points": round_points(remaining),
                 "deadline": round_.deadline.isoformat(),
             }
+            return cast(ClueResult, points_hidden(clue, round_))
     raise _expired_error()
 
 
@@ -836,7 +847,7 @@ def round_forfeit(*, round_id: int, player: AbstractBaseUser, rated: bool = True
         if round_.state in Round.OPEN_STATES and not due:
             _check_forfeit_rate(player, round_, now)
         if round_.state == Round.State.READY:
-            round_.answer_at = now + timedelta(seconds=game_settings()["ROUND_SECONDS"])
+            round_.answer_at = now + timedelta(seconds=round_seconds(round_))
         elif _close_if_due(round_, now):
             _settle_on_commit(round_)  # timed out instead: a group's question may be over too
             return round_state(round_, now=now)

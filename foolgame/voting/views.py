@@ -27,13 +27,21 @@ def play(request: HttpRequest) -> HttpResponse:
     """``?page=<id>`` deals the page's rounds from that page, ``?category=<slug>`` preselects
     the category (the page's "Play a round" buttons); the deal itself is the server's."""
     game = settings.FM2
+    mine = hooks.player_settings.get().settings_for(player_id=request.user.pk)  # a study's arm may change these
     page_id = request.GET.get("page", "")
     context = {
         "categories": category_list(),
         "chosen_category": request.GET.get("category", ""),
         "deal_page": Page.objects.filter(pk=int(page_id)).first() if page_id.isdigit() else None,
         "points": player_points(player=request.user),
-        "game": {"round_seconds": game["ROUND_SECONDS"], "clue_cost": game["CLUE_COST_SECONDS"], "pot": game["ROUND_POT"], "max_step": round(settings.FM2_RATINGS["PLAYER_MAX_STEP"])},
+        "game": {
+            "round_seconds": mine["round_seconds"],
+            "clue_cost": mine["clue_seconds"],
+            "hints": mine["hints"],
+            "points_shown": mine["points_shown"],
+            "pot": game["ROUND_POT"],
+            "max_step": round(settings.FM2_RATINGS["PLAYER_MAX_STEP"]),
+        },
     }
     return render(request, "voting/play.html", context)
 

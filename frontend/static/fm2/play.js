@@ -156,7 +156,7 @@
     if (status === "voted" && result) {
       title.textContent = result.correct ? "You found the fib!" : "Fooled!";
       detail.textContent = result.correct
-        ? "You earned " + result.points + " points."
+        ? (result.points === undefined ? "Right." : "You earned " + result.points + " points.")
         : "That claim was true. No points this time.";
       if (result.unpaid) detail.textContent = result.message || "This vote pays nothing.";
       stopClock("Time left at your vote", result.remaining);
@@ -281,7 +281,7 @@
   async function refreshPoints() {
     try {
       const me = await api("GET", "/api/me");
-      $("#my-total").textContent = String(me.points.total);
+      if (me.points) $("#my-total").textContent = String(me.points.total); // none when the game hides points
     } catch (error) { /* the page still works without the total */ }
   }
 

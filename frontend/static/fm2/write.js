@@ -187,7 +187,8 @@
     wordCount.classList.toggle("over", count > maxWords);
     clearSaveErrors();
     clearTimeout(hintTimer);
-    hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
+    // A game without hints (a study's arm: data-hints empty) never asks for them.
+    if (root.dataset.hints) hintTimer = setTimeout(fetchHints, HINT_DELAY_MS);
     scheduleCheck();
   }
   textBox.addEventListener("input", draftChanged);
@@ -425,7 +426,7 @@
   submit.disabled = closed();
   // The hints sit beside the page on a wide screen: open there. On a phone they stay folded
   // under their summary line, so the page's sentences to tick come right after the form.
-  if (window.matchMedia("(min-width: 900px)").matches) hintsBox.open = true;
+  if (root.dataset.hints && window.matchMedia("(min-width: 900px)").matches) hintsBox.open = true;
   refreshGold();
   if (closed()) closeTask(root.dataset.used ? "used" : "expired");
   else tick();
