@@ -34,7 +34,7 @@ what the public leaderboards show: a held account is not on them. The rating is 
 ``GET /api/me``. Each strategy's row says whether it was held or refused, and the verdict:
 ``ok`` when a strategy that does not read earns no more board points an hour than the honest
 random median (or is held), and meets the defence issue 36 names for it: the instant oracle and
-the relay's voter held, the check reader paid no check points, every template and near-copy
+the relay's voter held (within 50 relayed votes: fewer need not be held yet), the check reader paid no check points, every template and near-copy
 refused, the ring paid nothing and not trained on, every look-alike name refused.
 """
 
@@ -57,6 +57,7 @@ from bench_abuse import Player, Server, _some_gold, code_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 READER_ACCURACY = 0.8
+RELAY_HOLD_WITHIN = 50  # relayed votes by which the relay's voter must be held (issue 36, item 4)
 OVERHEAD_S = 10.0
 
 
@@ -143,16 +144,21 @@ def strategy_relay(server: Server, labels: dict[str, str], rounds: int, wait_s: 
             for i, claim in enumerate(row["claims"]):
                 learned[claim["text"]] = "REFUTES" if i == row["false_claim"] else "SUPPORTS"
 
+    votes = [0]
+
     def relayed(state: dict) -> int | None:
         known = [learned.get(claim["text"]) for claim in state.get("claims") or []]
         if "REFUTES" in known:
+            votes[0] += 1
             return known.index("REFUTES")
         if "SUPPORTS" in known:
+            votes[0] += 1
             return 1 - known.index("SUPPORTS")
         return None
 
     play_rounds(voter, rounds, relayed)
     voter.learned = len(learned)  # type: ignore[attr-defined]
+    voter.relayed_votes = votes[0]  # type: ignore[attr-defined]
     return giver, voter
 
 
@@ -179,21 +185,25 @@ def _task(account: Account) -> dict | None:
     return task
 
 
-def _save_claim(account: Account, task: dict, text: str) -> None:
+def _save_claim(account: Account, task: dict, text: str) -> bool:
     """Save ``text`` under the write task (gold: a sentence that is not its lexical top hit), a
-    script's 30 s of writing on the clock; a refusal is counted by its code."""
+    script's 30 s of writing on the clock; a refusal is counted by its code. Saved or not."""
     gold = _some_gold(account.player, task["page"], text)
     status, body, _ = account.player.call("POST", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": gold}, timeout=300)
     account.clock_s += 30 + OVERHEAD_S
     account.actions += 1
     if status != 201:
         account.refuse(code_of(status, body))
+    return status == 201
 
 
 def strategy_template_writer(server: Server, claims: int, rng: random.Random) -> Account:
+    """``claims`` templates; a refused one leaves its write task open, and the next template
+    is tried on it (as a script would), a new task only after a save."""
     account = Account(server, "template-writer")
+    task = None
     for _ in range(claims):
-        task = _task(account)
+        task = task or _task(account)
         if task is None:
             break
         status, page, _ = account.player.call("GET", f"/api/pages/{task['page']}")
@@ -204,7 +214,8 @@ def strategy_template_writer(server: Server, claims: int, rng: random.Random) ->
             continue
         a, b, c = rng.sample(words, 3)
         text = f"{page['title']} was the {a.lower()} of {b.lower()} in {c.lower()}."
-        _save_claim(account, task, text)
+        if _save_claim(account, task, text):
+            task = None
     return account
 
 
@@ -378,7 +389,8 @@ def main() -> None:
     # Beyond earning no more than honest random play, what issue 36 says each must meet.
     defences: dict[str, Callable[[Account, dict], bool]] = {
         "instant oracle": lambda account, row: bool(row.get("held")),
-        "relay: voter": lambda account, row: bool(row.get("held")) or not getattr(account, "learned", 0),
+        # Held within 50 relayed votes (issue 36, item 4): fewer than 50 need not be held yet.
+        "relay: voter": lambda account, row: bool(row.get("held")) or getattr(account, "relayed_votes", 0) < RELAY_HOLD_WITHIN,
         "check reader": lambda account, row: not (row.get("by_kind") or {}).get("check"),
         "template writer": lambda account, row: refused_all(account),
         "near-copy editor": lambda account, row: refused_all(account),
@@ -387,6 +399,8 @@ def main() -> None:
         row = table.get(account.name, {})
         points, board = hourly(account)
         refused = account.refused or ""
+        if hasattr(account, "relayed_votes"):
+            refused = f"{account.relayed_votes} relayed votes {refused}".strip()
         reads = label.startswith("honest")
         ok = reads or ((board <= bar or bool(row.get("held"))) and defences.get(label, lambda *_: True)(account, row))
         print(f"{label:<22} {account.actions:>7} {points:>9} {board:>8} {str(row.get('rating')):>7} {str(row.get('held')):>5}  {refused}  {'' if reads else ('ok' if ok else 'NOT HELD')}")
@@ -401,7 +415,8 @@ def main() -> None:
     print(f"{'look-alike names':<22} {lookalikes}  refused {refused_names} of {len(lookalikes)}")
     record.add("look-alike names", "refused", refused_names, f"of {len(lookalikes)}", target="all", ok=refused_names == len(lookalikes))
     print(json.dumps({"bar": bar, "honest_median": honest_median, "honest_rating": honest_rating, "rows": rows, "ring": ring, "lookalikes": lookalikes,
-                      "relay_claims_learned": getattr(relayed, "learned", 0)}, default=str))
+                      "relay_claims_learned": getattr(relayed, "learned", 0),
+                      "relayed_votes": getattr(relayed, "relayed_votes", 0)}, default=str))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ ARM_SETTINGS: dict[str, ArmSetting] = {
     "clue_seconds": ArmSetting(int, ("FM2", "CLUE_COST_SECONDS"), "what each clue costs on the round's clock, in seconds", low=0, high=120),
     "hints": ArmSetting(bool, None, "clues in rounds and hints while writing are offered", default=True),
     "model_verdict": ArmSetting(bool, None, "the model's verdict is shown while writing", default=True),
-    "model_points": ArmSetting(int, ("FM2_VERIFIER", "MODEL_POINTS"), "model points for a verified claim that fooled the model", low=0, high=1000),
+    "model_points": ArmSetting(int, ("FM2_VERIFIER", "MODEL_POINTS"), "model points for a verified claim that fooled the model (at most 500, the default daily cap)", low=0, high=500),
     "points_shown": ArmSetting(bool, None, "points are shown to the player (in rounds, checks and writing)", default=True),
 }
 
