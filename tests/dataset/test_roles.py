@@ -23,7 +23,8 @@ def group_permissions(name: str) -> set[str]:
 
 
 def test_migrate_leaves_a_researchers_group_holding_the_export_permission() -> None:
-    assert group_permissions("researchers") == {"dataset.export_dataset"}
+    # And the permission to run studies (studies' migration 0002_a).
+    assert group_permissions("researchers") == {"dataset.export_dataset", "studies.run_study"}
 
 
 def test_the_data_migration_makes_the_group_and_its_permission_again() -> None:

@@ -19,25 +19,17 @@
     button.disabled = true;
     error.hidden = true;
     try {
-      const response = await fetch(`/api/studies/${encodeURIComponent(section.dataset.slug)}/enter`, {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": window.fm2.csrfToken() },
-        body: JSON.stringify({
-          participant: String(data.get("participant") || ""),
-          platform: section.dataset.platform,
-          consent: document.getElementById("study-agree").checked,
-          extra,
-        }),
+      await window.fm2.api("POST", `/api/studies/${encodeURIComponent(section.dataset.slug)}/enter`, {
+        participant: String(data.get("participant") || ""),
+        platform: section.dataset.platform,
+        consent: document.getElementById("study-agree").checked,
+        extra,
       });
-      if (response.ok) {
-        window.location.reload();
-        return;
-      }
-      const body = await response.json().catch(() => ({}));
-      window.fm2.showError(error, (body.error && body.error.message) || "The study could not take you in; try again.");
+      window.location.reload();
+      return;
     } catch (failure) {
-      window.fm2.showError(error, "No connection to the server; try again.");
+      const message = failure.status ? failure.message : "No connection to the server; try again.";
+      window.fm2.showError(error, message || "The study could not take you in; try again.");
     }
     button.disabled = false;
   });
