@@ -40,8 +40,8 @@ from foolgame.claims.models import Claim
 from foolgame.core.errors import ServiceError
 from foolgame.players.roles import is_researcher
 from foolgame.studies.models import Arm, AttentionCheck, Participant, Study
+from foolgame.studies.services import counted_work
 from foolgame.verifier.models import WrittenAgainst
-from foolgame.voting.models import Round
 
 KINDS = ("write", "vote", "check")
 BONUS_FORMATS = ("prolific", "mturk")
@@ -131,11 +131,10 @@ def work_by_participant(participants: Sequence[Participant]) -> dict[int, Work]:
     work = {p.pk: Work() for p in participants}
     if not ids:
         return work
-    writes = _counted(Claim.objects.filter(author_id__in=ids), "author_id")
-    voted = Round.objects.filter(player_id__in=ids, state=Round.State.VOTED, vote__isnull=False)
+    written, voted, answered = counted_work(ids)
+    writes = _counted(written, "author_id")
     votes = _counted(voted, "player_id")
     right_votes = _counted(voted.filter(vote__correct=True, vote__unpaid=""), "player_id")
-    answered = Check.objects.filter(player_id__in=ids, answered_at__isnull=False).exclude(label="")
     checks = _counted(answered, "player_id")
     settled_now = Claim.objects.filter(checks_selectors.settled()).values("pk")
     right = Q(correct=True) | (Q(settled_label="") & Q(claim__in=settled_now) & Q(label=F("claim__label")))
@@ -269,7 +268,7 @@ def _arm_figures(study: Study, arm: Arm, participants: Sequence[Participant], wo
         drop[here]["working" if participant.status == Participant.Status.ACTIVE else "stopped"] += 1
     mine = [work[p.pk] for p in participants]
     votes = sum(w.vote for w in mine)
-    right_votes_all = Round.objects.filter(player_id__in=[p.user_id for p in participants], state=Round.State.VOTED, vote__correct=True).count()
+    right_votes_all = counted_work([p.user_id for p in participants])[1].filter(vote__correct=True).count()
     written = WrittenAgainst.objects.filter(claim__author_id__in=[p.user_id for p in participants]).exclude(label="")
     judged = written.count()
     fooled = written.exclude(label=F("claim__label")).count()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypedDict
@@ -27,7 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -445,15 +445,26 @@ def participant_deadline(participant: Participant) -> datetime | None:
     return participant.consented + timedelta(minutes=minutes) if minutes else None
 
 
-def work_done(*, user_id: int, until: datetime | None = None) -> dict[str, int]:
-    """The account's counted work by kind (``until``: only what was done by then): claims it
-    saved (any status), rounds it voted (not given up, timed out or reported), checks it
-    answered (attention checks included)."""
-    claims = Claim.objects.filter(author_id=user_id)
-    rounds = Round.objects.filter(player_id=user_id, state=Round.State.VOTED)
-    checks = Check.objects.filter(player_id=user_id, answered_at__isnull=False)
+def counted_work(
+    user_ids: Sequence[int], *, until: datetime | None = None
+) -> tuple[QuerySet[Claim], QuerySet[Round], QuerySet[Check]]:
+    """What counts as these accounts' work (``until``: only what was done by then): the claims
+    they saved (any status), the rounds they voted (not given up, timed out or reported), the
+    checks they answered (attention checks included). The one rule behind a participant's
+    progress (``work_done``) and the researcher's figures and bonuses
+    (``research.work_by_participant``)."""
+    ids = list(user_ids)
+    claims = Claim.objects.filter(author_id__in=ids)
+    rounds = Round.objects.filter(player_id__in=ids, state=Round.State.VOTED, vote__isnull=False)
+    checks = Check.objects.filter(player_id__in=ids, answered_at__isnull=False).exclude(label="")
     if until is not None:
         claims, rounds, checks = claims.filter(created__lte=until), rounds.filter(ended_at__lte=until), checks.filter(answered_at__lte=until)
+    return claims, rounds, checks
+
+
+def work_done(*, user_id: int, until: datetime | None = None) -> dict[str, int]:
+    """The account's counted work by kind (``counted_work``)."""
+    claims, rounds, checks = counted_work([user_id], until=until)
     return {"write": claims.count(), "vote": rounds.count(), "check": checks.count()}
 
 
