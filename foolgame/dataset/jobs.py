@@ -27,7 +27,7 @@ from foolgame.dataset.models import Export
 from foolgame.dataset.records import BASELINE_MAX_CLAIMS, FORMATS, ExportError, ExportOptions
 from foolgame.dataset.release import dataset_export
 from foolgame.dataset.splits import parse_proportions
-from foolgame.dataset.storage import export_publish
+from foolgame.dataset.storage import export_discard, export_publish, export_sweep, export_upload
 
 logger = logging.getLogger(__name__)
 
@@ -162,12 +162,14 @@ def export_job_run(*, export_id: int) -> bool:
         result = dataset_export(
             out_dir=work_dir, options=export_options_from(export.options), progress=_JobProgress(export.pk, owner)
         )
-        files = [{"name": name, "size": (work_dir / name).stat().st_size} for name in result.files]
+        # Uploaded (to an object store) before the lock: no transaction waits on the network.
+        keys = export_upload(export=export, work_dir=work_dir, names=result.files)
+        files = [{"name": name, "size": (work_dir / name).stat().st_size, "key": keys[name]} for name in result.files]
         with transaction.atomic():
             # The row lock keeps a takeover out between the ownership check and the move.
             if not Export.objects.select_for_update().filter(pk=export.pk, status=Export.Status.RUNNING, owner=owner).exists():
                 raise ExportSuperseded(f"export {export.pk} was taken over before it finished")
-            export_publish(export=export, work_dir=work_dir, names=result.files)
+            export_publish(export=export, work_dir=work_dir)
             _export_finish(
                 export.pk, owner, status=Export.Status.DONE, stage="done", progress=1.0, files=files,
                 split_summary=result.stats["split_summary"],
@@ -176,13 +178,19 @@ def export_job_run(*, export_id: int) -> bool:
     except ExportSuperseded:
         logger.warning("export %s: run %s lost the job to another delivery and stopped", export.pk, owner)
         shutil.rmtree(work_dir, ignore_errors=True)
+        export_discard(export=export)
         return False
     except Exception as error:
         logger.exception("export %s failed", export.pk)
         shutil.rmtree(work_dir, ignore_errors=True)
+        export_discard(export=export)
         message = str(error) if isinstance(error, ExportError) else f"{type(error).__name__}: {error}"
         _export_finish(export.pk, owner, status=Export.Status.FAILED, error=message)
         return False
+    try:  # earlier runs' uploads; the export is done whatever happens here
+        export_sweep(export=export, keep=list(keys.values()))
+    except Exception:
+        logger.warning("export %s: could not delete earlier runs' files from the store", export.pk, exc_info=True)
     return True
 
 

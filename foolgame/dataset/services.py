@@ -82,9 +82,10 @@ def export_jobs_reap() -> dict[str, int]:
 def export_file_open(*, export: Export, name: str) -> File:
     """One of a finished export's files, opened for reading from the exports storage (this
     host's disk, or the object store); 404 for any other name."""
-    if export.status != Export.Status.DONE or name not in {f["name"] for f in export.files}:
+    keys = {f["name"]: f.get("key") or export_key(export, f["name"]) for f in export.files}  # exports before runs had keys
+    if export.status != Export.Status.DONE or name not in keys:
         raise ServiceError("not_found", "No such file in this export.", status_code=404)
-    return exports_storage().open(export_key(export, name), "rb")
+    return exports_storage().open(keys[name], "rb")
 
 
 __all__ = [

@@ -9,6 +9,7 @@ worker then writes into a scratch folder under ``EXPORTS_DIR``, uploads, and rem
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Sequence
@@ -19,6 +20,8 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
 
 from foolgame.dataset.models import Export
+
+logger = logging.getLogger(__name__)
 
 
 class ExportsFileSystemStorage(FileSystemStorage):
@@ -43,14 +46,42 @@ def export_key(export: Export, name: str) -> str:
     return f"{export.directory.name}/{name}"
 
 
-def export_publish(*, export: Export, work_dir: Path, names: Sequence[str]) -> None:
+def export_run_prefix(export: Export) -> str:
+    """Where one run of an export uploads its files in an object store:
+    ``export-<id>/run-<attempt>``. Each run has its own, so a run uploads with no lock held
+    and a run that loses the job never overwrites the winner's files."""
+    return f"{export.directory.name}/run-{export.attempts}"
+
+
+def export_upload(*, export: Export, work_dir: Path, names: Sequence[str]) -> dict[str, str]:
+    """Upload a finished run's files to the object store under the run's own prefix
+    (:func:`export_run_prefix`), before the export's row is locked: an upload of hundreds of
+    megabytes holds no transaction and no lock. Returns each file's storage name, which
+    :func:`export_publish` records; on this host's disk it does nothing (the rename under the
+    lock is instant) and returns the names downloads have always read."""
+    storage = exports_storage()
+    if isinstance(storage, ExportsFileSystemStorage):
+        return {name: export_key(export, name) for name in names}
+    prefix = export_run_prefix(export)
+    keys = {}
+    for name in names:
+        key = f"{prefix}/{name}"
+        with open(work_dir / name, "rb") as handle:
+            stored = storage.save(key, File(handle, name=name))
+        if stored != key:
+            raise RuntimeError(f"the exports storage stored {name} as {stored}: it must overwrite (file_overwrite)")
+        keys[name] = key
+    return keys
+
+
+def export_publish(*, export: Export, work_dir: Path) -> None:
     """Put a finished run's files where downloads read them. The caller holds the export's row
     lock and still owns the job, so no other run publishes meanwhile.
 
     On this host's disk the run's folder is renamed into place (a half-written file never
-    shows). In an object store each file is uploaded under its name (files an earlier run left
-    are deleted first) and the run's scratch folder is removed; the export turns done only after
-    the last upload, in the caller's transaction."""
+    shows). In an object store the files are already uploaded under the run's prefix
+    (:func:`export_upload`, which ran with no lock held); the caller records their keys in the
+    same transaction that turns the export done, and its scratch folder is removed."""
     storage = exports_storage()
     out_dir = export.directory
     if isinstance(storage, ExportsFileSystemStorage):
@@ -58,14 +89,42 @@ def export_publish(*, export: Export, work_dir: Path, names: Sequence[str]) -> N
             shutil.rmtree(out_dir)
         work_dir.rename(out_dir)
         return
-    prefix = out_dir.name
-    _, leftovers = storage.listdir(prefix)
-    for name in leftovers:
-        if name not in names:
-            storage.delete(f"{prefix}/{name}")
-    for name in names:
-        with open(work_dir / name, "rb") as handle:
-            stored = storage.save(export_key(export, name), File(handle, name=name))
-        if stored != export_key(export, name):
-            raise RuntimeError(f"the exports storage stored {name} as {stored}: it must overwrite (file_overwrite)")
     shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def export_sweep(*, export: Export, keep: Sequence[str]) -> int:
+    """Delete an export's files in the object store other than ``keep`` (the keys of the run
+    that published): earlier runs' prefixes and files written before runs had prefixes. Run
+    after the commit that turned the export done; returns how many went."""
+    storage = exports_storage()
+    if isinstance(storage, ExportsFileSystemStorage):
+        return 0
+    kept = set(keep)
+    gone = 0
+    # Another run of this export cannot be uploading: the export is done and only a running
+    # export is taken over.
+    top = export.directory.name
+    folders, files = storage.listdir(top)
+    stale = [f"{top}/{name}" for name in files]
+    for folder in folders:
+        _, inner = storage.listdir(f"{top}/{folder}")
+        stale += [f"{top}/{folder}/{name}" for name in inner]
+    for key in stale:
+        if key not in kept:
+            storage.delete(key)
+            gone += 1
+    return gone
+
+
+def export_discard(*, export: Export) -> None:
+    """Delete what this run (``export.attempts``) uploaded to the object store, whole or in
+    part, after it failed or lost the job; best effort."""
+    storage = exports_storage()
+    if isinstance(storage, ExportsFileSystemStorage):
+        return
+    prefix = export_run_prefix(export)
+    try:
+        for name in storage.listdir(prefix)[1]:
+            storage.delete(f"{prefix}/{name}")
+    except Exception:  # the store is down: the next run's sweep deletes them
+        logger.warning("export %s: could not delete run %s's uploads", export.pk, prefix, exc_info=True)

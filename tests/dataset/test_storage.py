@@ -80,7 +80,7 @@ def test_an_export_written_to_the_object_store_downloads_from_another_host_with_
     detail = client.get(reverse("export-detail", args=[export_id])).json()
     assert detail["status"] == "done", detail
     files = {f["name"]: f for f in detail["files"]}
-    assert stored == {f"exports/export-{export_id}/{name}" for name in files}
+    assert stored == {f"exports/export-{export_id}/run-1/{name}" for name in files}
 
     def download(name: str) -> bytes:
         response = client.get(files[name]["url"])
@@ -112,7 +112,52 @@ def test_a_second_run_of_an_export_replaces_its_files_in_the_object_store(world,
     object_store.put_object(Bucket=BUCKET, Key=f"exports/export-{export.pk}/train.jsonl", Body=b'{"half": "writ')
     assert export_job_run(export_id=export.pk) is True
     export.refresh_from_db()
-    keys = {item["Key"].rsplit("/", 1)[-1] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
-    assert keys == {f["name"] for f in export.files}
-    train = object_store.get_object(Bucket=BUCKET, Key=f"exports/export-{export.pk}/train.jsonl")["Body"].read()
+    stored = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    # Only this run's files stay: the leftover and the half-written file of an earlier run went.
+    assert stored == {f"exports/export-{export.pk}/run-1/{f['name']}" for f in export.files}
+    train = object_store.get_object(Bucket=BUCKET, Key=f"exports/export-{export.pk}/run-1/train.jsonl")["Body"].read()
     assert b'"half"' not in train
+
+
+def test_an_export_uploads_with_no_transaction_open_and_a_run_that_lost_the_job_leaves_nothing(
+    world, object_store, settings, tmp_path: Path, monkeypatch
+) -> None:
+    """The upload of hundreds of megabytes happens before the export's row is locked (a slow
+    store holds no lock and no transaction); a run taken over while it uploaded deletes its own
+    uploads and leaves the winner's files alone."""
+    from django.db import connection
+
+    from foolgame.dataset import storage as storage_module
+    from foolgame.dataset.models import Export
+    from foolgame.dataset.services import export_job_run
+
+    settings.EXPORTS_DIR = tmp_path / "worker-disk"
+    store = storage_module.exports_storage()
+    in_transaction = []
+    real_save = type(store)._save
+
+    def recording_save(self, name, content):
+        in_transaction.append(len(connection.atomic_blocks) > outside)
+        return real_save(self, name, content)
+
+    monkeypatch.setattr(type(store), "_save", recording_save)
+    export = Export.objects.create(options={"seed": 1})
+    outside = len(connection.atomic_blocks)  # the test's own transaction, if any
+    assert export_job_run(export_id=export.pk) is True
+    assert in_transaction and not any(in_transaction), in_transaction
+
+    # A second run (the first one's worker looked dead) loses the job while it uploads.
+    winner_keys = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    Export.objects.filter(pk=export.pk).update(status=Export.Status.PENDING, files=[])
+    real_upload = storage_module.export_upload
+
+    def upload_then_lose(**kwargs):
+        keys = real_upload(**kwargs)
+        Export.objects.filter(pk=export.pk).update(owner="another-host:1:abc")
+        return keys
+
+    monkeypatch.setattr("foolgame.dataset.jobs.export_upload", upload_then_lose)
+    assert export_job_run(export_id=export.pk) is False
+    keys_after = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    assert keys_after == winner_keys  # run-2's uploads went; run-1's stayed
+    assert all("/run-1/" in key for key in keys_after)
