@@ -58,7 +58,7 @@ def test_a_researcher_defines_a_study_corrects_a_field_the_server_refused_and_la
     page.get_by_role("button", name="Add an arm").click()
     second = page.locator("#study-arms .study-arm").nth(1)
     expect(second.locator("legend")).to_have_text("Arm 2")
-    second.get_by_label("Name").fill("twenty")
+    second.get_by_label("Name").fill("Ten")  # the first arm's name again: the server refuses it beside this arm
     second.locator("[data-setting=clue_seconds]").fill("20")
     second.locator("[data-setting=model_verdict]").select_option("false")
     page.get_by_label("Participants wanted in each arm").fill("4")
@@ -68,12 +68,15 @@ def test_a_researcher_defines_a_study_corrects_a_field_the_server_refused_and_la
     page.get_by_role("button", name="Define the study").click()
 
     expect(page.locator('[data-errors-for="block_size"]')).to_have_text("a multiple of the number of arms (2)")
-    expect(page.locator("#study-new-error")).to_contain_text("1 thing(s) to correct")
+    expect(second.locator(".study-arm-errors")).to_have_text("name: 'Ten' names two arms; arm names are unique")
+    expect(first.locator(".study-arm-errors")).to_be_empty()
+    expect(page.locator("#study-new-error")).to_contain_text("2 thing(s) to correct")
     expect(page.get_by_label("Name of the study")).to_have_value("Clue cost")  # what was typed is kept
     expect(second.locator("[data-setting=clue_seconds]")).to_have_value("20")
     assert not Study.objects.exists()
 
     page.get_by_label("Block size").fill("4")
+    second.get_by_label("Name").fill("twenty")
     page.get_by_role("button", name="Define the study").click()
     expect(page).to_have_url(f"{asgi_live_server}/research/studies/clue-cost/")
     expect(page.locator("#study-entry-url")).to_have_text(f"{asgi_live_server}/s/clue-cost/")
