@@ -1,4 +1,5 @@
-"""The researcher's pages of their studies: ``/research/studies/`` (the list) and
+"""The researcher's pages of their studies: ``/research/studies/`` (the list),
+``/research/studies/new`` (the form that defines one, posting to ``POST /api/studies``) and
 ``/research/studies/<slug>/`` (the figures per arm beside plots drawn on the server, the entry
 URL to paste into Prolific, the pause, resume and close buttons, the bonus file's links).
 
@@ -11,17 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from foolgame.core.arms import ARM_SETTINGS
 from foolgame.core.errors import ServiceError
 from foolgame.core.plots import SERIES, Frame, Plot, axis, pct
 from foolgame.players.roles import is_researcher, role_page
-from foolgame.studies import research
+from foolgame.pages.models import Category, Page
+from foolgame.studies import research, services
 
 researchers_only = role_page(is_researcher, "studies/study_research_forbidden.html")
+study_runners_only = role_page(services.may_run_studies, "studies/study_research_forbidden.html")
+PAGE_CHOICES = 1000
+"""Pages offered by name on the form (priority pages first); a corpus larger than this is
+chosen by category there, or by page id over REST."""
 PROLIFIC_QUERY = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 """What Prolific substitutes in a study URL ("URL parameters" in its study form)."""
 
@@ -117,4 +125,42 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "bonus_prolific": reverse("study-bonuses", args=[study.slug]) + "?format=prolific",
         "bonus_mturk": reverse("study-bonuses", args=[study.slug]) + "?format=mturk",
         "actions": {action: reverse(f"study-{action}", args=[study.slug]) for action in ("pause", "resume", "close")},
+    })
+
+
+def arm_fields() -> list[dict[str, Any]]:
+    """The form's fields of an arm, one per setting of ``ARM_SETTINGS`` (the contract the
+    server checks an arm against): a new setting appears on the form by itself, with its
+    bounds and its default."""
+    fields = []
+    for key, spec in ARM_SETTINGS.items():
+        default = spec.default_value()
+        fields.append({
+            "key": key,
+            "kind": "bool" if spec.kind is bool else "int",
+            "meaning": spec.meaning,
+            "low": spec.low,
+            "high": spec.high,
+            "default": ("on" if default else "off") if spec.kind is bool else default,
+        })
+    return fields
+
+
+@study_runners_only
+@ensure_csrf_cookie
+def study_new(request: HttpRequest) -> HttpResponse:
+    """The form of a new study. It checks nothing itself: the page posts it to
+    ``POST /api/studies``, whose per-field messages it shows beside the fields."""
+    pages = list(Page.objects.order_by("-priority", "title").values("id", "title")[: PAGE_CHOICES + 1])
+    return render(request, "studies/study_research_new.html", {
+        "tasks": [{"kind": kind, "title": services.TASK_TITLES[kind]} for kind in services.TASK_KINDS],
+        "task_max": services.TASK_MAX,
+        "arm_fields": arm_fields(),
+        "max_arms": services.MAX_ARMS,
+        "categories": Category.objects.order_by("name"),
+        "pages": pages[:PAGE_CHOICES],
+        "more_pages": len(pages) > PAGE_CHOICES,
+        "page_choices": PAGE_CHOICES,
+        "address_cap": settings.FM2_STUDIES["ADDRESS_CAP"],
+        "create_url": reverse("studies"),
     })

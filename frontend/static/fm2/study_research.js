@@ -1,8 +1,22 @@
-// A study's page for its owner: the pause, resume and close buttons post to the API
+// A study's research page: the Copy buttons beside its URLs (shown once this script runs),
+// and for its owner the pause, resume and close buttons, which post to the API
 // (POST /api/studies/<slug>/pause|resume|close) and reload the page with the new state.
 (function () {
   "use strict";
-  const { $, api, showError, confirmAction } = window.fm2;
+  const { $, $$, api, showError, confirmAction } = window.fm2;
+  if (navigator.clipboard) {
+    $$("button[data-copy]").forEach((button) => {
+      button.hidden = false;
+      button.addEventListener("click", async () => {
+        try {
+          await navigator.clipboard.writeText(document.getElementById(button.dataset.copy).textContent);
+          button.textContent = "Copied";
+        } catch (failure) {
+          button.textContent = "Select the text to copy it";
+        }
+      });
+    });
+  }
   const box = $(".study-actions");
   if (!box) return;
   const error = $("#study-action-error");
