@@ -495,7 +495,9 @@ def participant_checks(client: Any, *, right: bool = True) -> dict:
 
 def attention_page(category: Category, hidden: Hidden = AS_BUILT) -> list[Claim]:
     """A page of the world's category with a settled true and false claim (release votes):
-    the checks deal them as attention checks."""
+    the checks deal them as attention checks. Their release votes count in ``deal_votes``, so
+    the round dealer (least-voted first) deals every other pair of the world before this one:
+    no participant's open round holds them, which would keep them from every check."""
     author = UserFactory(username=f"leak-attention-{uuid.uuid4().hex[:8]}")
     page = Page.objects.create(title=f"Leakland attention {uuid.uuid4().hex[:6]}", category=category, source=Page.Source.TEXT)
     sentences = Sentence.objects.bulk_create(
