@@ -11,7 +11,12 @@ One world is one ordinary player holding, at once:
 - ``hosted_round``: their round of the question playing in a room they host alone (a host
   may give up: leaving ends the room);
 
-and a write task on the forfeited round's page.
+and a write task on the forfeited round's page; and, with ``build_world(study=True)``, a study on
+the world's category (``build_study``): its owner, another researcher, staff, two arms (one
+hiding points and the model's verdict, one showing them), attention checks, and participants
+from Prolific, Mechanical Turk and a plain link just arrived, midway (a check and a round dealt,
+not answered), finished and screened out, their work made through the API. Their platform ids
+are distinctive strings (``StudyWorld.platform_ids``) that no response but the owner's may hold.
 
 Every gold sentence holds a marker word found nowhere else, so a gold sentence is found in
 any body by plain search. Worlds are independent: each has its own category (rounds and the
@@ -68,6 +73,7 @@ class World:
     markers: dict[int, set[str]] = field(default_factory=dict)  # claim id -> its gold markers (every claim of the world)
     extra_page: Page | None = None
     check_id: int | None = None  # a fact check dealt to the player (of a claim no round of theirs holds)
+    study: Any = None  # a StudyWorld on the world's category (``build_world(study=True)``)
 
     @property
     def password(self) -> str:
@@ -142,10 +148,12 @@ def _markers(category: Category) -> dict[int, set[str]]:
     return markers
 
 
-def build_world(*, question_started: bool = True, hidden: Hidden = AS_BUILT) -> World:
+def build_world(*, question_started: bool = True, hidden: Hidden = AS_BUILT, study: bool | tuple[str, ...] = False) -> World:
     """A fresh world (see the module's docstring). ``question_started=False`` leaves the room
     in its lobby with its members present, for the room socket walk to start the question
-    while the player's socket listens (then ``start_question`` does the rest)."""
+    while the player's socket listens (then ``start_question`` does the rest). ``study``: with
+    a study on the world's category and its participants at each stage (``build_study``), or
+    at the stages named."""
     n = next(_worlds)
     tag = f"{n}{uuid.uuid4().hex[:6]}"
     category = CategoryFactory(name=f"Leak category {tag}", slug=f"leak-{tag}")
@@ -193,6 +201,8 @@ def build_world(*, question_started: bool = True, hidden: Hidden = AS_BUILT) -> 
     used |= set(Check.objects.filter(player=player).values_list("claim__page_id", flat=True))
     world.extra_page = next(p for p in pages if p.pk not in used)
     world.markers = _markers(category)
+    if study:
+        world.study = build_study(world, hidden=hidden, stages=STAGES if study is True else study)
     return world
 
 
@@ -381,3 +391,193 @@ def _dumps(data: Any) -> str:
     import json
 
     return json.dumps(data, ensure_ascii=False)
+
+
+# --- a study in the world -------------------------------------------------------------------
+
+STAGES = ("arrived", "midway", "finished", "screened")
+"""The study's participants, by the stage each stands at: just arrived (nothing done); midway
+(a claim written, a round voted, a check and a round dealt and not answered); finished (the
+work done, the code given); screened out (a settled claim checked wrongly)."""
+PLATFORMS = {"arrived": "prolific", "midway": "mturk", "finished": "prolific", "screened": "link"}
+ARMS = ({"name": "blind", "settings": {"points_shown": False, "model_verdict": False}},
+        {"name": "sighted", "settings": {"points_shown": True, "model_verdict": True}})
+
+
+@dataclass
+class StudyWorld:
+    """A study on the world's category (``build_study``): its owner, another researcher,
+    staff, and its participants by stage (``STAGES``), each with its own signed-in client."""
+
+    world: World
+    slug: str
+    owner: Any
+    other_researcher: Any
+    staff: Any
+    participants: dict[str, Any]  # stage -> Participant
+    clients: dict[str, Any]  # stage -> a Client signed in as that participant
+    attention_claims: list[Claim]
+
+    def platform_ids(self) -> set[str]:
+        """Every platform id and platform parameter of the study's participants: distinctive
+        strings found nowhere else."""
+        from foolgame.studies.models import Participant
+
+        found = set()
+        for pid, extra in Participant.objects.filter(study__slug=self.slug).values_list("platform_id", "platform_extra"):
+            found.add(pid)
+            found.update(value for value in extra.values() if len(value) >= 8)
+        return found
+
+
+def _researcher(username: str) -> Any:
+    from django.contrib.auth.models import Group
+
+    from foolgame.studies.apps import _ensure_researchers_run_studies
+
+    _ensure_researchers_run_studies()
+    user = UserFactory(username=username)
+    user.groups.add(Group.objects.get(name="researchers"))
+    return user
+
+
+def _api(client: Any, method: str, path: str, body: Any = None) -> Any:
+    import json
+
+    from django.test import TestCase
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = getattr(client, method)(path, data=json.dumps(body) if body is not None else None, content_type="application/json")
+    assert response.status_code < 400, (method, path, response.status_code, response.content[:500])
+    return response.json() if "json" in response.get("Content-Type", "") else None
+
+
+def participant_arrives(slug: str, pid: str, platform: str, address: str) -> Any:
+    """A browser from the platform's link consents (``POST /api/studies/<slug>/enter``): a
+    client signed in as the new participant."""
+    from django.test import Client
+
+    extra = {"mturk": {"assignmentId": f"{pid}ASSIGN", "hitId": f"{pid}HIT"}, "prolific": {"STUDY_ID": f"{pid}STUDY", "SESSION_ID": f"{pid}SESSION"}}
+    client = Client(REMOTE_ADDR=address)
+    _api(client, "post", f"/api/studies/{slug}/enter", {"participant": pid, "platform": platform, "consent": True, "extra": extra.get(platform, {})})
+    return client
+
+
+def participant_writes(client: Any) -> None:
+    """A claim on the task's page, its gold one of the page's plain sentences (no marker)."""
+    from foolgame.evidence.services import page_top_lexical_hit
+
+    task = _api(client, "post", "/api/write-tasks", {})
+    page = Page.objects.get(pk=task["page"]["id"] if isinstance(task.get("page"), dict) else task["page"])
+    text = f"{page.title} welcomes many visitors by the harbour each summer."
+    top = page_top_lexical_hit(page=page, query=text)
+    gold = next(pk for pk in page.sentences.filter(position__lt=2).order_by("position").values_list("pk", flat=True) if pk != top)
+    _api(client, "post", "/api/claims", {"task": task["id"], "text": text, "gold_sentence_ids": [gold]})
+
+
+def participant_votes(client: Any, *, right: bool = True) -> int:
+    """A round dealt, started and voted (the false claim found when ``right``)."""
+    round_id = _api(client, "post", "/api/rounds", {})["id"]
+    _api(client, "post", f"/api/rounds/{round_id}/start")
+    false_index = Round.objects.get(pk=round_id).false_index
+    _api(client, "post", f"/api/rounds/{round_id}/vote", {"false_claim": false_index if right else 1 - false_index})
+    return round_id
+
+
+def participant_checks(client: Any, *, right: bool = True) -> dict:
+    """A check dealt and answered with its claim's label (``right``) or the other one."""
+    check = _api(client, "post", "/api/checks", {})
+    label = Check.objects.select_related("claim").get(pk=check["id"]).claim.label
+    if not right:
+        label = LABELS[1 - LABELS.index(label)]
+    return _api(client, "post", f"/api/checks/{check['id']}", {"label": label})
+
+
+def attention_page(category: Category, hidden: Hidden = AS_BUILT) -> list[Claim]:
+    """A page of the world's category with a settled true and false claim (release votes):
+    the checks deal them as attention checks. Their release votes count in ``deal_votes``, so
+    the round dealer (least-voted first) deals every other pair of the world before this one:
+    no participant's open round holds them, which would keep them from every check."""
+    author = UserFactory(username=f"leak-attention-{uuid.uuid4().hex[:8]}")
+    page = Page.objects.create(title=f"Leakland attention {uuid.uuid4().hex[:6]}", category=category, source=Page.Source.TEXT)
+    sentences = Sentence.objects.bulk_create(
+        Sentence(page=page, position=n, section_header="", text=f"{page.title} plain sentence {n} about the valley.") for n in range(4)
+    )
+    claims = []
+    for i, label in enumerate(LABELS[::-1] if hidden.flip_labels else LABELS):
+        clues = [{"sentence_id": s.pk, "text": s.text, "section_header": ""} for s in (sentences[i], sentences[2 + i])]
+        claim = Claim.objects.create(page=page, label=label, author=author, text=f"{page.title} settled claim {i}.", clues=clues,
+                                     release_total_votes=10, release_correct_votes=10)
+        ClaimGold.objects.create(claim=claim, sentence=sentences[2 + i], position=0)
+        claims.append(claim)
+    return claims
+
+
+def study_spec(world: World, **overrides: Any) -> dict[str, Any]:
+    spec = {
+        "name": f"Leak study {world.category.slug}",
+        "consent": "You will write, vote and check claims about Leakland.",
+        "tasks": {"write": 1, "vote": 1, "check": 2},
+        "categories": [world.category.slug],
+        "arms": [dict(arm) for arm in ARMS],
+        "participants": 4,
+        "block_size": 2,
+        "seed": 41,
+        "completion_code": "LEAKDONE41",
+        "screen_out_code": "LEAKOUT41",
+        "attention_checks": 1,
+        "attention_max_failures": 0,
+        "address_cap": 1000,
+        "bonus": {"currency": "GBP", "per_verified_fooling_claim": "1.00", "per_right_vote": "0.05", "per_right_check": "0.02", "cap": "2.00"},
+    }
+    spec.update(overrides)
+    return spec
+
+
+def build_study(world: World, *, hidden: Hidden = AS_BUILT, stages: tuple[str, ...] = STAGES) -> StudyWorld:
+    """A study on the world's category (two arms: one hiding points and the model's verdict,
+    one showing them; attention checks; bonus rules) defined over REST by its owner, and its
+    participants, each arrived through the entry endpoint and brought to its stage through the
+    game's own endpoints. Platform ids are distinctive strings (``StudyWorld.platform_ids``)."""
+    from django.test import Client
+
+    from foolgame.studies.models import Participant
+
+    tag = world.category.slug.removeprefix("leak-")
+    owner = _researcher(f"leak-owner-{tag}")
+    owner_client = Client()
+    owner_client.force_login(owner)
+    # The screened-out participant's attention check: settled claims in the study's pages
+    # (with ``hidden.settled``, every claim of the world is one).
+    attention = attention_page(world.category, hidden) if "screened" in stages else []
+    slug = _api(owner_client, "post", "/api/studies", study_spec(world))["slug"]
+    study = StudyWorld(
+        world=world, slug=slug, owner=owner, other_researcher=_researcher(f"leak-researcher-{tag}"),
+        staff=UserFactory(username=f"leak-staff-{tag}", is_staff=True), participants={}, clients={}, attention_claims=attention,
+    )
+    for n, stage in enumerate(stages):
+        pid = f"PIDLEAK{stage.upper()}{tag}"
+        client = participant_arrives(slug, pid, PLATFORMS[stage], f"198.18.41.{n + 1}")
+        study.clients[stage] = client
+        study.participants[stage] = Participant.objects.select_related("user", "arm").get(study__slug=slug, platform_id=pid)
+        if stage in ("midway", "finished"):
+            participant_writes(client)
+            participant_votes(client)
+        if stage == "finished":
+            participant_checks(client)
+            participant_checks(client)
+        elif stage == "midway":
+            _api(client, "post", "/api/checks", {})  # dealt, not answered
+            round_id = _api(client, "post", "/api/rounds", {})["id"]
+            _api(client, "post", f"/api/rounds/{round_id}/start")  # playing, not voted
+        elif stage == "screened":
+            # Wrong labels until a settled claim comes: an attention check failed ends the study.
+            for _ in range(40):
+                participant_checks(client, right=False)
+                if Participant.objects.get(pk=study.participants[stage].pk).status == Participant.Status.SCREENED_OUT:
+                    break
+            else:
+                raise AssertionError("no attention check was dealt to the screened participant")
+        _api(client, "get", f"/api/studies/{slug}/me")  # the server's count: finished when done
+        study.participants[stage].refresh_from_db()
+    return study

@@ -27,6 +27,14 @@ the gold sentences, unmarked.
 
 An operation added to the schema later is walked without a change here; one the walk cannot
 fill or call fails the walk, so nothing escapes it by accident.
+
+The world holds a study (``tests.leak_world.build_study``); a route served by the studies app
+(``studies_route``, decided by the URL conf) gets the study's slug. The player's walk also
+searches every body for the participants' platform ids; and every study endpoint and page is
+walked, read and changed, as each of ``STUDY_WALKERS`` (participants at each stage, the player,
+a room guest, a visitor signed out, another researcher, staff, the owner): no answer, and no
+platform id but in the owner's participant list and bonus file (403 for everyone else), nor in
+the logs (``test_no_study_endpoint_or_page_shows_an_answer_or_a_platform_id``).
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ import re
 from datetime import timedelta
 from contextlib import contextmanager
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +53,7 @@ import pytest
 from django.conf import settings
 from django.db import transaction
 from django.test import TestCase
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
 from drf_spectacular.generators import SchemaGenerator
 
 from foolgame.core import clock
@@ -73,8 +82,22 @@ def schema() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-def path_values(name: str, world: World) -> list[tuple[str, Any]]:
+@lru_cache(maxsize=None)
+def studies_route(template: str) -> bool:
+    """Is ``template`` (a path in the schema's ``{name}`` form) served by a view of the studies
+    app? Its ``slug`` then names a study, not a category: decided by the URL conf, so a new
+    study endpoint or page is walked with the study by itself."""
+    try:
+        match = resolve(re.sub(r"\{\w+\}", "1", template))
+    except Resolver404:
+        return False
+    return match.func.__module__.startswith("foolgame.studies.")
+
+
+def path_values(name: str, world: World, template: str = "") -> list[tuple[str, Any]]:
     """Each value the walk gives a path parameter (by its name), labelled for the report."""
+    if name == "slug" and world is not None and world.study is not None and studies_route(template):
+        return [("study", world.study.slug)]
     if name == "round_id":
         return [(n, world.round(n).pk) for n in world.rounds]
     if name == "page_id":
@@ -119,6 +142,20 @@ def _named_values(world: World) -> dict[str, Any]:
         "ids": [1],
         "up_to": 1,
         "limit": 10,
+        # A study (``POST /api/studies``) that saves: on the world's category, codes that
+        # differ, amounts as decimal strings.
+        "categories": [world.category.slug],
+        "pages": [world.extra_page.pk],
+        "completion_code": "WALKDONE",
+        "screen_out_code": "WALKOUT",
+        "attention_checks": 0,
+        "attention_max_failures": 0,
+        "block_size": 1,
+        "currency": "GBP",
+        "per_verified_fooling_claim": "1.00",
+        "per_right_vote": "0.05",
+        "per_right_check": "0.02",
+        "cap": "2.00",
     }
 
 
@@ -172,7 +209,7 @@ class Call:
     def url(self, world: World) -> str:
         url = self.template
         for name, label in self.choice.items():
-            value = dict(path_values(name, world))[label]
+            value = dict(path_values(name, world, self.template))[label]
             url = url.replace("{" + name + "}", str(value))
         return url
 
@@ -187,7 +224,7 @@ class Call:
 def _expand(method: str, template: str, operation: dict | None, names: list[str], world: World) -> Iterator[Call]:
     choices: list[dict[str, str]] = [{}]
     for name in names:
-        choices = [{**c, name: label} for c in choices for label, _ in path_values(name, world)]
+        choices = [{**c, name: label} for c in choices for label, _ in path_values(name, world, template)]
     enums = [(p["name"], p["schema"]["enum"]) for p in (operation or {}).get("parameters", []) if p["in"] == "query" and p.get("schema", {}).get("enum")]
     for choice in choices:
         if not enums:
@@ -303,6 +340,10 @@ class Walk:
     verdicts: int = 0  # model verdicts on the author's own drafts the walk saw
     baseline: set[str] = field(default_factory=set)  # the leaks of the read-only world
     due: tuple[World, set[int]] | None = None
+    platform_ids: set[str] = field(default_factory=set)  # the study's participants': none may show in a body
+    owner: bool = False  # the walker owns the study: platform ids are theirs to see (``ids_seen`` notes where)
+    nothing_due: bool = False  # the walker is not the world's player: no answer of the world is due to them
+    ids_seen: set[str] = field(default_factory=set)
 
     def run(self, client, call: Call, world: World, forfeited: set[int], *, after: str = "") -> Any:
         response = request(client, call, world, self.components)
@@ -320,7 +361,9 @@ class Walk:
             if call.template.endswith("/leave"):
                 forfeited.add(call.round_id(world))
         # The REST walk's clock stands still: only a changing call changes what is due.
-        if call.method not in SAFE or self.due is None or self.due[0] is not world:
+        if self.nothing_due:
+            self.due = (world, set())
+        elif call.method not in SAFE or self.due is None or self.due[0] is not world:
             self.due = (world, answers_due(world, forfeited))
         secrets = Secrets(world, self.due[1])
         page_text = call.key in PAGE_TEXT
@@ -334,6 +377,12 @@ class Walk:
             found = scan_json(data, secrets, context=call.round_id(world), page_text=page_text)
         else:
             found = scan_html(body.decode("utf-8", "replace"), secrets, page_text=page_text, describes_api=call.template in DESCRIBES_API)
+        text = body.decode("utf-8", "replace")
+        shown = {pid for pid in self.platform_ids if pid in text}
+        if self.owner:
+            self.ids_seen |= {call.label()} if shown else set()
+        else:
+            found += [f"the platform id {pid}" for pid in sorted(shown)]
         for leak in found:
             line = f"{call.label()} (HTTP {response.status_code}): " + re.sub(r"goldmark[0-9a-f]+", "goldmark...", re.sub(r"\[\d+\]", "[]", leak))
             if line in self.baseline:
@@ -426,7 +475,8 @@ def test_no_operation_or_page_shows_an_answer_before_it_is_due(client, model_in_
     fake_clock.current = timezone.now()
     spec = schema()
     walk = Walk(spec["components"]["schemas"])
-    with fresh_world() as world:
+    with fresh_world(study=True) as world:
+        walk.platform_ids = world.study.platform_ids()
         calls = schema_calls(spec, world)
         pages = page_calls(spec, world)
         reads = [c for c in calls + pages if c.method in SAFE]
@@ -463,6 +513,104 @@ def test_no_operation_or_page_shows_an_answer_before_it_is_due(client, model_in_
     assert operations - walk.walked == set(), "operations the walk did not call"
     assert walk.unreachable == [], "calls that did not reach the service:\n" + "\n".join(walk.unreachable)
     assert walk.leaks == [], f"{len(walk.leaks)} answers shown before they are due:\n" + "\n".join(walk.leaks)
+
+
+# --- the study's endpoints and pages, as everyone who may reach them --------------------------
+
+STUDY_WALKERS = (
+    "the participant (midway)", "another participant (finished)", "a participant screened out", "a participant just arrived",
+    "the world's player", "a room guest", "a visitor (signed out)", "another researcher", "staff", "the owner",
+)
+OWNER_ONLY = ("/api/studies/{slug}/participants", "/api/studies/{slug}/bonuses.csv")
+"""What only the study's owner may read: the platform ids (403 for everyone else, staff included)."""
+STUDY_ROUTES = {"/s/{slug}/", "/api/studies/{slug}/me", "/api/studies/{slug}/enter", "/api/studies/{slug}", *OWNER_ONLY, "/research/studies/{slug}/"}
+"""Study routes the walk must reach (it finds every one by the URL conf; these say it found them)."""
+
+
+def study_walker(world: World, who: str) -> Any:
+    """The account of ``who`` (None: signed out)."""
+    from foolgame.rooms import services as rooms
+
+    study = world.study
+    stages = {"the participant (midway)": "midway", "another participant (finished)": "finished",
+              "a participant screened out": "screened", "a participant just arrived": "arrived"}
+    if who in stages:
+        return study.participants[stages[who]].user
+    if who == "a room guest":
+        return rooms.room_join_as_guest(code=world.room.code, nickname="studyvisitor", ip="198.18.41.99")[0]
+    return {"the world's player": world.player, "a visitor (signed out)": None, "another researcher": study.other_researcher,
+            "staff": study.staff, "the owner": study.owner}[who]
+
+
+def sign_in(client, user: Any) -> None:
+    client.cookies.clear()
+    if user is not None:
+        client.force_login(user)
+
+
+@pytest.mark.django_db
+def test_no_study_endpoint_or_page_shows_an_answer_or_a_platform_id(client, fake_clock, caplog) -> None:
+    """Every endpoint and page of the studies app (found in the URL conf and the schema), with
+    the world's study, read and changed (each change followed by every read) as each of
+    ``STUDY_WALKERS``: no label, no gold sentence, no answer-bearing field of a claim of the
+    world, and no platform id but to the owner; the platform ids in the owner's participant
+    list and bonus file and nowhere else, not even in the logs."""
+    import logging
+
+    from django.utils import timezone
+
+    from tests.factories import UserFactory
+
+    fake_clock.current = timezone.now()
+    spec = schema()
+    leaks: list[str] = []
+    unreachable: list[str] = []
+    statuses: dict[str, dict[str, int]] = {}
+    walked: set[tuple[str, str]] = set()
+    with caplog.at_level(logging.DEBUG), fresh_world(study=True) as world:
+        platform_ids = world.study.platform_ids()
+        calls = [c for c in schema_calls(spec, world) + page_calls(spec, world) if studies_route(c.template)]
+        reads = [c for c in calls if c.method in SAFE]
+        changes = [c for c in calls if c.method not in SAFE]
+        for who in STUDY_WALKERS:
+            with rolled_back():
+                user = study_walker(world, who)
+                player = who == "the world's player"
+                # Whose own checks' evidence is theirs (signed out: an account that checked nothing).
+                seen = world if player else replace(world, player=user or UserFactory(username=f"leak-visitor-{world.n}"))
+                walk = Walk(spec["components"]["schemas"], platform_ids=platform_ids, owner=who == "the owner", nothing_due=not player)
+                forfeited = {world.round("forfeited").pk}
+                with rolled_back():
+                    sign_in(client, user)
+                    for call in reads:
+                        walk.run(client, call, seen, forfeited)
+                walk.baseline = set(walk.leaks)
+                for call in changes:
+                    with rolled_back():
+                        sign_in(client, user)
+                        if walk.run(client, call, seen, forfeited).status_code < 400:
+                            for read in reads:
+                                walk.run(client, read, seen, forfeited, after=call.label())
+                leaks += [f"as {who}: {leak}" for leak in walk.leaks]
+                unreachable += [f"as {who}: {line}" for line in walk.unreachable]
+                statuses[who] = walk.statuses
+                walked |= walk.walked
+                if who == "the owner":
+                    owner_saw = walk.ids_seen
+    print(f"\nstudy walk: {len(calls)} study calls ({len(reads)} reads, {len(changes)} changes) as {len(STUDY_WALKERS)} walkers")
+    for who, seen_statuses in statuses.items():
+        print(f"  {who}: " + ", ".join(f"{status} {label}" for label, status in sorted(seen_statuses.items())))
+    assert STUDY_ROUTES - {template for _, template in walked} == set(), "study routes the walk did not find"
+    for who, seen_statuses in statuses.items():
+        for label, status in seen_statuses.items():
+            if label.split(" ")[1].startswith(OWNER_ONLY):
+                assert status == (200 if who == "the owner" else 403), f"{label} as {who}: HTTP {status}"
+    # The scan sees platform ids where they are: in the owner's participant list and bonus file.
+    assert {label.split(" ")[1] for label in owner_saw} >= set(OWNER_ONLY), owner_saw
+    assert unreachable == [], "calls that did not reach the service:\n" + "\n".join(unreachable)
+    assert leaks == [], f"{len(leaks)} study responses show what they must not:\n" + "\n".join(leaks)
+    logged = [pid for pid in platform_ids if pid in caplog.text]
+    assert logged == [], f"platform ids in the logs: {logged}"
 
 
 # --- the walk over the sockets --------------------------------------------------------------

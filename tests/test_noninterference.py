@@ -26,12 +26,17 @@ vote; a moderator of another claim (their queue holds another category's claim: 
 operation but acting on a world claim, which would make them its moderator, then each action
 on their own claim and every moderation read); and a writer with a task on a page of the world
 whose claims they never saw (every authoring operation and page, their page's hints, and
-near-copies of the page's claims, refused as near-duplicates whatever their labels).
+near-copies of the page's claims, refused as near-duplicates whatever their labels); and a
+study's participant midway through its work (``tests.leak_world.build_study``: a check and a
+round dealt and not answered), through the study's pages, ``/me``, the reads around them and
+the checks they are dealt and answer rightly, which are attention checks in one world only
+(``test_a_study_participant_sees_the_same_in_both_worlds``).
 
 The test is shown to fail on planted leaks: the fact-check answer of before issue 36 (points
 and streak that move only on settled claims answered right), a socket frame that carries a
-hint of the label, a moderator's queue row that counts false claims elsewhere, and a writer's
-hints that leave out sentences already gold. One leak the comparison found was real: a write
+hint of the label, a moderator's queue row that counts false claims elsewhere, a writer's
+hints that leave out sentences already gold, and a participant's ``/me`` that counts the
+attention checks they passed. One leak the comparison found was real: a write
 task's veracity was the label the pool lacked, so on a page or category out of balance it
 named the label of claims the writer never saw; it is now balanced on the writer's own claims
 and tasks (``test_a_write_tasks_veracity_is_the_same_in_both_worlds``).
@@ -452,6 +457,121 @@ def test_a_write_tasks_veracity_is_the_same_in_both_worlds(client, monkeypatch, 
     assert seen[AS_BUILT].seen["POST /api/write-tasks"].startswith("HTTP 201")
     found = differences(seen[AS_BUILT].seen, seen[FLIPPED].seen)
     assert found == [], "\n".join(found)
+
+
+# --- a study's participant -------------------------------------------------------------------
+
+PARTICIPANT_READS = ("/api/me", "/api/me/rounds", "/api/me/notifications", "/check/", "/play/")
+"""What a participant reads around the study's own pages (found by the URL conf: ``studies_route``)."""
+PARTICIPANT = re.compile(r"p_[0-9a-f]{16}")
+"""A participant account's name: drawn at random on arrival, so it differs between two runs."""
+
+
+def as_participant(client: Any, world: World, spec: dict) -> Transcript:
+    """The leak world's study (``build_study``) with its midway participant only, who wrote a
+    claim and voted a round, and holds a check and a round dealt and not answered: every study
+    endpoint and page, the reads around them and the check deal (each read as it stands, each
+    change followed by every read), then their two checks answered, each with its claim's
+    label, each answer followed by every read. The checks dealt are compared with their fields
+    and order, and their clocks unmasked (``expires_at``: the same rule in both worlds)."""
+    from foolgame.checks.models import Check
+    from foolgame.studies.models import AttentionCheck
+    from foolgame.voting.models import Round
+    from tests.test_answer_leak import studies_route
+
+    participant = world.study.participants["midway"]
+    world.player = participant.user
+    world.check_id = Check.objects.get(player=participant.user, answered_at__isnull=True).pk
+
+    def around(call: Call) -> bool:
+        return studies_route(call.template) or call.template in PARTICIPANT_READS or call.template in CHECK_OPERATIONS
+
+    transcript = walk_rest(client, world, spec, only=around)
+    components = spec["components"]["schemas"]
+    reads = _reads(spec, world, around)
+    login(client, world)
+    for step in range(2):
+        dealt = client.post("/api/checks", content_type="application/json")
+        transcript.record(f"POST /api/checks (deal {step})", dealt)
+        transcript.seen[f"deal {step}: its clock"] = f"{dealt.json()['expires_at']} (dealt at {frozen_now()})"
+        check = Check.objects.select_related("claim").get(pk=dealt.json()["id"])
+        answer = client.post(f"/api/checks/{check.pk}", {"label": check.claim.label}, content_type="application/json")
+        transcript.record(f"POST /api/checks/{{check_id}} (answer {step}, its claim's label)", answer)
+        for read in reads:
+            transcript.record(f"answer {step} -> {read.label()}", request(client, read, world, components))
+    transcript.attention = list(AttentionCheck.objects.filter(participant=participant).values_list("passed", flat=True))  # type: ignore[attr-defined]
+    # The round the participant voted in before the walk: its answer is earned (the worlds
+    # differ there by what the vote earned: which claim was false, which they picked).
+    voted = set(Round.objects.filter(player=participant.user, state=Round.State.VOTED).values_list("pk", flat=True))
+    transcript.seen = {label: PARTICIPANT.sub("p_<participant>", _earned_masked(body, voted)) for label, body in transcript.seen.items()}
+    return transcript
+
+
+def _earned_masked(body: str, rounds: set[int]) -> str:
+    """A JSON body with the answer-bearing fields of ``rounds`` (the voted ones) masked."""
+    from tests.leak_world import ANSWER_KEYS
+
+    head, _, text = body.partition("\n")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return body
+
+    def mask(node: Any) -> Any:
+        if isinstance(node, dict):
+            earned = node.get("id") in rounds and "false_claim" in node
+            return {k: "<earned>" if earned and (k in ANSWER_KEYS or k in ("picked", "correct")) else mask(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [mask(v) for v in node]
+        return node
+
+    return head + "\n" + json.dumps(mask(data), indent=1)
+
+
+def frozen_now() -> str:
+    from foolgame.core import clock
+
+    return clock.now().isoformat()
+
+
+@pytest.mark.django_db
+def test_a_study_participant_sees_the_same_in_both_worlds(client, monkeypatch, frozen_clock) -> None:
+    """Issue 41, item 6: the truth of the claims a participant has not answered yet (their open
+    check's, their open round's) and which claims are settled (attention checks, hidden gold
+    items) change nothing of what they see through the study's pages, ``/me``, and the checks
+    they are dealt, before and after answering them rightly: in the second world every check
+    they answer is an attention check, passed, in the first not."""
+    spec = schema()
+    seen = two_worlds(monkeypatch, frozen_clock, lambda world: as_participant(client, world, spec), study=("midway",))
+    first, second = seen[AS_BUILT], seen[FLIPPED]
+    print(f"\nparticipant noninterference: {len(first.seen)} responses compared; attention checks {first.attention} and {second.attention}")
+    assert second.attention == [True, True] and first.attention != second.attention  # the hidden facts differ where it matters
+    me = "answer 1 -> GET /api/studies/{slug}/me [slug=study]"
+    assert '"completion_code": "LEAKDONE41"' in first.seen[me], first.seen[me]  # the work done, counted alike
+    assert any(label.startswith("GET /s/{slug}/") for label in first.seen)
+    assert len(first.seen) > 40 and first.seen.keys() == second.seen.keys()
+    found = differences(first.seen, second.seen)
+    assert found == [], f"{len(found)}+ responses differ between worlds that differ only in hidden facts:\n" + "\n".join(found)
+
+
+@pytest.mark.django_db
+def test_a_planted_count_of_passed_attention_checks_fails_the_participants_comparison(client, monkeypatch, frozen_clock) -> None:
+    """``/me`` planted with how many attention checks the participant passed (no label, no
+    claim named): the participant's comparison finds it, and only there."""
+    from foolgame.studies import services
+    from foolgame.studies.models import AttentionCheck
+
+    real = services.participant_state
+
+    def state_with_attention(*, participant: Any) -> dict:
+        passed = AttentionCheck.objects.filter(participant=participant, passed=True).count()
+        return {**real(participant=participant), "attention_passed": passed}
+
+    monkeypatch.setattr(services, "participant_state", state_with_attention)
+    spec = schema()
+    seen = two_worlds(monkeypatch, frozen_clock, lambda world: as_participant(client, world, spec), study=("midway",))
+    found = differences(seen[AS_BUILT].seen, seen[FLIPPED].seen, limit=100)
+    assert found and all("attention_passed" in line for entry in found for line in entry.splitlines()[1:]), found
 
 
 # --- the sockets, recorded -------------------------------------------------------------------
