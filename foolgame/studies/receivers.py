@@ -13,7 +13,7 @@ from foolgame.core import arms
 from foolgame.core.hooks import PlayerSettings
 from foolgame.pages.models import Page
 from foolgame.studies.models import Participant
-from foolgame.studies.services import attention_check_record
+from foolgame.studies.services import attention_check_record, settled_checks_owed
 
 
 class StudyPlayerSettings(PlayerSettings):
@@ -42,6 +42,10 @@ class StudyPlayerSettings(PlayerSettings):
         if study.categories:
             pages.update(Page.objects.filter(category__slug__in=study.categories).values_list("pk", flat=True))
         return sorted(pages)
+
+    def settled_checks_owed(self, *, player_id: int) -> int:
+        participant = self._participant(player_id)
+        return settled_checks_owed(participant) if participant is not None else 0
 
 
 def on_check_answered(*, check_id: int, claim_id: int) -> None:

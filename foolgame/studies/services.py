@@ -538,6 +538,32 @@ def participant_state(*, participant: Participant) -> dict[str, Any]:
     }
 
 
+def attention_positions(participant: Participant) -> list[int]:
+    """Where among the participant's checks (1 for the first answered) their study's
+    attention checks fall: ``attention_checks`` places drawn among the study's checks by
+    ``random.Random(f"{seed}:{sequence}:attention")``, so each participant meets them at
+    places of their own, unannounced (a study asks no more of them than it has checks)."""
+    study = participant.study
+    checks = sum(task["count"] for task in study.tasks if task["kind"] == "check")
+    wanted = min(study.attention_checks, checks)
+    if not wanted:
+        return []
+    return sorted(random.Random(f"{study.seed}:{participant.sequence}:attention").sample(range(1, checks + 1), wanted))
+
+
+def settled_checks_owed(participant: Participant) -> int:
+    """How many attention checks the participant is owed by now, their next check included:
+    the places (``attention_positions``) up to their next check, less the attention checks
+    recorded. 0 once they are no longer active."""
+    if participant.status != Participant.Status.ACTIVE or not participant.study.attention_checks:
+        return 0
+    following = Check.objects.filter(player_id=participant.user_id, answered_at__isnull=False).count() + 1
+    reached = sum(1 for place in attention_positions(participant) if place <= following)
+    if not reached:
+        return 0
+    return max(0, reached - AttentionCheck.objects.filter(participant=participant).count())
+
+
 def attention_check_record(*, check_id: int) -> None:
     """A participant answered a check: when it was on a settled claim (a hidden gold item the
     checks mode mixes in), record it as an attention check, passed when the label given is
