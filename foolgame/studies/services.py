@@ -27,7 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -355,6 +355,20 @@ def _checked_arrival(platform: Any, participant_id: Any, extra: Any) -> tuple[st
     return str(platform), pid, kept
 
 
+def arm_counts(study: Study) -> dict[int, int]:
+    """``{arm id: participants who fill it}``: the study's participants not screened out
+    (a forgotten participant is gone with their account). Active, finished and timed-out
+    participants all hold their place."""
+    rows = Participant.objects.filter(study=study).exclude(status=Participant.Status.SCREENED_OUT).values("arm_id").annotate(n=Count("pk"))
+    return {row["arm_id"]: row["n"] for row in rows}
+
+
+def arms_full(study: Study, arms: Sequence[Arm]) -> bool:
+    """Every arm has the participants wanted (``per_arm``, counted by ``arm_counts``)."""
+    counts = arm_counts(study)
+    return all(counts.get(arm.pk, 0) >= study.per_arm for arm in arms)
+
+
 def _study(slug: str, *, lock: bool = False) -> Study:
     studies = Study.objects.select_for_update() if lock else Study.objects
     study = studies.filter(slug=slug).first() if isinstance(slug, str) else None
@@ -372,7 +386,8 @@ def participant_enter(
     nothing stored), arrives only while the study is open (403 ``study_paused`` or
     ``study_closed``) and under its address cap (429 ``study_address_cap``), and gets an
     account of their own with no usable password and an arm by blocked randomisation. The
-    arrival that fills every arm closes the study.
+    arrival that fills every arm (``arms_full``: participants not screened out) closes the
+    study; a screened-out participant's place is taken by a later arrival.
 
     Locking: the study row, so that parallel arrivals take consecutive sequences."""
     platform, pid, kept = _checked_arrival(platform, participant_id, extra)
@@ -386,7 +401,7 @@ def participant_enter(
         if study.status == Study.Status.PAUSED:
             raise ServiceError("study_paused", "This study is paused: nobody new may start now. Try again later.", status_code=403)
         arms = list(study.arms.order_by("position"))
-        if study.status == Study.Status.CLOSED or study.arrivals >= study.per_arm * len(arms):
+        if study.status == Study.Status.CLOSED:
             raise ServiceError("study_closed", "This study is closed: it takes no new participants.", status_code=403)
         address = address_digest(ip or "unknown")
         if Participant.objects.filter(study=study, address=address).count() >= study.address_cap:
@@ -410,7 +425,7 @@ def participant_enter(
         )
         study.arrivals = sequence + 1
         fields = ["arrivals"]
-        if study.arrivals >= study.per_arm * len(arms):
+        if arms_full(study, arms):
             study.status, study.closed = Study.Status.CLOSED, now
             fields += ["status", "closed"]
         study.save(update_fields=fields)
