@@ -41,6 +41,7 @@ from foolgame.moderation.quality import claim_validation_set
 from foolgame.pages.models import Sentence
 from foolgame.pages.selectors import reading_order
 from foolgame.players.models import LedgerEntry
+from foolgame.players.selectors import points_shown
 from foolgame.voting.models import Report
 from foolgame.voting.payloads import Evidence, PageRef
 from scoring.validation import LABELS, checker_weight, gold_label, record_shows_reading
@@ -224,12 +225,6 @@ def tally_payload(tally: CheckTally) -> TallyPayload:
         "points": tally.points,
         "counting": tally.counting,
     }
-
-
-def points_shown(*, player_id: int) -> bool:
-    """Are points shown to this player (``hooks.player_settings``: a study's arm may hide
-    them)? Hidden or not, a tally pays them to the ledger."""
-    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["points_shown"])
 
 
 def tally_progress(*, player: AbstractBaseUser) -> TallyProgress:
