@@ -27,7 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -456,24 +456,34 @@ def participant_in(*, user: Any, slug: str) -> Participant:
 
 
 def participant_deadline(participant: Participant) -> datetime | None:
-    minutes = participant.study.time_limit_minutes
-    return participant.consented + timedelta(minutes=minutes) if minutes else None
+    limit = study_time_limit(participant.study)
+    return participant.consented + limit if limit else None
+
+
+def study_time_limit(study: Study) -> timedelta | None:
+    minutes = study.time_limit_minutes
+    return timedelta(minutes=minutes) if minutes else None
 
 
 def counted_work(
-    user_ids: Sequence[int], *, until: datetime | None = None
+    user_ids: Sequence[int], *, until: datetime | None = None, time_limit: timedelta | None = None
 ) -> tuple[QuerySet[Claim], QuerySet[Round], QuerySet[Check]]:
-    """What counts as these accounts' work (``until``: only what was done by then): the claims
-    they saved (any status), the rounds they voted (not given up, timed out or reported), the
-    checks they answered (attention checks included). The one rule behind a participant's
-    progress (``work_done``) and the researcher's figures and bonuses
-    (``research.work_by_participant``)."""
+    """What counts as these accounts' work (``until``: only what was done by then;
+    ``time_limit``: only what each participant did by their own deadline, their consent plus
+    the study's time limit): the claims they saved (any status), the rounds they voted (not
+    given up, timed out or reported), the checks they answered (attention checks included).
+    The one rule behind a participant's progress (``work_done``) and the researcher's figures
+    and bonuses (``research.work_by_participant``)."""
     ids = list(user_ids)
     claims = Claim.objects.filter(author_id__in=ids)
     rounds = Round.objects.filter(player_id__in=ids, state=Round.State.VOTED, vote__isnull=False)
     checks = Check.objects.filter(player_id__in=ids, answered_at__isnull=False).exclude(label="")
     if until is not None:
         claims, rounds, checks = claims.filter(created__lte=until), rounds.filter(ended_at__lte=until), checks.filter(answered_at__lte=until)
+    if time_limit is not None:
+        claims = claims.filter(created__lte=F("author__study_participant__consented") + time_limit)
+        rounds = rounds.filter(ended_at__lte=F("player__study_participant__consented") + time_limit)
+        checks = checks.filter(answered_at__lte=F("player__study_participant__consented") + time_limit)
     return claims, rounds, checks
 
 
