@@ -18,6 +18,16 @@ from foolgame.players.selectors import player_points, player_skill, points_shown
 from foolgame.players.services import TUTORIAL_STATES, guest_claim, player_authenticate, player_create, player_tutorial_get, player_tutorial_set
 
 
+class IsResearcher(permissions.BasePermission):
+    """Researchers only (``players.roles.is_researcher``: staff or the researchers group): the
+    dataset's exports and the studies' lists. The refusal says what the view's
+    ``researchers_may`` names ("may export the dataset")."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        self.message = f"Only researchers (staff or the researchers group) {getattr(view, 'researchers_may', 'may do this')}."
+        return is_researcher(request.user)
+
+
 class CredentialsSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150, trim_whitespace=True)
     password = serializers.CharField(max_length=256, trim_whitespace=False, style={"input_type": "password"})

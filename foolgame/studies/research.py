@@ -41,7 +41,7 @@ from foolgame.claims.models import Claim
 from foolgame.core.errors import ServiceError
 from foolgame.players.roles import is_researcher
 from foolgame.studies.models import Arm, AttentionCheck, Participant, Study
-from foolgame.studies.services import counted_work, study_time_limit
+from foolgame.studies.services import counted_work, study_summary, study_time_limit
 from foolgame.verifier.models import WrittenAgainst
 
 KINDS = ("write", "vote", "check")
@@ -321,19 +321,6 @@ def _arm_figures(study: Study, arm: Arm, participants: Sequence[Participant], wo
     }
 
 
-def study_summary(study: Study) -> dict[str, Any]:
-    """What a study's list shows of it: its state and how full its arms are."""
-    return {
-        "slug": study.slug,
-        "name": study.name,
-        "status": study.status,
-        "created": study.created,
-        "closed": study.closed,
-        "per_arm": study.per_arm,
-        "arms": [{"name": arm.name, "participants": arm.n} for arm in study.arms.annotate(n=Count("participants")).order_by("position")],
-    }
-
-
 def study_figures(study: Study) -> dict[str, Any]:
     """The researcher's figures of ``study``, per arm (``_arm_figures``), and its totals. No
     platform id is in them: the figures are for the owner and staff, and staff are not owed
@@ -346,12 +333,7 @@ def study_figures(study: Study) -> dict[str, Any]:
         by_arm.setdefault(participant.arm_id, []).append(participant)
     return {
         **study_summary(study),
-        "tasks": study.tasks,
-        "bonus": study.bonus,
-        "arrivals": study.arrivals,
-        "attention_checks": study.attention_checks,
-        "attention_max_failures": study.attention_max_failures,
-        "time_limit_minutes": study.time_limit_minutes,
+        "tasks": study.tasks,  # in the study's order, each {kind, count}
         "by_arm": [_arm_figures(study, arm, by_arm[arm.pk], work) for arm in arms],
     }
 

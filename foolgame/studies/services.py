@@ -299,14 +299,24 @@ def study_entry_path(study: Study) -> str:
 
 
 def study_summary(study: Study) -> dict[str, Any]:
-    """A study as its owner reads it back (no participant in it)."""
+    """A study as its owner reads it back, and as the researcher's list and figures show it
+    (no participant in it, no platform id): its definition (``tasks`` by kind, ``arms`` with
+    their settings, ``participants`` wanted per arm, also as ``per_arm``), its state
+    (``status``, ``created``, ``closed``, ``arrivals``) and per arm how many participants
+    arrived (``participants``) and how many fill it (``filled``: not screened out, the count
+    that closes the study, ``arm_counts``). One query for the arms."""
+    screened_out = Q(participants__status=Participant.Status.SCREENED_OUT)
+    arms = study.arms.annotate(arrived=Count("participants"), filled=Count("participants", filter=~screened_out)).order_by("position")
     return {
         "slug": study.slug,
         "name": study.name,
         "status": study.status,
+        "created": study.created,
+        "closed": study.closed,
         "tasks": {task["kind"]: task["count"] for task in study.tasks},
-        "arms": [{"name": arm.name, "settings": arm.settings} for arm in study.arms.order_by("position")],
+        "arms": [{"name": arm.name, "settings": arm.settings, "participants": arm.arrived, "filled": arm.filled} for arm in arms],
         "participants": study.per_arm,
+        "per_arm": study.per_arm,
         "block_size": study.block_size,
         "address_cap": study.address_cap,
         "attention_checks": study.attention_checks,
