@@ -8,7 +8,8 @@ settled), never from agreeing with the other checkers of an open claim.
 
 Noninterference: nothing a single answer returns depends on whether its claim was settled or
 on its label. The deal does not look at settledness (settled claims come as any other claim
-does); the streak counts answers given in time; answers on settled claims turn into points and
+does), except for a player a higher app says is owed settled checks (a study's attention
+checks), who gets them as any other check; the streak counts answers given in time; answers on settled claims turn into points and
 move the checker's record only in a *tally* of TALLY_SIZE answers at once, which pays only a
 checker whose record shows reading (``scoring.validation.record_shows_reading``). A tally tells
 how many of its answers agreed with a settled label, never which (docs/checks.md).
@@ -40,6 +41,7 @@ from foolgame.moderation.quality import claim_validation_set
 from foolgame.pages.models import Sentence
 from foolgame.pages.selectors import reading_order
 from foolgame.players.models import LedgerEntry
+from foolgame.players.selectors import points_shown
 from foolgame.voting.models import Report
 from foolgame.voting.payloads import Evidence, PageRef
 from scoring.validation import LABELS, checker_weight, gold_label, record_shows_reading
@@ -126,8 +128,17 @@ def _choose(player: AbstractBaseUser) -> tuple[Claim, str] | None:
     either: at REVISIT_SHARE of the deals (or when no claim needs labels) any claim the player
     may check, at random; else one of the least-checked claims that still need labels. A
     settled claim comes through either draw as often as an open one would, and is then a
-    hidden gold item."""
+    hidden gold item.
+
+    The one exception is a player owed settled checks by a higher app
+    (``hooks.player_settings``' ``settled_checks_owed``: a study's attention checks): while
+    they are owed one, a settled claim they may check comes first, at random, dealt as any
+    other check (same payload, same clock); with none left, the usual draw."""
     pool = selectors.claims_to_check(player=player)
+    if hooks.player_settings.get().settled_checks_owed(player_id=player.pk) > 0:
+        claim = _pick(pool.filter(selectors.settled()).select_related("page"))
+        if claim is not None:
+            return claim, claim.label
     needing = selectors.needing_labels(pool)
     lowest = needing.aggregate(lowest=Min("labels"))["lowest"]
     least = needing.filter(labels=lowest) if lowest is not None else needing.none()
@@ -214,12 +225,6 @@ def tally_payload(tally: CheckTally) -> TallyPayload:
         "points": tally.points,
         "counting": tally.counting,
     }
-
-
-def points_shown(*, player_id: int) -> bool:
-    """Are points shown to this player (``hooks.player_settings``: a study's arm may hide
-    them)? Hidden or not, a tally pays them to the ledger."""
-    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["points_shown"])
 
 
 def tally_progress(*, player: AbstractBaseUser) -> TallyProgress:

@@ -11,7 +11,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from foolgame.checks import selectors, services
 from foolgame.core import clock
-from foolgame.players.selectors import player_points
+from foolgame.players.selectors import player_points, points_shown
 
 
 @login_required
@@ -22,8 +22,11 @@ def checks_page(request: HttpRequest) -> HttpResponse:
     reload resumes it) instead of waiting for the player to start."""
     now = clock.now()
     tally = services.tally_progress(player=request.user)
+    shown = points_shown(player_id=request.user.pk)
     context = {
-        "points": player_points(player=request.user)["check"],
+        # A study's arm may hide points: then the page is given none to show.
+        "points": player_points(player=request.user)["check"] if shown else "",
+        "points_shown": shown,
         "tally": tally,
         "tally_size": tally["size"],
         "streak": services.current_streak(player=request.user, now=now),

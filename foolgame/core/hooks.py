@@ -478,5 +478,12 @@ class PlayerSettings:
         pages or categories), or None for any page."""
         return None
 
+    def settled_checks_owed(self, *, player_id: int) -> int:
+        """How many checks on settled claims the player is owed by now, their next check
+        included (a study's attention checks not yet answered, at the places the study
+        spread them): while it is above 0 the checks deal prefers a settled claim. 0 for
+        everyone else."""
+        return 0
+
 
 player_settings = Slot("player_settings", PlayerSettings())

@@ -8,10 +8,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import permissions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
@@ -21,14 +20,7 @@ from foolgame.dataset.records import BASELINE_MAX_CLAIMS, FORMATS
 from foolgame.dataset.selectors import export_list
 from foolgame.dataset.services import export_file_open, export_request
 from foolgame.dataset.splits import RESPLIT_OPTION, RULES, SPLITS, SPLITS_OPTION
-from foolgame.players.roles import is_researcher
-
-
-class IsResearcher(permissions.BasePermission):
-    message = "Only researchers (staff or the researchers group) may export the dataset."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return is_researcher(request.user)
+from foolgame.players.apis import IsResearcher
 
 
 class ExportRequestSerializer(serializers.Serializer):
@@ -163,6 +155,7 @@ def export_payload(request: Request, export: Export) -> dict:
 
 class ExportListCreateApi(ApiView):
     permission_classes = [IsResearcher]
+    researchers_may = "may export the dataset"
 
     @extend_schema(
         operation_id="exports_list",
@@ -207,6 +200,7 @@ class ExportListCreateApi(ApiView):
 
 class ExportDetailApi(ApiView):
     permission_classes = [IsResearcher]
+    researchers_may = "may export the dataset"
 
     @extend_schema(
         responses={200: ExportStatusSerializer, **errors(e403=FORBIDDEN, e404="not_found: no export has this id")},
@@ -222,6 +216,7 @@ class ExportDetailApi(ApiView):
 
 class ExportFileApi(ApiView):
     permission_classes = [IsResearcher]
+    researchers_may = "may export the dataset"
 
     @extend_schema(
         responses={

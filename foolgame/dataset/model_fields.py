@@ -4,8 +4,9 @@ are written (:class:`ClaimModels`, called by the claims' writer like
 evidence (``model_verdicts``), the version it was written against (``model_version``), whether
 that version's verdict at the save was wrong (``model_fooled``), the drafts it judged
 (``tries``), and whom the claim is hard for (``hard_for``: people by its votes, the model by
-the active version's verdict; ``foolgame.verifier.services.hard_for``). Three queries a chunk,
-none when no version exists.
+the active version's verdict; ``foolgame.verifier.services.hard_for``). Four queries a chunk
+(and the author's settings for a claim paid without a ledger row), none when no version
+exists.
 
 The figures that read the written files back are :mod:`foolgame.dataset.model_loop`'s.
 """
@@ -16,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
+from django.db.models import Sum
 
+from foolgame.core import hooks
+from foolgame.players.models import LedgerEntry
 from foolgame.verifier import selectors as verifier_selectors
 from foolgame.verifier.models import VerifierVersion, WrittenAgainst
 
@@ -30,17 +33,17 @@ def version_name(number: int) -> str:
 @dataclass(frozen=True)
 class ChunkModels:
     """A chunk's model rows: per claim its verdicts by version name, what it was written
-    against (``verifier.selectors.written_by_claim``), and whether its author was paid
-    model points for it."""
+    against (``verifier.selectors.written_by_claim``), and the model points the ledger paid
+    its author for it (none for a claim not paid, or paid 0 by a study's arm)."""
 
     verdicts: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
     written: dict[int, dict[str, Any]] = field(default_factory=dict)
-    paid: frozenset[int] = frozenset()
+    paid: dict[int, int] = field(default_factory=dict)
 
 
 class ClaimModels:
     """The model fields of the claims as they are written: :meth:`read` takes a chunk's rows
-    (three queries, none when no version exists), :meth:`fields` gives a claim's fields and
+    (four queries, none when no version exists), :meth:`fields` gives a claim's fields and
     :meth:`points_shown` the model points its record shows of its author.
 
     The active version is the one active when the export started (:attr:`active`): the
@@ -65,15 +68,36 @@ class ClaimModels:
         return ChunkModels(
             verdicts=verifier_selectors.verdicts_by_claim(claim_ids=ids),
             written=verifier_selectors.written_by_claim(claim_ids=ids),
-            paid=frozenset(WrittenAgainst.objects.filter(claim_id__in=ids, paid=True).values_list("claim_id", flat=True)),
+            paid=self._model_points_paid(ids),
         )
+
+    @staticmethod
+    def _model_points_paid(ids: list[int]) -> dict[int, int]:
+        """``{claim id: model points paid for it}`` over the claims paid (``WrittenAgainst.paid``):
+        what the ledger holds for the claim; for a claim paid without a ledger row (its
+        author's arm pays 0), the author's ``model_points`` (``hooks.player_settings``)."""
+        paid = list(WrittenAgainst.objects.filter(claim_id__in=ids, paid=True).values_list("claim_id", "claim__author_id"))
+        if not paid:
+            return {}
+        ledger = dict(
+            LedgerEntry.objects.filter(kind=LedgerEntry.Kind.MODEL, claim_id__in=[claim_id for claim_id, _ in paid])
+            .values_list("claim_id")
+            .annotate(total=Sum("amount"))
+            .order_by()
+        )
+        provider = hooks.player_settings.get()
+        return {
+            claim_id: int(ledger[claim_id]) if claim_id in ledger else int(provider.settings_for(player_id=author_id)["model_points"])
+            for claim_id, author_id in paid
+        }
 
     def points_shown(self, chunk: ChunkModels, claim_id: int) -> int:
         """The model points the claim earned its author (the public ``model`` leaderboard
         shows them): ``model_fooled`` with a label people confirmed tells a reader they were
-        paid, so the author's run counts them (``privacy.Fragments``). Counted when paid,
-        which is at least what the file reveals."""
-        return int(settings.FM2_VERIFIER["MODEL_POINTS"]) if claim_id in chunk.paid else 0
+        paid, so the author's run counts them (``privacy.Fragments``). What the ledger paid
+        for the claim, which is the author's arm's ``model_points`` in a study (not the
+        setting ``MODEL_POINTS``), and at least what the file reveals."""
+        return int(chunk.paid.get(claim_id, 0))
 
     def fields(self, chunk: ChunkModels, claim_id: int, *, label: str, votes: int, smoothed_correctness: float) -> dict[str, Any]:
         """``smoothed_correctness`` as written, so that ``hard_for`` can be checked from the file."""

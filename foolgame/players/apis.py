@@ -11,12 +11,21 @@ from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from foolgame.core import hooks
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView, validated_body
 from foolgame.players.roles import is_guest, is_moderator, is_researcher
-from foolgame.players.selectors import player_points, player_skill
+from foolgame.players.selectors import player_points, player_skill, points_shown
 from foolgame.players.services import TUTORIAL_STATES, guest_claim, player_authenticate, player_create, player_tutorial_get, player_tutorial_set
+
+
+class IsResearcher(permissions.BasePermission):
+    """Researchers only (``players.roles.is_researcher``: staff or the researchers group): the
+    dataset's exports and the studies' lists. The refusal says what the view's
+    ``researchers_may`` names ("may export the dataset")."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        self.message = f"Only researchers (staff or the researchers group) {getattr(view, 'researchers_may', 'may do this')}."
+        return is_researcher(request.user)
 
 
 class CredentialsSerializer(serializers.Serializer):
@@ -68,7 +77,7 @@ def player_payload(user) -> dict:
         "skill": player_skill(player_id=user.pk),
         "tutorial": player_tutorial_get(player_id=user.pk),
     }
-    if not hooks.player_settings.get().settings_for(player_id=user.pk)["points_shown"]:
+    if not points_shown(player_id=user.pk):
         del payload["points"]  # a study's arm hides points from its participants
     return payload
 

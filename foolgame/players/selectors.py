@@ -7,10 +7,18 @@ from typing import Any
 
 from django.db.models import Sum
 
+from foolgame.core import hooks
 from foolgame.players.models import LedgerEntry, PlayerRating, TutorialProgress
 from scoring.ratings import is_provisional
 
 KINDS = [kind.value for kind in LedgerEntry.Kind]
+
+
+def points_shown(*, player_id: int) -> bool:
+    """Are points shown to this player (``hooks.player_settings``: a study's arm may hide
+    them)? Hidden or not, they are paid to the ledger. Every page and endpoint that tells a
+    player of their points, ledger entries or model points asks this first."""
+    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["points_shown"])
 
 
 def player_points(*, player: AbstractBaseUser) -> dict[str, int]:

@@ -16,7 +16,7 @@ from foolgame.players.forms import SignupForm, ThrottledAuthenticationForm
 from foolgame.players.roles import is_guest
 from foolgame.players.services import guest_claim
 from foolgame.players.models import LedgerEntry
-from foolgame.players.selectors import player_points
+from foolgame.players.selectors import player_points, points_shown
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -32,6 +32,10 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def me(request: HttpRequest) -> HttpResponse:
+    """The player's standing: points by kind, rounds, rating, recent ledger entries. A player
+    whose game hides points (a study's arm) has no such page: they go to the home page."""
+    if not points_shown(player_id=request.user.pk):
+        return redirect("/")
     entries = LedgerEntry.objects.filter(player=request.user).select_related("claim")[:50]
     context = {
         "points": player_points(player=request.user),

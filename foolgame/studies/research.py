@@ -26,6 +26,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -40,7 +41,7 @@ from foolgame.claims.models import Claim
 from foolgame.core.errors import ServiceError
 from foolgame.players.roles import is_researcher
 from foolgame.studies.models import Arm, AttentionCheck, Participant, Study
-from foolgame.studies.services import counted_work
+from foolgame.studies.services import counted_work, study_summary, study_time_limit
 from foolgame.verifier.models import WrittenAgainst
 
 KINDS = ("write", "vote", "check")
@@ -110,14 +111,16 @@ def _counted(queryset: QuerySet[Any], user_field: str) -> Counter[int]:
     return _by_user(queryset.order_by().values(user_field).annotate(n=Count("pk")).values_list(user_field, "n"))
 
 
-def verified_fooling_claims(user_ids: Sequence[int]) -> QuerySet[WrittenAgainst]:
+def verified_fooling_claims(user_ids: Sequence[int], *, time_limit: timedelta | None = None) -> QuerySet[WrittenAgainst]:
     """The rows of the claims by these accounts that fooled the model at the save and whose
     label people confirmed since: model points' rule (``verifier.services.model_points_award``)
-    without its daily cap, which bounds points, not a study's pay."""
+    without its daily cap, which bounds points, not a study's pay. ``time_limit``: only claims
+    written by their author's deadline (``services.counted_work``)."""
     from foolgame.verifier.services import confirmed_by_people  # the rule lives with the payments
 
+    written, _, _ = counted_work(user_ids, time_limit=time_limit)
     return (
-        WrittenAgainst.objects.filter(claim__author_id__in=list(user_ids), claim__status=Claim.Status.ACTIVE)
+        WrittenAgainst.objects.filter(claim__in=written.filter(status=Claim.Status.ACTIVE).values("pk"))
         .exclude(label="")
         .exclude(label=F("claim__label"))
         .filter(claim__in=Claim.objects.filter(confirmed_by_people()).values("pk"))
@@ -125,13 +128,27 @@ def verified_fooling_claims(user_ids: Sequence[int]) -> QuerySet[WrittenAgainst]
 
 
 def work_by_participant(participants: Sequence[Participant]) -> dict[int, Work]:
-    """``{participant.pk: Work}``: a fixed number of queries, whatever the number of participants."""
+    """``{participant.pk: Work}``: a fixed number of queries per study among the
+    participants' (one, for every caller), whatever the number of participants. With a time
+    limit, only the work each participant did by their deadline counts, as for their own
+    progress (``services.participant_deadline``): for the bonuses and every figure."""
+    work = {p.pk: Work() for p in participants}
+    if not participants:
+        return work
+    limits = dict(Study.objects.filter(pk__in={p.study_id for p in participants}).values_list("pk", "time_limit_minutes"))
+    groups: dict[int | None, list[Participant]] = {}
+    for participant in participants:
+        groups.setdefault(limits[participant.study_id], []).append(participant)
+    for minutes, members in groups.items():
+        work.update(_work_within(members, timedelta(minutes=minutes) if minutes else None))
+    return work
+
+
+def _work_within(participants: Sequence[Participant], time_limit: timedelta | None) -> dict[int, Work]:
     users = {p.user_id: p.pk for p in participants}
     ids = list(users)
     work = {p.pk: Work() for p in participants}
-    if not ids:
-        return work
-    written, voted, answered = counted_work(ids)
+    written, voted, answered = counted_work(ids, time_limit=time_limit)
     writes = _counted(written, "author_id")
     votes = _counted(voted, "player_id")
     right_votes = _counted(voted.filter(vote__correct=True, vote__unpaid=""), "player_id")
@@ -139,8 +156,10 @@ def work_by_participant(participants: Sequence[Participant]) -> dict[int, Work]:
     settled_now = Claim.objects.filter(checks_selectors.settled()).values("pk")
     right = Q(correct=True) | (Q(settled_label="") & Q(claim__in=settled_now) & Q(label=F("claim__label")))
     right_checks = _counted(answered.filter(right), "player_id")
-    fooling = _counted(verified_fooling_claims(ids), "claim__author_id")
+    fooling = _counted(verified_fooling_claims(ids, time_limit=time_limit), "claim__author_id")
     attention = AttentionCheck.objects.filter(participant_id__in=list(work), passed__isnull=False)
+    if time_limit is not None:
+        attention = attention.filter(answered__lte=F("participant__consented") + time_limit)
     attention_answered = _counted(attention, "participant_id")
     attention_failed = _counted(attention.filter(passed=False), "participant_id")
     for user_id, pk in users.items():
@@ -268,8 +287,9 @@ def _arm_figures(study: Study, arm: Arm, participants: Sequence[Participant], wo
         drop[here]["working" if participant.status == Participant.Status.ACTIVE else "stopped"] += 1
     mine = [work[p.pk] for p in participants]
     votes = sum(w.vote for w in mine)
-    right_votes_all = counted_work([p.user_id for p in participants])[1].filter(vote__correct=True).count()
-    written = WrittenAgainst.objects.filter(claim__author_id__in=[p.user_id for p in participants]).exclude(label="")
+    claims, voted, _ = counted_work([p.user_id for p in participants], time_limit=study_time_limit(study))
+    right_votes_all = voted.filter(vote__correct=True).count()
+    written = WrittenAgainst.objects.filter(claim__in=claims.values("pk")).exclude(label="")
     judged = written.count()
     fooled = written.exclude(label=F("claim__label")).count()
     return {
@@ -301,19 +321,6 @@ def _arm_figures(study: Study, arm: Arm, participants: Sequence[Participant], wo
     }
 
 
-def study_summary(study: Study) -> dict[str, Any]:
-    """What a study's list shows of it: its state and how full its arms are."""
-    return {
-        "slug": study.slug,
-        "name": study.name,
-        "status": study.status,
-        "created": study.created,
-        "closed": study.closed,
-        "per_arm": study.per_arm,
-        "arms": [{"name": arm.name, "participants": arm.n} for arm in study.arms.annotate(n=Count("participants")).order_by("position")],
-    }
-
-
 def study_figures(study: Study) -> dict[str, Any]:
     """The researcher's figures of ``study``, per arm (``_arm_figures``), and its totals. No
     platform id is in them: the figures are for the owner and staff, and staff are not owed
@@ -326,12 +333,7 @@ def study_figures(study: Study) -> dict[str, Any]:
         by_arm.setdefault(participant.arm_id, []).append(participant)
     return {
         **study_summary(study),
-        "tasks": study.tasks,
-        "bonus": study.bonus,
-        "arrivals": study.arrivals,
-        "attention_checks": study.attention_checks,
-        "attention_max_failures": study.attention_max_failures,
-        "time_limit_minutes": study.time_limit_minutes,
+        "tasks": study.tasks,  # in the study's order, each {kind, count}
         "by_arm": [_arm_figures(study, arm, by_arm[arm.pk], work) for arm in arms],
     }
 

@@ -17,21 +17,14 @@ from rest_framework.response import Response
 from foolgame.core.errors import ServiceError
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.players.roles import is_researcher
-from foolgame.studies import research
+from foolgame.players.apis import IsResearcher
+from foolgame.studies import research, services
 from foolgame.studies.apis import StudyCreateApi
 
 NOT_OWNER = "not_study_owner: logged in, but neither the study's owner nor staff"
 OWNER_ONLY = "not_study_owner: logged in, but not the study's owner (staff and other researchers included)"
 NO_STUDY = "not_found: no study has this slug"
 NOT_RESEARCHER = "permission_denied: logged in, but neither staff nor in the researchers group"
-
-
-class IsResearcher(permissions.BasePermission):
-    message = "Only researchers (staff or the researchers group) run studies."
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return is_researcher(request.user)
 
 
 class _NoFormatParameter(DefaultContentNegotiation):
@@ -44,18 +37,21 @@ class _NoFormatParameter(DefaultContentNegotiation):
 
 class StudyListApi(ApiView):
     permission_classes = [IsResearcher]
+    researchers_may = "may run studies"
 
     @extend_schema(
         operation_id="studies_list",
         responses={200: OpenApiTypes.OBJECT, **errors(e403=NOT_RESEARCHER)},
         summary="The studies a researcher owns (staff: every study)",
         description="Researchers only. `{studies: [{slug, name, status, created, closed, per_arm, arms: [{name, "
-        "participants}]}]}`, newest first: the researcher's own studies; staff see every study. The page "
+        "settings, participants, filled}], ...}]}` (each study as `POST /api/studies` answers it: `services.study_summary`; "
+        "an arm's `participants` arrived, `filled` are those not screened out, which close the study when every arm has "
+        "`per_arm`), newest first: the researcher's own studies; staff see every study. The page "
         "`/research/studies/` shows this list.",
     )
     def get(self, request: Request) -> Response:
         studies = research.studies_for(request.user).order_by("-created", "-id")
-        return Response({"studies": [research.study_summary(study) for study in studies]})
+        return Response({"studies": [services.study_summary(study) for study in studies]})
 
 
 class StudiesApi(StudyCreateApi):
@@ -63,6 +59,7 @@ class StudiesApi(StudyCreateApi):
     researcher's own (``StudyListApi``). One view, as Django routes one path to one view."""
 
     get = StudyListApi.get
+    researchers_may = StudyListApi.researchers_may
 
     def get_permissions(self) -> list[Any]:
         if self.request.method == "GET":
@@ -95,7 +92,7 @@ class _StudyStatusApi(ApiView):
 
     def post(self, request: Request, slug: str) -> Response:
         study = research.study_set_status(slug=slug, user=request.user, action=self.action)
-        return Response(research.study_summary(study))
+        return Response(services.study_summary(study))
 
 
 def _status_schema(action: str, what: str) -> Any:

@@ -27,7 +27,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -299,14 +299,24 @@ def study_entry_path(study: Study) -> str:
 
 
 def study_summary(study: Study) -> dict[str, Any]:
-    """A study as its owner reads it back (no participant in it)."""
+    """A study as its owner reads it back, and as the researcher's list and figures show it
+    (no participant in it, no platform id): its definition (``tasks`` by kind, ``arms`` with
+    their settings, ``participants`` wanted per arm, also as ``per_arm``), its state
+    (``status``, ``created``, ``closed``, ``arrivals``) and per arm how many participants
+    arrived (``participants``) and how many fill it (``filled``: not screened out, the count
+    that closes the study, ``arm_counts``). One query for the arms."""
+    screened_out = Q(participants__status=Participant.Status.SCREENED_OUT)
+    arms = study.arms.annotate(arrived=Count("participants"), filled=Count("participants", filter=~screened_out)).order_by("position")
     return {
         "slug": study.slug,
         "name": study.name,
         "status": study.status,
+        "created": study.created,
+        "closed": study.closed,
         "tasks": {task["kind"]: task["count"] for task in study.tasks},
-        "arms": [{"name": arm.name, "settings": arm.settings} for arm in study.arms.order_by("position")],
+        "arms": [{"name": arm.name, "settings": arm.settings, "participants": arm.arrived, "filled": arm.filled} for arm in arms],
         "participants": study.per_arm,
+        "per_arm": study.per_arm,
         "block_size": study.block_size,
         "address_cap": study.address_cap,
         "attention_checks": study.attention_checks,
@@ -355,6 +365,20 @@ def _checked_arrival(platform: Any, participant_id: Any, extra: Any) -> tuple[st
     return str(platform), pid, kept
 
 
+def arm_counts(study: Study) -> dict[int, int]:
+    """``{arm id: participants who fill it}``: the study's participants not screened out
+    (a forgotten participant is gone with their account). Active, finished and timed-out
+    participants all hold their place."""
+    rows = Participant.objects.filter(study=study).exclude(status=Participant.Status.SCREENED_OUT).values("arm_id").annotate(n=Count("pk"))
+    return {row["arm_id"]: row["n"] for row in rows}
+
+
+def arms_full(study: Study, arms: Sequence[Arm]) -> bool:
+    """Every arm has the participants wanted (``per_arm``, counted by ``arm_counts``)."""
+    counts = arm_counts(study)
+    return all(counts.get(arm.pk, 0) >= study.per_arm for arm in arms)
+
+
 def _study(slug: str, *, lock: bool = False) -> Study:
     studies = Study.objects.select_for_update() if lock else Study.objects
     study = studies.filter(slug=slug).first() if isinstance(slug, str) else None
@@ -372,7 +396,8 @@ def participant_enter(
     nothing stored), arrives only while the study is open (403 ``study_paused`` or
     ``study_closed``) and under its address cap (429 ``study_address_cap``), and gets an
     account of their own with no usable password and an arm by blocked randomisation. The
-    arrival that fills every arm closes the study.
+    arrival that fills every arm (``arms_full``: participants not screened out) closes the
+    study; a screened-out participant's place is taken by a later arrival.
 
     Locking: the study row, so that parallel arrivals take consecutive sequences."""
     platform, pid, kept = _checked_arrival(platform, participant_id, extra)
@@ -386,7 +411,7 @@ def participant_enter(
         if study.status == Study.Status.PAUSED:
             raise ServiceError("study_paused", "This study is paused: nobody new may start now. Try again later.", status_code=403)
         arms = list(study.arms.order_by("position"))
-        if study.status == Study.Status.CLOSED or study.arrivals >= study.per_arm * len(arms):
+        if study.status == Study.Status.CLOSED:
             raise ServiceError("study_closed", "This study is closed: it takes no new participants.", status_code=403)
         address = address_digest(ip or "unknown")
         if Participant.objects.filter(study=study, address=address).count() >= study.address_cap:
@@ -410,7 +435,7 @@ def participant_enter(
         )
         study.arrivals = sequence + 1
         fields = ["arrivals"]
-        if study.arrivals >= study.per_arm * len(arms):
+        if arms_full(study, arms):
             study.status, study.closed = Study.Status.CLOSED, now
             fields += ["status", "closed"]
         study.save(update_fields=fields)
@@ -441,24 +466,34 @@ def participant_in(*, user: Any, slug: str) -> Participant:
 
 
 def participant_deadline(participant: Participant) -> datetime | None:
-    minutes = participant.study.time_limit_minutes
-    return participant.consented + timedelta(minutes=minutes) if minutes else None
+    limit = study_time_limit(participant.study)
+    return participant.consented + limit if limit else None
+
+
+def study_time_limit(study: Study) -> timedelta | None:
+    minutes = study.time_limit_minutes
+    return timedelta(minutes=minutes) if minutes else None
 
 
 def counted_work(
-    user_ids: Sequence[int], *, until: datetime | None = None
+    user_ids: Sequence[int], *, until: datetime | None = None, time_limit: timedelta | None = None
 ) -> tuple[QuerySet[Claim], QuerySet[Round], QuerySet[Check]]:
-    """What counts as these accounts' work (``until``: only what was done by then): the claims
-    they saved (any status), the rounds they voted (not given up, timed out or reported), the
-    checks they answered (attention checks included). The one rule behind a participant's
-    progress (``work_done``) and the researcher's figures and bonuses
-    (``research.work_by_participant``)."""
+    """What counts as these accounts' work (``until``: only what was done by then;
+    ``time_limit``: only what each participant did by their own deadline, their consent plus
+    the study's time limit): the claims they saved (any status), the rounds they voted (not
+    given up, timed out or reported), the checks they answered (attention checks included).
+    The one rule behind a participant's progress (``work_done``) and the researcher's figures
+    and bonuses (``research.work_by_participant``)."""
     ids = list(user_ids)
     claims = Claim.objects.filter(author_id__in=ids)
     rounds = Round.objects.filter(player_id__in=ids, state=Round.State.VOTED, vote__isnull=False)
     checks = Check.objects.filter(player_id__in=ids, answered_at__isnull=False).exclude(label="")
     if until is not None:
         claims, rounds, checks = claims.filter(created__lte=until), rounds.filter(ended_at__lte=until), checks.filter(answered_at__lte=until)
+    if time_limit is not None:
+        claims = claims.filter(created__lte=F("author__study_participant__consented") + time_limit)
+        rounds = rounds.filter(ended_at__lte=F("player__study_participant__consented") + time_limit)
+        checks = checks.filter(answered_at__lte=F("player__study_participant__consented") + time_limit)
     return claims, rounds, checks
 
 
@@ -536,6 +571,32 @@ def participant_state(*, participant: Participant) -> dict[str, Any]:
         "deadline": deadline.isoformat() if deadline else None,
         "return_url": PROLIFIC_RETURN.format(code=code) if code and participant.platform == Participant.Platform.PROLIFIC else None,
     }
+
+
+def attention_positions(participant: Participant) -> list[int]:
+    """Where among the participant's checks (1 for the first answered) their study's
+    attention checks fall: ``attention_checks`` places drawn among the study's checks by
+    ``random.Random(f"{seed}:{sequence}:attention")``, so each participant meets them at
+    places of their own, unannounced (a study asks no more of them than it has checks)."""
+    study = participant.study
+    checks = sum(task["count"] for task in study.tasks if task["kind"] == "check")
+    wanted = min(study.attention_checks, checks)
+    if not wanted:
+        return []
+    return sorted(random.Random(f"{study.seed}:{participant.sequence}:attention").sample(range(1, checks + 1), wanted))
+
+
+def settled_checks_owed(participant: Participant) -> int:
+    """How many attention checks the participant is owed by now, their next check included:
+    the places (``attention_positions``) up to their next check, less the attention checks
+    recorded. 0 once they are no longer active."""
+    if participant.status != Participant.Status.ACTIVE or not participant.study.attention_checks:
+        return 0
+    following = Check.objects.filter(player_id=participant.user_id, answered_at__isnull=False).count() + 1
+    reached = sum(1 for place in attention_positions(participant) if place <= following)
+    if not reached:
+        return 0
+    return max(0, reached - AttentionCheck.objects.filter(participant=participant).count())
 
 
 def attention_check_record(*, check_id: int) -> None:

@@ -102,6 +102,32 @@ def test_the_study_closes_itself_when_every_arm_is_full(researcher) -> None:
     assert enter(visitor(), slug, "e").json()["error"]["code"] == "study_closed"
 
 
+def test_a_participant_screened_out_frees_their_place_and_the_study_closes_when_every_arm_is_full(researcher) -> None:
+    from tests.checks.conftest import settled_claim
+
+    slug = create_study(
+        researcher, participants=1, block_size=2, tasks={"check": 1}, attention_checks=1, attention_max_failures=0
+    )["slug"]
+    settled_claim("Neptune", label="REFUTES")
+    first = participant_client(slug, "first")
+    check = post(first, "/api/checks").json()
+    assert post(first, f"/api/checks/{check['id']}", {"label": "SUPPORTS"}).status_code == 200  # the attention check failed
+    assert Participant.objects.get(platform_id="first").status == Participant.Status.SCREENED_OUT
+    arrivals = ["first"]
+    for number in range(8):
+        pid = f"p{number}"
+        assert enter(visitor(), slug, pid).status_code == 201
+        arrivals.append(pid)
+        study = Study.objects.get(slug=slug)
+        filled = Counter(Participant.objects.exclude(status=Participant.Status.SCREENED_OUT).values_list("arm__name", flat=True))
+        full = all(filled[name] >= 1 for name in ("ten", "twenty"))
+        assert (study.status == Study.Status.CLOSED) == full
+        if full:
+            break
+    assert len(arrivals) >= 3  # the screened-out participant's place was taken by a later arrival
+    assert enter(visitor(), slug, "late").json()["error"]["code"] == "study_closed"
+
+
 def test_arrivals_fill_the_arms_block_by_block(researcher) -> None:
     arms_spec = [{"name": name} for name in ("a", "b", "c")]
     slug = create_study(researcher, arms=arms_spec, participants=6, block_size=6)["slug"]

@@ -92,3 +92,39 @@ def test_the_owner_sees_the_participants_with_their_ids_work_and_bonus(study_wor
 )
 def test_bonus_amount(rules, work, amount, capped) -> None:
     assert bonus_amount(rules, work) == (amount, capped)
+
+
+def test_work_after_a_participants_deadline_counts_for_neither_bonus_nor_figures(study_world) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from foolgame.claims.models import Claim
+    from foolgame.studies.models import Study
+    from foolgame.voting.models import Round
+    from tests.studies.test_research_world import BONUS
+
+    # A 60-minute limit: participant 0 consented two hours ago, so only what they did in their
+    # first hour counts: one verified fooling claim and one right vote, moved there; the rest
+    # of their work (done now) is past their deadline. Everyone else consented 30 minutes ago.
+    Study.objects.filter(pk=study_world.study.pk).update(time_limit_minutes=60)
+    first = study_world.participants[PLATFORM_IDS[0]]
+    consented = timezone.now() - timedelta(hours=2)
+    Participant.objects.filter(pk=first.pk).update(consented=consented)
+    Claim.objects.filter(text="P0 first fooling claim.").update(created=consented + timedelta(minutes=10))
+    right = Round.objects.filter(player=first.user, state=Round.State.VOTED, vote__correct=True).order_by("pk").first()
+    Round.objects.filter(pk=right.pk).update(ended_at=consented + timedelta(minutes=20))
+
+    owner = client_for(study_world.owner)
+    rows = {r["platform_id"]: r for r in owner.get(reverse("study-participants", args=["clue-cost"])).json()["participants"]}
+    owed = bonus_amount(BONUS, Work(verified_fooling_claims=1, right_votes=1))[0]
+    assert rows[PLATFORM_IDS[0]]["work"] == {"write": 1, "vote": 1, "check": 0}
+    assert rows[PLATFORM_IDS[0]]["bonus"] == f"{owed:.2f}"
+    assert rows[PLATFORM_IDS[1]]["work"] == {"write": 2, "vote": 4, "check": 1}  # within their hour: all of it
+    got = dict(csv.reader(io.StringIO(_get(study_world, study_world.owner, "prolific").content.decode())))
+    assert Decimal(got[PLATFORM_IDS[0]]) == owed
+    figures = owner.get(reverse("study-figures", args=["clue-cost"])).json()
+    clue10 = next(arm for arm in figures["by_arm"] if arm["arm"] == "clue10")
+    assert clue10["collected"]["claims"] == 1 and clue10["collected"]["verified_fooling_claims"] == 1
+    assert clue10["collected"]["checks"] == 1  # participant 2's, within their hour
+    assert clue10["vote_accuracy"] == round(1 / 3, 4)  # participant 0's right vote, participant 2's two wrong ones

@@ -65,7 +65,13 @@ def test_the_list_shows_a_researcher_their_own_studies_and_staff_every_study(stu
     mine = client_for(study_world.owner).get(reverse("studies"))
     assert mine.status_code == 200
     assert [s["slug"] for s in mine.json()["studies"]] == ["clue-cost"]
-    assert mine.json()["studies"][0]["arms"] == [{"name": "clue10", "participants": 2}, {"name": "clue20", "participants": 2}]
+    listed = mine.json()["studies"][0]
+    assert listed["arms"] == [
+        {"name": "clue10", "settings": {"clue_seconds": 10}, "participants": 2, "filled": 1},  # one of them screened out
+        {"name": "clue20", "settings": {"clue_seconds": 20}, "participants": 2, "filled": 2},
+    ]
+    # The one summary of a study: the list shows it as POST /api/studies answered it.
+    assert (listed["per_arm"], listed["participants"], listed["tasks"], listed["arrivals"]) == (10, 10, {"write": 2, "vote": 4, "check": 2}, 4)
     assert client_for(study_world.other_researcher).get(reverse("studies")).json() == {"studies": []}
     assert [s["slug"] for s in client_for(study_world.staff).get(reverse("studies")).json()["studies"]] == ["clue-cost"]
 
@@ -137,3 +143,14 @@ def test_a_check_answered_through_the_game_api_counts_for_its_participants_arm(s
     # Right on a claim settled at the deal pays 0.02 more; on any other claim, nothing.
     paid = Decimal("0.02") if check.correct else Decimal("0")
     assert Decimal(after["bonus_total"]) == Decimal(before["bonus_total"]) + paid
+
+
+def test_studies_and_exports_refuse_a_plain_player_with_the_one_researchers_permission(study_world) -> None:
+    from foolgame.dataset import apis as dataset_apis
+    from foolgame.players.apis import IsResearcher
+    from foolgame.studies import research_apis
+
+    assert research_apis.IsResearcher is IsResearcher is dataset_apis.IsResearcher
+    refused = client_for(study_world.player).get(reverse("studies"))
+    assert refused.status_code == 403
+    assert refused.json()["error"]["message"] == "Only researchers (staff or the researchers group) may run studies."
