@@ -13,7 +13,8 @@ from rest_framework.response import Response
 
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.authoring.services import claim_create, claim_draft_check, player_page_hints, points_shown, write_task_create
+from foolgame.authoring.services import claim_create, claim_draft_check, player_page_hints, write_task_create
+from foolgame.players.selectors import points_shown
 from foolgame.evidence.services import MAX_QUERY_CHARS
 from foolgame.pages.models import Page
 

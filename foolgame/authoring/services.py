@@ -441,12 +441,6 @@ def verdict_shown(*, player_id: int) -> bool:
     return bool(hooks.player_settings.get().settings_for(player_id=player_id)["model_verdict"])
 
 
-def points_shown(*, player_id: int) -> bool:
-    """Are points shown to this player (``hooks.player_settings``: a study's arm may hide
-    them)? Hidden or not, they are paid to the ledger."""
-    return bool(hooks.player_settings.get().settings_for(player_id=player_id)["points_shown"])
-
-
 # --- Draft checks (while the author types) ------------------------------------------------------
 
 

@@ -491,10 +491,10 @@ class NotificationClaimSerializer(serializers.Serializer):
 
 class NotificationItemSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    kind = serializers.ChoiceField(choices=["fooled", "fool_points", "liked", "moderated"])
+    kind = serializers.ChoiceField(choices=["fooled", "fool_points", "liked", "moderated", "model_fooled"])
     message = serializers.CharField(help_text="the news in a player's words")
     claim = NotificationClaimSerializer(allow_null=True)
-    points = serializers.IntegerField(help_text="points it paid the player (0 when none)")
+    points = serializers.IntegerField(allow_null=True, help_text="points it paid the player (0 when none); null when the player's game hides points (a study's arm)")
     reason = serializers.CharField(allow_blank=True, help_text="a moderator's reason, for kind moderated")
     created = serializers.DateTimeField()
     read = serializers.BooleanField()

@@ -17,6 +17,7 @@ from django.db.models import Q, QuerySet, Sum
 
 from foolgame.claims.models import Claim
 from foolgame.players.models import LedgerEntry, Notification
+from foolgame.players.selectors import points_shown
 from foolgame.core import clock
 from foolgame.voting.models import NotificationCursor, Round, Vote
 
@@ -90,24 +91,22 @@ def notification_for_moderation(*, claim: Claim, moderator: AbstractBaseUser, ac
 # --- Reading ------------------------------------------------------------------------------
 
 
-def notification_message(note: Notification) -> str:
-    """The news in a player's words."""
+def notification_message(note: Notification, *, show_points: bool = True) -> str:
+    """The news in a player's words; without the points when the player's points are hidden
+    (``players.selectors.points_shown``: a study's arm may hide them)."""
+    def won(text: str) -> str:
+        return f"{text} {_plural(note.points, 'point', 'points')} for you." if show_points else text
+
     if note.kind == Kind.FOOLED:
         if note.detail == Detail.PICKED_TRUE:
             return "You fooled a voter: they picked your true claim as the false one."
         return "You fooled a voter: they took your false claim for true."
     if note.kind == Kind.FOOL_POINTS:
-        return (
-            "Hard to check: a voter took their time on your claim before finding the false one. "
-            f"{_plural(note.points, 'point', 'points')} for you."
-        )
+        return won("Hard to check: a voter took their time on your claim before finding the false one.")
     if note.kind == Kind.LIKED:
-        return f"A voter liked your claim. {_plural(note.points, 'point', 'points')} for you."
+        return won("A voter liked your claim.")
     if note.kind == Kind.MODEL_FOOLED:
-        return (
-            "Your claim fooled the model, and people have now confirmed its label. "
-            f"{_plural(note.points, 'point', 'points')} for you."
-        )
+        return won("Your claim fooled the model, and people have now confirmed its label.")
     if note.detail == Detail.REMOVE:
         return "A moderator removed your claim from the game."
     if note.detail == Detail.RELABEL:
@@ -125,13 +124,13 @@ def notifications_unread_count(*, player: AbstractBaseUser) -> int:
     return Notification.objects.filter(player=player, read_at__isnull=True).count()
 
 
-def notification_payload(note: Notification) -> dict[str, Any]:
+def notification_payload(note: Notification, *, show_points: bool = True) -> dict[str, Any]:
     return {
         "id": note.pk,
         "kind": note.kind,
-        "message": notification_message(note),
+        "message": notification_message(note, show_points=show_points),
         "claim": {"id": note.claim_id, "text": note.claim.text} if note.claim is not None else None,
-        "points": note.points,
+        "points": note.points if show_points else None,
         "reason": note.note,
         "created": note.created.isoformat(),
         "read": note.read_at is not None,
@@ -149,10 +148,17 @@ def player_notifications(*, player: AbstractBaseUser) -> dict[str, Any]:
     if fooled_players:
         groups.append({"kind": "fooled", "count": fooled_players,
                        "message": f"{_plural(fooled_players, 'player was', 'players were')} fooled by your claims."})
-    points = unread.filter(kind=Kind.FOOL_POINTS).aggregate(total=Sum("points"))["total"] or 0
-    if points:
-        groups.append({"kind": "fool_points", "count": points,
-                       "message": f"Hard to check: voters took their time on your claims, {_plural(points, 'point', 'points')} for you."})
+    show_points = points_shown(player_id=player.pk)
+    if show_points:
+        points = unread.filter(kind=Kind.FOOL_POINTS).aggregate(total=Sum("points"))["total"] or 0
+        if points:
+            groups.append({"kind": "fool_points", "count": points,
+                           "message": f"Hard to check: voters took their time on your claims, {_plural(points, 'point', 'points')} for you."})
+    else:  # the points hidden: the news counted in claims voters took their time on
+        slow = unread.filter(kind=Kind.FOOL_POINTS).count()
+        if slow:
+            groups.append({"kind": "fool_points", "count": slow,
+                           "message": f"Hard to check: voters took their time on your claims {_plural(slow, 'time', 'times')}."})
     liked = unread.filter(kind=Kind.LIKED).count()
     if liked:
         groups.append({"kind": "liked", "count": liked,
@@ -166,7 +172,7 @@ def player_notifications(*, player: AbstractBaseUser) -> dict[str, Any]:
         "since": cursor.seen_until.isoformat() if cursor else None,
         "unread": unread.count(),
         "notifications": groups,
-        "items": [notification_payload(note) for note in items],
+        "items": [notification_payload(note, show_points=show_points) for note in items],
     }
 
 

@@ -12,7 +12,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from foolgame.core import hooks
 from foolgame.pages.models import Page
 from foolgame.claims.selectors import category_list
-from foolgame.players.selectors import player_points
+from foolgame.players.selectors import player_points, points_shown
 from foolgame.voting.ratings import skill_table
 from foolgame.voting.notifications import PAGE_SIZE, notification_message, notifications_mark_read, notifications_of
 from foolgame.voting.selectors import leaderboard
@@ -61,7 +61,8 @@ def notifications(request: HttpRequest) -> HttpResponse:
     """The player's latest news; showing it marks the listed ones read (they stay marked
     "new" on this page, so the player sees which came since their last visit)."""
     notes = list(notifications_of(player=request.user)[:PAGE_SIZE])
-    rows = [{"note": note, "message": notification_message(note), "new": note.read_at is None} for note in notes]
+    show_points = points_shown(player_id=request.user.pk)  # a study's arm may hide them
+    rows = [{"note": note, "message": notification_message(note, show_points=show_points), "new": note.read_at is None} for note in notes]
     new_ids = [note.pk for note in notes if note.read_at is None]
     if new_ids:
         notifications_mark_read(player=request.user, ids=new_ids)

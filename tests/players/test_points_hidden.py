@@ -67,3 +67,34 @@ def test_every_other_player_sees_their_points(arm: ArmProvider) -> None:
     text = profile.content.decode()
     assert "+137" in text and "+70" in text and 'data-kind="total">250<' in text
     assert check_points(client.get("/checks/").content.decode()) == "70"
+
+
+def test_notifications_tell_a_hidden_points_player_the_news_without_the_points(arm: ArmProvider) -> None:
+    """The news (a claim that was hard to check, liked, or fooled the model) reaches them; the
+    points it paid do not: not in the API's items or groups, not on the notifications page."""
+    from foolgame.claims.models import Claim
+    from foolgame.players.models import Notification
+    from tests.factories import ClaimFactory
+
+    hidden, shown = UserFactory(username="hidden"), UserFactory(username="shown")
+    arm.give(hidden, points_shown=False)
+    for user in (hidden, shown):
+        claim = ClaimFactory(author=user, label=Claim.Label.SUPPORTS)
+        Notification.objects.create(player=user, kind=Notification.Kind.FOOL_POINTS, claim=claim, points=17)
+        Notification.objects.create(player=user, kind=Notification.Kind.LIKED, claim=claim, points=29)
+        Notification.objects.create(player=user, kind=Notification.Kind.MODEL_FOOLED, claim=claim, points=137)
+
+    news = signed_in(hidden).get("/api/me/notifications").json()
+    assert {item["kind"] for item in news["items"]} == {"fool_points", "liked", "model_fooled"}
+    assert all(item["points"] is None for item in news["items"])
+    said = " ".join([item["message"] for item in news["items"]] + [group["message"] for group in news["notifications"]])
+    assert "point" not in said and not re.search(r"\b(17|29|137)\b", said), said
+    assert "fooled the model" in said and "liked" in said and "took their time" in said
+    page = signed_in(hidden).get("/accounts/notifications/").content.decode()
+    assert "fooled the model" in page and not re.search(r"\b(17|29|137) points?\b", page)
+
+    # Another player's news keeps its points.
+    theirs = signed_in(shown).get("/api/me/notifications").json()
+    assert sorted(item["points"] for item in theirs["items"]) == [17, 29, 137]
+    assert "137 points for you" in " ".join(item["message"] for item in theirs["items"])
+    assert any(group["kind"] == "fool_points" and group["count"] == 17 for group in theirs["notifications"])

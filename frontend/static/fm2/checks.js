@@ -146,6 +146,8 @@
   // them matched, never which.
   function tallyText(last) {
     const matched = last.right + " of the " + last.gold + " on claims with a settled label matched it";
+    // A study's arm may hide points: the server then leaves them out, and so does the page.
+    if (last.paid && last.points === undefined) return "Tally " + last.number + " of your last " + last.answered + " answers: " + matched + ".";
     if (last.paid) return "Tally " + last.number + " of your last " + last.answered + " answers: " + matched + ", +" + last.points + " points.";
     return "Tally " + last.number + " of your last " + last.answered + " answers: " + matched + ". No points yet: a tally pays once your record on settled claims is clearly better than guessing.";
   }
@@ -155,8 +157,10 @@
   }
 
   function showResult(result, label) {
-    points += result.points;
-    $("#check-points").textContent = String(points);
+    if (result.points !== undefined) {  // left out when a study's arm hides points
+      points += result.points;
+      $("#check-points").textContent = String(points);
+    }
     $("#check-streak").textContent = String(result.streak);
     showTally(result.tally);
     let text;
@@ -169,7 +173,7 @@
       text += " " + left + (left === 1 ? " answer" : " answers") + " to your next tally.";
     }
     feedback.textContent = text;
-    feedback.classList.toggle("gain", result.points > 0);
+    feedback.classList.toggle("gain", (result.points || 0) > 0);
     const warning = $("#check-not-counting");
     warning.textContent = result.counting ? "" : result.message || "Your labels no longer count towards claims' gold labels.";
     warning.hidden = result.counting;
