@@ -98,7 +98,7 @@ def _entry_url(request: HttpRequest, slug: str) -> str:
 @researchers_only
 def study_list(request: HttpRequest) -> HttpResponse:
     studies = research.studies_for(request.user).order_by("-created", "-id")
-    return render(request, "studies/study_research_list.html", {"studies": [research.study_summary(s) for s in studies]})
+    return render(request, "studies/study_research_list.html", {"studies": [services.study_summary(s) for s in studies]})
 
 
 @researchers_only
