@@ -44,7 +44,12 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponse:
         participant = None
     if participant is None:
         arrival = arrival_from_query(request.GET)
-        context = {"study": study, "arrival": arrival, "open": study.status == Study.Status.OPEN}
+        context = {
+            "study": study, "arrival": arrival, "open": study.status == Study.Status.OPEN,
+            # Consent signs the browser in as a new participant account: say so to anyone
+            # signed in as another (a researcher trying the link, a student with an account).
+            "signed_in_as": request.user.get_username() if request.user.is_authenticated else "",
+        }
         return render(request, "studies/study_consent.html", context)
     state = services.participant_state(participant=participant)
     context = {

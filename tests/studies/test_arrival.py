@@ -215,3 +215,22 @@ def test_the_admin_shows_participants_without_their_platform_ids(researcher, adm
         assert response.status_code == 200
         page = response.content.decode()
         assert "secret-pid-77" not in page and "secret-study-88" not in page
+
+
+def test_someone_signed_in_as_another_account_is_told_that_consent_switches_the_browser(researcher) -> None:
+    """The researcher trying their own link, or a student with a player account: the consent
+    page says that taking part signs the browser in as a new participant account; a plain
+    visitor is told nothing of the kind."""
+    from django.test import Client
+
+    slug = create_study(researcher)["slug"]
+    player = UserFactory(username="wendy")
+    signed_in = Client()
+    signed_in.force_login(player)
+    page = signed_in.get(f"/s/{slug}/?pid=abc").content.decode()
+    assert "You are signed in as wendy" in page and "private window" in page
+    assert "You are signed in as" not in visitor().get(f"/s/{slug}/?pid=abc").content.decode()
+    # Taking part does what the page said: the browser is now the participant's.
+    assert enter(signed_in, slug, "abc").status_code == 201
+    assert signed_in.get(f"/api/studies/{slug}/me").status_code == 200
+    assert Participant.objects.get().user != player
