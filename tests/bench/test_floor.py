@@ -104,6 +104,15 @@ def committing(sizes, monkeypatch, transactional_db):
     floor_rows.drop(floor.TABLE)
 
 
+async def close_floor_connection() -> None:
+    """Close the connection the floor's rows were committed on (database_sync_to_async's
+    thread's), as a served floor's request end returns it: none is left open on the test database."""
+    from channels.db import database_sync_to_async
+    from django.db import connection
+
+    await database_sync_to_async(lambda: connection.close())()
+
+
 async def test_the_committing_floor_answers_a_vote_only_with_its_row_committed(committing) -> None:
     rows = committing
     ws = await open_socket("/ws/rounds/7/")
@@ -118,6 +127,7 @@ async def test_the_committing_floor_answers_a_vote_only_with_its_row_committed(c
         assert await rows() == {"vote": 1}
     finally:
         await ws.disconnect()
+        await close_floor_connection()
 
 
 async def test_the_committing_floor_commits_each_room_vote_and_the_question_end_before_the_answer(committing) -> None:
@@ -138,6 +148,7 @@ async def test_the_committing_floor_commits_each_room_vote_and_the_question_end_
     finally:
         await host.disconnect()
         await guest.disconnect()
+        await close_floor_connection()
 
 
 def test_a_floor_whose_rows_are_not_its_answers_stops_the_bench() -> None:
