@@ -83,7 +83,7 @@ for r in range(rooms):
     for p in range(players):
         user, _ = User.objects.get_or_create(username=f"room{r}-p{p}")
         if room is None:
-            room = room_create(host=user, questions=questions, seconds=seconds)
+            room = room_create(host=user, questions=questions, seconds=seconds, host_plays=True)  # the host votes too: P players
         else:
             room_join(code=room.code, player=user)
         session = SessionStore()
