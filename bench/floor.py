@@ -3,19 +3,31 @@ with frames of the game's sizes, through the same channel layer, and do nothing 
 
 Served as the game is (``uvicorn bench.floor:application`` with ``foolgame.serving``'s flags,
 one process, ``foolgame.settings``, so the same Redis channel layer and its configuration, the
-same origin check and garbage-collector settings), but with no session, no database, no
-lease: what is left of a figure measured on it is the cost of uvicorn, Channels and Redis
-moving frames of that size at that rate. A benchmark prints the game's figure beside it.
+same origin check and garbage-collector settings), but with no session and no lease. Two
+floors, by ``FM2_FLOOR``'s ``"commit"``:
+
+- the committing floor (``"commit": true``, the benches' default): a vote is answered only
+  after one row for it is committed (``bench_floor_vote``, bench/floor_rows.py) in the same
+  database, through the same ``DATABASES`` settings and pool and ``database_sync_to_async``,
+  as the game answers a vote only after its transaction commits; a room's last vote commits
+  one more row, for the question's end, before the answer is broadcast. On SQLite it commits
+  in SQLite. What is left of a figure measured on it is the cost of uvicorn, Channels and
+  Redis moving frames of that size at that rate plus one commit per vote: the honest floor.
+- the no-database floor (``"commit": false``): the same without the rows, the cost of the
+  frames alone.
+
+A benchmark prints the game's figure beside both, with its ratio to each.
 
 - ``/ws/rounds/<id>/``: ``start`` answers a ``state`` frame; then a ``tick`` once a second,
   sent by the socket's own timer as the game's round socket sends it (FM2_FLOOR_TICKS=local,
   the default), or through the round's group (``group``: a ``group_send``, one more trip
-  through Redis per tick, which the game does not make); ``vote`` answers a ``result`` frame
-  and stops the ticks.
+  through Redis per tick, which the game does not make); ``vote`` stops the ticks, commits its
+  row (committing floor) and answers a ``result`` frame.
 - ``/ws/rooms/<code>/``: a ``room`` frame on connect; ``start`` broadcasts a ``question``
-  frame to the room's group; each ``vote`` answers ``voted`` and broadcasts the count (sent on
-  at most once a second per socket, as the game's ``votes`` frame); the room's last vote
-  broadcasts its ``answer`` (``over`` on the last question) and then ``ended``. A member ticks
+  frame to the room's group; each ``vote`` commits its row (committing floor), answers
+  ``voted`` and broadcasts the count (sent on at most once a second per socket, as the game's
+  ``votes`` frame); the room's last vote commits the question's end and broadcasts its
+  ``answer`` (``over`` on the last question) and then ``ended``. A member ticks
   once a second by its own timer from its question until its vote, as the game's room socket.
 
 ``FM2_FLOOR`` (JSON) gives the frames' sizes in bytes (``{"sizes": {"state": 1234, ...}}``,
@@ -42,18 +54,22 @@ import django  # noqa: E402
 django.setup()
 
 from channels.consumer import get_handler_name  # noqa: E402
+from channels.db import database_sync_to_async  # noqa: E402
 from channels.exceptions import StopConsumer  # noqa: E402
 from channels.generic.websocket import AsyncWebsocketConsumer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
+from bench import floor_rows  # noqa: E402
 from foolgame.security import OriginValidator  # noqa: E402
 
 CONFIG: dict[str, Any] = json.loads(os.environ.get("FM2_FLOOR") or "{}")
 SIZES: dict[str, int] = CONFIG.get("sizes", {})
 QUESTIONS = int(CONFIG.get("questions", 3))
 TICKS = os.environ.get("FM2_FLOOR_TICKS", "local")
+COMMIT = bool(CONFIG.get("commit", False))
+TABLE = "bench_floor_vote"
 ROUND_SECONDS = 180
 
 
@@ -67,6 +83,12 @@ def padded(frame_type: str, **fields: Any) -> str:
     return text
 
 
+@database_sync_to_async
+def commit_row(kind: str, target: str, number: int = 0) -> None:
+    """One row committed, on the thread and pooled connection a game's consumer writes on."""
+    floor_rows.commit(TABLE, kind, target, number)
+
+
 def claim_ok(frame: dict[str, Any]) -> bool:
     value = frame.get("false_claim")
     return not isinstance(value, bool) and value in (0, 1)
@@ -78,8 +100,9 @@ class FloorSocket(AsyncWebsocketConsumer):
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its ``close_old_connections`` hop to a thread before
-        every message, as the game's sockets (``GameSocketConsumer``): the floor has no
-        database, and a hop per message would be a cost the game does not pay."""
+        every message, as the game's sockets (``GameSocketConsumer``): a hop per message
+        would be a cost the game does not pay (the committing floor's rows go through
+        ``database_sync_to_async``, which closes old connections around each, as the game's)."""
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
@@ -163,6 +186,8 @@ class RoundFloor(FloorSocket):
         if self.ticker is not None:
             self.ticker.cancel()
             self.ticker = None
+        if COMMIT:
+            await commit_row("vote", f"round {self.round_id}", int(frame["false_claim"]))
         await self.send(text_data=padded("result", correct=True, points=50, remaining=100.0, false_claim=frame["false_claim"]))
 
 
@@ -233,7 +258,9 @@ class RoomFloor(FloorSocket):
             await self.error("not_playing", "You have no round in this question.")
             return
         self.voted = True
-        room.votes += 1
+        if COMMIT:
+            await commit_row("vote", f"room {self.code}", room.number)
+        room.votes += 1  # counted once committed: the room's last vote is the last to commit
         await self.send(text_data=padded("voted", remaining=round(max(0.0, self.deadline - time.time()), 2)))
         if room.votes < room.members:
             await self.channel_layer.group_send(self.group, {"type": "floor.votes", "number": room.number, "votes": room.votes,
@@ -241,6 +268,8 @@ class RoomFloor(FloorSocket):
             return
         room.playing = False
         over = room.number >= QUESTIONS
+        if COMMIT:
+            await commit_row("end", f"room {self.code}", room.number)
         await self.channel_layer.group_send(self.group, {"type": "floor.frame", "text": padded("answer", number=room.number,
                                                                                              questions=QUESTIONS, over=over)})
         if over:

@@ -278,17 +278,23 @@ def machine() -> dict[str, Any]:
 class Record:
     """The figures of one bench run, each a line of JSON in ``path`` (when given):
     ``{"bench", "case", "figure", "value", "unit", "floor", "ratio", "target", "ok", "machine"}``.
-    ``target`` is text (``"<= 2x floor"``, ``"<= 100 ms"``); ``ok`` is None when there is none."""
+    ``target`` is text (``"<= 2x floor"``, ``"<= 100 ms"``); ``ok`` is None when there is none.
+    A figure measured beside more than one floor has ``floors`` (name -> the floor's value)
+    and ``ratios`` (name -> value / that floor) too; ``floor`` and ``ratio`` are the floor its
+    target is judged against."""
 
     bench: str
     path: Path | None
     machine: dict[str, Any] = field(default_factory=machine)  # read when the run starts: its load is the load before
 
     def add(self, case: str, figure: str, value: float | None, unit: str, *, floor: float | None = None,
-            target: str | None = None, ok: bool | None = None) -> None:
+            floors: Mapping[str, float | None] | None = None, target: str | None = None, ok: bool | None = None) -> None:
         line = {"bench": self.bench, "case": case, "figure": figure, "value": value, "unit": unit, "floor": floor,
                 "ratio": ratio(value, floor) if value is not None and floor is not None else None, "target": target, "ok": ok,
                 "machine": self.machine}
+        if floors and len(floors) > 1:
+            line["floors"] = dict(floors)
+            line["ratios"] = {name: ratio(value, base) if value is not None and base is not None else None for name, base in floors.items()}
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a") as out:

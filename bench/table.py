@@ -18,6 +18,10 @@ bench records a figure of its own, and then dropped.
 A figure whose unit names CPU (``"ms CPU/request"``) is the case's CPU cost per unit: it
 fills the "CPU per unit" column of its case's rows, and is a row of its own only when it has
 a floor or a target.
+
+A figure measured beside more than one floor (``"floors"``: name -> value, ``"ratios"``: name
+-> ratio; the socket benches' committing and no-database floors) shows each floor in the floor
+column and each ratio in the ratio column, named; its target is judged against ``"floor"``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,19 @@ least. † = not measured in its bench's latest run (skipped, failed, or a case 
 have): the row keeps the date and commit it was measured at.
 ‡ = carried over from the prose page this table replaced (no record of that run: no machine,
 no load); it goes when its bench records its own figures.
+
+The socket benches' floor is a bare Channels consumer served like the game (same uvicorn
+flags, channel layer and Redis) that answers the game's frames at the game's sizes. The
+committing floor (their default) also commits, before it answers a vote, one row for it in
+the same database through the same pool and `database_sync_to_async`, and one more for a
+room's question end before its answer is broadcast; the no-database floor commits nothing. The
+committing one is the honest floor: the game answers a vote only once its transaction has
+committed, so a floor that skips the commit counts the commit's fsync and the pool as the
+game's overhead. Both are shown with the game's ratio to each (named in the floor and ratio
+columns); targets are judged against the committing floor. The committing floor's rows are
+counted after each run, and the bench fails unless there is one per answer. On SQLite it commits in
+SQLite. `bench_rest_pool`'s floor is a bare Django view under the same uvicorn line, settings,
+session middleware and pool that reads one row and commits one per request.
 """
 
 
@@ -109,6 +126,16 @@ def is_cpu(line: dict[str, Any]) -> bool:
     return "cpu" in (line.get("unit") or "").lower()
 
 
+def floor_cells(line: dict[str, Any]) -> tuple[str, str]:
+    """The floor and ratio columns: one floor, or each of its floors named."""
+    floors = line.get("floors") or {}
+    if len(floors) < 2:
+        return with_unit(line.get("floor"), line.get("unit")), number(line.get("ratio"))
+    ratios = line.get("ratios") or {}
+    return ("; ".join(f"{with_unit(value, line.get('unit'))} ({name})" for name, value in floors.items() if value is not None),
+            "; ".join(f"{number(ratios.get(name))} ({name})" for name, value in floors.items() if ratios.get(name) is not None))
+
+
 def cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -168,9 +195,9 @@ def render(lines: list[dict[str, Any]]) -> str:
             measured = f"{machine.get('date', '')}, `{machine.get('commit', '')}`{mark}"
             holds = {True: "✓", False: "✗"}.get(line.get("ok"), "")
             case = line.get("case") or ""
+            floor, ratio = floor_cells(line)
             out.append("| " + " | ".join(cell(x) for x in (
-                bench, case, line["figure"], with_unit(line["value"], line.get("unit"), none="none"),
-                with_unit(line.get("floor"), line.get("unit")), number(line.get("ratio")),
+                bench, case, line["figure"], with_unit(line["value"], line.get("unit"), none="none"), floor, ratio,
                 "; ".join(cpu.get(case, [])), line.get("target") or "", holds, measured)) + " |")
 
     out.append("\n## Benches\n")

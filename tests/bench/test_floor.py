@@ -89,3 +89,73 @@ async def test_a_room_broadcasts_its_question_and_after_the_last_vote_its_answer
     finally:
         await host.disconnect()
         await guest.disconnect()
+
+
+@pytest.fixture
+def committing(sizes, monkeypatch, transactional_db):
+    """The committing floor, its table made in the test database (and dropped after)."""
+    from channels.db import database_sync_to_async
+
+    from bench import floor_rows
+
+    monkeypatch.setattr(floor, "COMMIT", True)
+    floor_rows.create(floor.TABLE)
+    yield database_sync_to_async(lambda: floor_rows.count(floor.TABLE))
+    floor_rows.drop(floor.TABLE)
+
+
+async def close_floor_connection() -> None:
+    """Close the connection the floor's rows were committed on (database_sync_to_async's
+    thread's), as a served floor's request end returns it: none is left open on the test database."""
+    from channels.db import database_sync_to_async
+    from django.db import connection
+
+    await database_sync_to_async(lambda: connection.close())()
+
+
+async def test_the_committing_floor_answers_a_vote_only_with_its_row_committed(committing) -> None:
+    rows = committing
+    ws = await open_socket("/ws/rounds/7/")
+    try:
+        await ws.send_json_to({"type": "start"})
+        await next_frame(ws, "state")
+        await ws.send_json_to({"type": "vote", "false_claim": 2})
+        await next_frame(ws, "error")
+        assert await rows() == {}  # a refused vote commits nothing
+        await ws.send_json_to({"type": "vote", "false_claim": 1})
+        await next_frame(ws, "result")
+        assert await rows() == {"vote": 1}
+    finally:
+        await ws.disconnect()
+        await close_floor_connection()
+
+
+async def test_the_committing_floor_commits_each_room_vote_and_the_question_end_before_the_answer(committing) -> None:
+    rows = committing
+    host, guest = await open_socket("/ws/rooms/WXYZ/"), await open_socket("/ws/rooms/WXYZ/")
+    try:
+        for ws in (host, guest):
+            await next_frame(ws, "room")
+        await host.send_json_to({"type": "start"})
+        for ws in (host, guest):
+            await next_frame(ws, "question")
+        await host.send_json_to({"type": "vote", "false_claim": 0})
+        await next_frame(host, "voted")
+        assert await rows() == {"vote": 1}
+        await guest.send_json_to({"type": "vote", "false_claim": 1})
+        await next_frame(guest, "answer")
+        assert await rows() == {"vote": 2, "end": 1}
+    finally:
+        await host.disconnect()
+        await guest.disconnect()
+        await close_floor_connection()
+
+
+def test_a_floor_whose_rows_are_not_its_answers_stops_the_bench() -> None:
+    from bench import floor_rows
+
+    line = floor_rows.check("the committing floor", {"vote": 40, "end": 3}, {"vote": 40, "end": 3})
+    assert "3 end, 40 vote rows committed" in line
+    with pytest.raises(SystemExit) as stopped:
+        floor_rows.check("the committing floor", {"vote": 39, "end": 3}, {"vote": 40, "end": 3})
+    assert "39 vote" in str(stopped.value) and "40 vote" in str(stopped.value)

@@ -114,3 +114,12 @@ def test_a_run_of_one_bench_marks_only_that_bench_s_cases_it_did_not_measure():
     sqlite, postgresql = rows(page, "bench_hints_http")  # in the order recorded
     assert "†" not in postgresql and "`aaa1111` †" in sqlite
     assert "†" not in rows(page, "bench_word_salad")[0]
+
+
+def test_a_figure_beside_two_floors_shows_each_floor_and_each_ratio_by_name():
+    line = figure("bench_rounds_ws", "1000 rounds postgresql", "vote_ack_ms_p99", 16.0, "ms", date=NEW, commit="bbb2222",
+                  target="<= 4x committing floor", ok=True, floor=4.0)
+    line.update(floors={"committing": 4.0, "no-database": 0.8}, ratios={"committing": 4.0, "no-database": 20.0})
+    (row,) = rows(table.render(table.merge([], [run("bench_rounds_ws", NEW, "bbb2222"), line])), "bench_rounds_ws")
+    assert "| 16 ms | 4 ms (committing); 0.8 ms (no-database) | 4 (committing); 20 (no-database) |" in row
+    assert "| <= 4x committing floor | ✓ |" in row
