@@ -89,6 +89,11 @@ OTHER = {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS"}
 VERACITY = {"TRUE": "SUPPORTS", "FALSE": "REFUTES"}
 
 
+def key(text: str) -> str:
+    """A claim's text as the bench looks its label up (the server may tidy spaces on a save)."""
+    return " ".join(text.split()).casefold()
+
+
 def settled(row: dict) -> bool:
     total = int(row.get("total_votes") or 0)
     return total >= GOLD_MIN_VOTES and int(row.get("correct_votes") or 0) >= GOLD_MIN_AGREEMENT * total
@@ -128,9 +133,11 @@ class Bot:
     status: str = ""
     code: str | None = None
     seconds: float = 0.0
+    seconds_by_kind: Counter = field(default_factory=Counter)  # the same wall time, by kind of request
     requests: int = 0
     errors: Counter = field(default_factory=Counter)
     votes: int = 0
+    misjudged: int = 0
     right_votes: int = 0
     clue_costs: list[float] = field(default_factory=list)
     checks: int = 0
@@ -139,7 +146,22 @@ class Bot:
     fooling_claim_ids: list[int] = field(default_factory=list)
     claim_ids: list[int] = field(default_factory=list)
     unwritten: str = ""
+    refused: Counter = field(default_factory=Counter)  # saves refused, by code (the next held-out claim is tried)
     verdicts: Counter = field(default_factory=Counter)  # what the saves answered of the model: judged, pending, none
+
+
+def request_kind(method: str, path: str) -> str:
+    """What a request is for, in the breakdown of a participant's time."""
+    path = path.split("?")[0]
+    if path.startswith("/api/studies/"):
+        return "study " + path.rsplit("/", 1)[1]  # enter, me
+    if path.startswith("/api/rounds"):
+        return "rounds"
+    if path.startswith("/api/checks"):
+        return "checks"
+    if path in ("/api/claims", "/api/write-tasks") or path.startswith("/api/pages"):
+        return "write" if method == "POST" and path == "/api/claims" else "write: task, page, hints"
+    return "csrf" if path == "/api/auth/csrf" else path
 
 
 class TimedPlayer(Player):
@@ -152,7 +174,9 @@ class TimedPlayer(Player):
     def call(self, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any, dict]:
         started = time.monotonic()
         status, payload, headers = super().call(method, path, body, **kwargs)
-        self.bot.seconds += time.monotonic() - started
+        took = time.monotonic() - started
+        self.bot.seconds += took
+        self.bot.seconds_by_kind[request_kind(method, path)] += took
         self.bot.requests += 1
         if status >= 500:
             self.bot.errors[f"{method} {path.split('?')[0]} {status}"] += 1
@@ -164,10 +188,21 @@ class Study:
     of held-out claims to write (taken under a lock)."""
 
     def __init__(self, server: Server, slug: str, labels: dict[str, str], settled_ids: set[int], pool: dict[tuple[str, str], list[dict]],
-                 accuracy: dict[str, float]) -> None:
+                 page_ids: dict[str, int], accuracy: dict[str, float]) -> None:
         self.server, self.slug, self.labels, self.settled_ids, self.accuracy = server, slug, labels, settled_ids, accuracy
-        self.pool = pool
+        self.pool, self.page_ids = pool, page_ids
         self.lock = threading.Lock()
+
+    def choose_page(self, rng: random.Random, tried: set[str]) -> str | None:
+        """A page to write about, as a player picks one in the topic menu: one with held-out
+        claims of both labels left when there is one (the server gives the veracity), the
+        fullest first, at random among the ten fullest."""
+        with self.lock:
+            left = {page: (min(len(self.pool.get((page, "SUPPORTS"), [])), len(self.pool.get((page, "REFUTES"), []))),
+                           len(self.pool.get((page, "SUPPORTS"), [])) + len(self.pool.get((page, "REFUTES"), [])))
+                    for page, _ in self.pool if page in self.page_ids and page not in tried}
+        ranked = sorted((page for page in left if left[page][1]), key=lambda page: left[page], reverse=True)
+        return rng.choice(ranked[:10]) if ranked else None
 
     def take_text(self, page: str, label: str) -> dict | None:
         with self.lock:
@@ -196,7 +231,7 @@ def play(study: Study, bot: Bot) -> None:
             break
         time.sleep(0.2)
     bot.status = state.get("status", "") if status == 200 else f"me {status}"
-    bot.code = state.get("completion_code") or state.get("screen_out_code") if status == 200 else None
+    bot.code = (state.get("completion_code") or state.get("screen_out_code")) if status == 200 else None
 
 
 def checks(study: Study, player: TimedPlayer, bot: Bot) -> bool:
@@ -207,9 +242,9 @@ def checks(study: Study, player: TimedPlayer, bot: Bot) -> bool:
             bot.errors[f"check deal {status} {(check or {}).get('error', {}).get('code', '')}"] += 1
             return True
         claim = check["claim"]
-        label = study.labels.get(claim["text"])
+        label = study.labels.get(key(claim["text"]))
         if label is None:
-            bot.errors["check on a claim of unknown label"] += 1
+            bot.errors[f"check on a claim of unknown label: {claim['text'][:70]!r}"] += 1
             continue
         if claim["id"] in study.settled_ids:
             bot.settled_met += 1
@@ -242,7 +277,7 @@ def vote(study: Study, player: TimedPlayer, bot: Bot) -> None:
         status, clue, _ = player.call("POST", f"/api/rounds/{dealt['id']}/reveal", {"claim": 0})
         if status == 200:
             bot.clue_costs.append(float(state["remaining"]) - float(clue["remaining"]))
-        known = [study.labels.get(claim["text"]) for claim in state["claims"]]
+        known = [study.labels.get(key(claim["text"])) for claim in state["claims"]]
         false = known.index("REFUTES") if "REFUTES" in known else (1 - known.index("SUPPORTS") if "SUPPORTS" in known else None)
         if false is None:
             bot.errors["round of unknown labels"] += 1
@@ -254,6 +289,7 @@ def vote(study: Study, player: TimedPlayer, bot: Bot) -> None:
             continue
         bot.votes += 1
         bot.right_votes += int(bool(result["correct"]))
+        bot.misjudged += int(result.get("false_claim") != false)  # the operator's look-up disagreed with the round
 
 
 def _gold(player: TimedPlayer, page_id: int, sentences: list[dict], row: dict, text: str) -> list[int]:
@@ -267,20 +303,27 @@ def _gold(player: TimedPlayer, page_id: int, sentences: list[dict], row: dict, t
 
 
 def write(study: Study, player: TimedPlayer, bot: Bot) -> None:
-    """One held-out real claim of the task's page and veracity; a refused one is followed by
-    the next of the pool on the same task; a page whose pool is empty, by another task (three
-    open tasks at most)."""
+    """One held-out real claim of the task's page and veracity, on a page the bot chose (as
+    the topic menu lets a player): a refused one is followed by the next of the pool on the
+    same task; a page with none of the task's veracity left, by a task on another page
+    (three open tasks at most)."""
+    tried: set[str] = set()
     for _ in range(3):
-        status, task, _ = player.call("POST", "/api/write-tasks", {})
+        title = study.choose_page(bot.rng, tried)
+        if title is None:
+            bot.unwritten = "no held-out claim left"
+            return
+        tried.add(title)
+        status, task, _ = player.call("POST", "/api/write-tasks", {"page": study.page_ids[title]})
         if status != 201:
             bot.unwritten = f"task {status} {(task or {}).get('error', {}).get('code', '')}"
             return
         status, page, _ = player.call("GET", f"/api/pages/{task['page']}")
         label = VERACITY[task["veracity"]]
         for _attempt in range(4):
-            row = study.take_text(page["title"], label)
+            row = study.take_text(title, label)
             if row is None:
-                bot.unwritten = "no held-out claim left for its page"
+                bot.unwritten = f"no held-out {label} claim left for its page"
                 break
             gold = _gold(player, task["page"], page["sentences"], row, row["text"])
             status, saved, _ = player.call("POST", "/api/claims", {"task": task["id"], "text": row["text"], "gold_sentence_ids": gold}, timeout=300)
@@ -288,11 +331,12 @@ def write(study: Study, player: TimedPlayer, bot: Bot) -> None:
                 bot.claim_ids.append(saved["id"])
                 verdict = saved.get("verdict")
                 bot.verdicts["none" if not verdict else "pending" if verdict.get("pending") else "judged"] += 1
-                if (saved.get("verdict") or {}).get("fooled"):
+                if (verdict or {}).get("fooled"):
                     bot.fooling_claim_ids.append(saved["id"])
                 bot.unwritten = ""
                 return
             bot.unwritten = f"save {status} {(saved or {}).get('error', {}).get('code', '')}"
+            bot.refused[bot.unwritten] += 1
 
 
 def bonus_of(bot: Bot, verified: set[int]) -> Decimal:
@@ -362,7 +406,8 @@ def main() -> None:
             "print(json.dumps({'labels': dict(Claim.objects.values_list('text', 'label')),"
             " 'settled': list(Claim.objects.filter(selectors.settled()).values_list('pk', flat=True)),"
             " 'pages': dict(Page.objects.values_list('title', 'pk'))}))")
-        labels = {**looked_up["labels"], **{row["text"]: row["label"] for claims in held.values() for row in claims}}
+        labels = {key(text): label for text, label in looked_up["labels"].items()}
+        labels.update({key(row["text"]): row["label"] for claims in held.values() for row in claims})
         pages = sorted({looked_up["pages"][page] for page, _ in held if page in looked_up["pages"]})
         server.orm(
             "import json\nfrom django.contrib.auth import get_user_model\nfrom django.contrib.auth.models import Group\n"
@@ -381,7 +426,7 @@ def main() -> None:
         status, created, _ = researcher.call("POST", "/api/studies", spec)
         if status != 201:
             sys.exit(f"POST /api/studies answered {status}: {created}")
-        study = Study(server, created["slug"], labels, set(looked_up["settled"]), held, {"A": args.accuracy_a, "B": args.accuracy_b})
+        study = Study(server, created["slug"], labels, set(looked_up["settled"]), held, looked_up["pages"], {"A": args.accuracy_a, "B": args.accuracy_b})
         bots = [Bot(n, "mturk" if n % 4 == 3 else "prolific", f"BENCH{n:04d}PID{rng.randrange(10**6):06d}",
                     rng.randrange(args.fail_every) == 0, random.Random(args.seed * 100_003 + n)) for n in range(args.participants)]
         study_began = time.monotonic()
@@ -435,6 +480,10 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
     requests = [bot.requests for bot in bots if bot.requests]
     print(f"server time per participant (wall time of its own requests, summed): median {statistics.median(seconds):.2f} s, "
           f"p95 {harness.pct(seconds, 95):.2f} s, max {max(seconds):.2f} s; requests per participant median {statistics.median(requests):.0f}")
+    by_kind: Counter = Counter()
+    for bot in bots:
+        by_kind.update(bot.seconds_by_kind)
+    print("  of which, per participant on average: " + ", ".join(f"{kind} {value / len(seconds):.2f} s" for kind, value in by_kind.most_common()))
     costs = {arm: [c for bot in bots if bot.arm == arm for c in bot.clue_costs] for arm in started}
     print("a clue's cost on the round's clock, as the server answered: " + ", ".join(
         f"{arm} {statistics.median(c):.1f} s (set {next(a['settings']['clue_seconds'] for a in ARMS if a['name'] == arm)})" for arm, c in costs.items() if c))
@@ -455,6 +504,10 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
     if differing:
         problems.append(f"the bonus files and the bench's count differ for {len(differing)} participants, e.g. "
                         + ", ".join(f"{pid}: file {files.get(pid)} counted {counted.get(pid)} ({platform_ids[pid].status})" for pid in differing[:3]))
+    refused: Counter = Counter()
+    for bot in bots:
+        refused.update(bot.refused)
+    print(f"claims written: {sum(len(bot.claim_ids) for bot in bots)} saved (held-out real claims), refused saves {dict(refused) or 0}")
     told = [bot for bot in bots if bot.fail]
     met = [bot for bot in told if bot.settled_met]
     screened = sum(arm["screened_out"] for arm in by_arm.values())
@@ -477,8 +530,12 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
     difference = exported["difference"]["vote_accuracy"]
     low, high = difference["ci95"] or (None, None)
     inside = low is not None and low <= planted <= high
+    misjudged = sum(bot.misjudged for bot in bots)
     print(f"vote accuracy per arm (the study's figures): {accuracy}; the bots' own: "
-          + ", ".join(f"{arm} {value:.4f}" for arm, value in own.items()))
+          + ", ".join(f"{arm} {value:.4f}" for arm, value in own.items())
+          + f"; rounds whose false claim the bench's look-up got wrong: {misjudged}")
+    if misjudged:
+        problems.append(f"the bench's look-up named the wrong false claim in {misjudged} rounds: its planted skill is not what it played")
     print(f"planted difference B - A {planted:+.3f}; recovered from stats.json {difference['difference']:+.4f}, bootstrap 95% interval "
           f"[{low:+.4f}, {high:+.4f}]: the planted value is {'inside' if inside else 'OUTSIDE'} it" if low is not None else
           f"planted difference B - A {planted:+.3f}; stats.json gave no interval ({difference})")
@@ -498,14 +555,15 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
     print(json.dumps({
         "participants": len(bots), "database": database, "parallel": args.parallel, "setup_s": round(setup_s, 1), "study_s": round(study_s, 1),
         "arms": started, "imbalance": imbalance, "block_share": block_share,
-        "server_s_per_participant": {"median": round(statistics.median(seconds), 3), "p95": round(harness.pct(seconds, 95), 3), "max": round(max(seconds), 3)},
+        "server_s_per_participant": {"median": round(statistics.median(seconds), 3), "p95": round(harness.pct(seconds, 95), 3), "max": round(max(seconds), 3),
+                                     "mean_by_kind": {kind: round(value / len(seconds), 3) for kind, value in by_kind.most_common()}},
         "clue_cost_s": {arm: statistics.median(c) if c else None for arm, c in costs.items()},
         "bonus_file_total": str(file_total), "bonus_counted_total": str(counted_total), "bonus_differing": len(differing),
         "owed": len(files), "right_votes": sum(b.right_votes for b in bots), "right_checks": sum(b.right_checks for b in bots),
-        "fooling_claims": fooling, "verdicts": dict(verdicts), "verified_fooling_claims": len(verified),
+        "claims_saved": sum(len(bot.claim_ids) for bot in bots), "saves_refused": dict(refused), "fooling_claims": fooling, "verdicts": dict(verdicts), "verified_fooling_claims": len(verified),
         "told_to_fail": len(told), "failers_dealt_settled": len(met), "screened_out": screened, "screened_without_failing": len(wrongly),
         "finished": len(finished), "without_code": len(unfinished),
-        "vote_accuracy": accuracy, "planted": planted, "recovered": difference["difference"], "ci95": difference["ci95"], "inside": inside,
+        "vote_accuracy": accuracy, "misjudged_rounds": misjudged, "planted": planted, "recovered": difference["difference"], "ci95": difference["ci95"], "inside": inside,
         "exported_arms": [{k: arm[k] for k in ("arm", "participants", "votes", "vote_accuracy")} for arm in exported["arms"]],
         "problems": problems,
     }), flush=True)
