@@ -138,6 +138,8 @@ class Bot:
     errors: Counter = field(default_factory=Counter)
     votes: int = 0
     misjudged: int = 0
+    odd_votes: int = 0  # the answer's picked or correct is not the vote sent
+    meant_right: int = 0
     right_votes: int = 0
     clue_costs: list[float] = field(default_factory=list)
     checks: int = 0
@@ -290,6 +292,8 @@ def vote(study: Study, player: TimedPlayer, bot: Bot) -> None:
         bot.votes += 1
         bot.right_votes += int(bool(result["correct"]))
         bot.misjudged += int(result.get("false_claim") != false)  # the operator's look-up disagreed with the round
+        bot.odd_votes += int(result.get("picked") != choice or bool(result["correct"]) != (choice == result.get("false_claim")))
+        bot.meant_right += int(choice == false)
 
 
 def _gold(player: TimedPlayer, page_id: int, sentences: list[dict], row: dict, text: str) -> list[int]:
@@ -534,6 +538,12 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
     print(f"vote accuracy per arm (the study's figures): {accuracy}; the bots' own: "
           + ", ".join(f"{arm} {value:.4f}" for arm, value in own.items())
           + f"; rounds whose false claim the bench's look-up got wrong: {misjudged}")
+    odd = sum(bot.odd_votes for bot in bots)
+    meant = {arm: sum(b.meant_right for b in bots if b.arm == arm) / max(1, sum(b.votes for b in bots if b.arm == arm)) for arm in started}
+    print(f"votes the bots meant right: " + ", ".join(f"{arm} {value:.4f}" for arm, value in meant.items())
+          + f"; answers whose picked or correct is not the vote sent: {odd}")
+    if odd:
+        problems.append(f"{odd} vote answers name another pick, or call it right or wrong against the false claim they name")
     if misjudged:
         problems.append(f"the bench's look-up named the wrong false claim in {misjudged} rounds: its planted skill is not what it played")
     print(f"planted difference B - A {planted:+.3f}; recovered from stats.json {difference['difference']:+.4f}, bootstrap 95% interval "
@@ -563,7 +573,7 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
         "claims_saved": sum(len(bot.claim_ids) for bot in bots), "saves_refused": dict(refused), "fooling_claims": fooling, "verdicts": dict(verdicts), "verified_fooling_claims": len(verified),
         "told_to_fail": len(told), "failers_dealt_settled": len(met), "screened_out": screened, "screened_without_failing": len(wrongly),
         "finished": len(finished), "without_code": len(unfinished),
-        "vote_accuracy": accuracy, "misjudged_rounds": misjudged, "planted": planted, "recovered": difference["difference"], "ci95": difference["ci95"], "inside": inside,
+        "vote_accuracy": accuracy, "misjudged_rounds": misjudged, "odd_votes": odd, "meant_right": meant, "planted": planted, "recovered": difference["difference"], "ci95": difference["ci95"], "inside": inside,
         "exported_arms": [{k: arm[k] for k in ("arm", "participants", "votes", "vote_accuracy")} for arm in exported["arms"]],
         "problems": problems,
     }), flush=True)
