@@ -55,6 +55,8 @@ bonus disagreement or an imbalance beyond one block makes the bench exit non-zer
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import random
 import statistics
@@ -344,7 +346,7 @@ def write(study: Study, player: TimedPlayer, bot: Bot) -> None:
 
 
 def bonus_of(bot: Bot, verified: set[int]) -> Decimal:
-    rules = {key: Decimal(value) for key, value in BONUS.items() if key != "currency"}
+    rules = {name: Decimal(value) for name, value in BONUS.items() if name != "currency"}
     total = (rules["per_right_vote"] * bot.right_votes + rules["per_right_check"] * bot.right_checks
              + rules["per_verified_fooling_claim"] * sum(1 for pk in bot.fooling_claim_ids if pk in verified))
     return min(total, rules["cap"]).quantize(CENT, rounding=ROUND_HALF_UP)
@@ -357,10 +359,9 @@ def bonus_files(researcher: Player, slug: str) -> dict[str, Decimal]:
         request = urllib.request.Request(f"{researcher.server.base}/api/studies/{slug}/bonuses.csv?format={file_format}")
         with researcher.http.open(request, timeout=120) as response:
             text = response.read().decode()
-        lines = text.splitlines()[1:] if file_format == "mturk" else text.splitlines()
-        for line in lines:
-            if line.strip():
-                fields = line.split(",")
+        rows = list(csv.reader(io.StringIO(text)))
+        for fields in rows[1:] if file_format == "mturk" else rows:
+            if fields:
                 amounts[fields[0]] = Decimal(fields[2] if file_format == "mturk" else fields[1])
     return amounts
 
