@@ -547,9 +547,14 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
         problems.append(f"{odd} vote answers name another pick, or call it right or wrong against the false claim they name")
     if misjudged:
         problems.append(f"the bench's look-up named the wrong false claim in {misjudged} rounds: its planted skill is not what it played")
-    print(f"planted difference B - A {planted:+.3f}; recovered from stats.json {difference['difference']:+.4f}, bootstrap 95% interval "
-          f"[{low:+.4f}, {high:+.4f}]: the planted value is {'inside' if inside else 'OUTSIDE'} it" if low is not None else
-          f"planted difference B - A {planted:+.3f}; stats.json gave no interval ({difference})")
+    played = round(meant["B"] - meant["A"], 4) if "A" in meant and "B" in meant else None
+    played_inside = low is not None and played is not None and low <= played <= high
+    print(f"planted difference B - A {planted:+.3f} (the bots' skills); the bots played {played:+.4f} (their own draws); "
+          + (f"recovered from stats.json {difference['difference']:+.4f}, bootstrap 95% interval [{low:+.4f}, {high:+.4f}]: the played "
+             f"difference is {'inside' if played_inside else 'OUTSIDE'} it, the planted one {'inside' if inside else 'outside'} "
+             f"(a 95% interval misses the planted value in about one seed in twenty)" if low is not None else f"stats.json gave no interval ({difference})"))
+    if played is None or difference["difference"] is None or abs(difference["difference"] - played) > 0.00015:
+        problems.append(f"stats.json's difference {difference['difference']} is not the one the bots played ({played})")
     errors = Counter()
     for bot in bots:
         errors.update(bot.errors)
@@ -562,7 +567,9 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
     record.add(case, "server time per participant, p95", round(harness.pct(seconds, 95), 3), "s")
     record.add(case, "arm imbalance", imbalance, "participants", target=f"<= {block_share}", ok=imbalance <= block_share)
     record.add(case, "bonus total, files minus the bench's count", float(file_total - counted_total), "GBP", target="0", ok=not differing)
-    record.add(case, "planted accuracy difference inside the 95% interval", int(inside), "yes/no", target="1", ok=inside)
+    record.add(case, "accuracy difference B - A recovered (stats.json)", difference["difference"], "share", target=f"= the bots' {played}",
+               ok=difference["difference"] is not None and played is not None and abs(difference["difference"] - played) <= 0.00015)
+    record.add(case, "planted accuracy difference inside the 95% interval", int(inside), "yes/no")
     print(json.dumps({
         "participants": len(bots), "database": database, "parallel": args.parallel, "setup_s": round(setup_s, 1), "study_s": round(study_s, 1),
         "arms": started, "imbalance": imbalance, "block_share": block_share,
@@ -574,7 +581,7 @@ def report(args: argparse.Namespace, bots: list[Bot], figures: dict, files: dict
         "claims_saved": sum(len(bot.claim_ids) for bot in bots), "saves_refused": dict(refused), "fooling_claims": fooling, "verdicts": dict(verdicts), "verified_fooling_claims": len(verified),
         "told_to_fail": len(told), "failers_dealt_settled": len(met), "screened_out": screened, "screened_without_failing": len(wrongly),
         "finished": len(finished), "without_code": len(unfinished),
-        "vote_accuracy": accuracy, "misjudged_rounds": misjudged, "odd_votes": odd, "meant_right": meant, "planted": planted, "recovered": difference["difference"], "ci95": difference["ci95"], "inside": inside,
+        "vote_accuracy": accuracy, "misjudged_rounds": misjudged, "odd_votes": odd, "meant_right": meant, "planted": planted, "played": played, "played_inside": played_inside, "recovered": difference["difference"], "ci95": difference["ci95"], "inside": inside,
         "exported_arms": [{k: arm[k] for k in ("arm", "participants", "votes", "vote_accuracy")} for arm in exported["arms"]],
         "problems": problems,
     }), flush=True)

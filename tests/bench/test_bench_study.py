@@ -75,4 +75,6 @@ def test_a_run_of_12_participants_prints_figures_that_hold(tmp_path):
     # The server applied each arm's clue cost to its participants' rounds.
     assert abs(figures["clue_cost_s"]["A"] - 20) < 2 and abs(figures["clue_cost_s"]["B"] - 5) < 2
     assert f"bonus total: {figures['bonus_file_total']} from the bonus files" in run.stdout
+    # The difference the server's export recovers is the one the bots played, with an interval around it.
+    assert abs(figures["recovered"] - figures["played"]) <= 0.00015 and figures["misjudged_rounds"] == 0 and figures["odd_votes"] == 0
     assert figures["ci95"] is not None and figures["ci95"][0] <= figures["recovered"] <= figures["ci95"][1]
