@@ -68,6 +68,8 @@ BENCHES: list[tuple[str, list[str], str]] = [
     ("bench_verifier", ["--fm2", FM2], "slow"),
     ("bench_abuse", [], "slow"),
     ("bench_strategies", [], "slow"),
+    ("bench_study", ["--participants", "12", "--claims-file", "fixtures/fm2-dev-sample.jsonl"], "fast-only"),
+    ("bench_study", [], "slow"),
     ("bench_fluency", ["--fm2", FM2], "slow"),
 ]
 
