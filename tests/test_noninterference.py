@@ -504,7 +504,38 @@ def as_participant(client: Any, world: World, spec: dict) -> Transcript:
     # differ there by what the vote earned: which claim was false, which they picked).
     voted = set(Round.objects.filter(player=participant.user, state=Round.State.VOTED).values_list("pk", flat=True))
     transcript.seen = {label: PARTICIPANT.sub("p_<participant>", _earned_masked(body, voted)) for label, body in transcript.seen.items()}
+    transcript.seen = {label: _dealt_claim_masked(body) if label.startswith("POST /api/checks") else body for label, body in transcript.seen.items()}
     return transcript
+
+
+def _dealt_claim_masked(body: str) -> str:
+    """A check's JSON body with the identity of its claim masked (ids, texts, titles under
+    ``claim``), its structure and every other field kept. A study owes each participant its
+    attention checks, settled claims dealt at seeded places among their checks (issue 41, item
+    1): *which* claim is dealt there follows which claims are settled, by design, and is all
+    that may. That the claim is dealt at the same place, with the same fields, clock and
+    answer, is still compared; and the plain player's comparison keeps claims unmasked."""
+    head, _, text = body.partition("\n")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return body
+
+    def identity_masked(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: "<dealt>" if k in ("id", "text", "title") and not isinstance(v, (dict, list)) else identity_masked(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [identity_masked(v) for v in node]
+        return node
+
+    def mask(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: identity_masked(v) if k == "claim" else mask(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [mask(v) for v in node]
+        return node
+
+    return head + "\n" + json.dumps(mask(data), indent=1)
 
 
 def _earned_masked(body: str, rounds: set[int]) -> str:
@@ -540,7 +571,9 @@ def test_a_study_participant_sees_the_same_in_both_worlds(client, monkeypatch, f
     check's, their open round's) and which claims are settled (attention checks, hidden gold
     items) change nothing of what they see through the study's pages, ``/me``, and the checks
     they are dealt, before and after answering them rightly: in the second world every check
-    they answer is an attention check, passed, in the first not."""
+    they answer is an attention check, passed, in the first not. Which claim an attention place
+    deals follows which claims are settled, by design, so the dealt claims' identity is masked
+    (``_dealt_claim_masked``); everything else about each check is compared."""
     spec = schema()
     seen = two_worlds(monkeypatch, frozen_clock, lambda world: as_participant(client, world, spec), study=("midway",))
     first, second = seen[AS_BUILT], seen[FLIPPED]
