@@ -74,7 +74,7 @@ def test_an_export_written_to_the_object_store_downloads_from_another_host_with_
     export_id = response.json()["id"]
     # Nothing stays on the worker's disk: the scratch folder went once uploaded.
     assert not any(Path(settings.EXPORTS_DIR).rglob("*.*"))
-    stored = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    stored = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET, Prefix=f"exports/export-{export_id}/")["Contents"]}
 
     settings.EXPORTS_DIR = tmp_path / "web-disk"  # another host: its own, empty disk
     detail = client.get(reverse("export-detail", args=[export_id])).json()
@@ -112,7 +112,8 @@ def test_a_second_run_of_an_export_replaces_its_files_in_the_object_store(world,
     object_store.put_object(Bucket=BUCKET, Key=f"exports/export-{export.pk}/train.jsonl", Body=b'{"half": "writ')
     assert export_job_run(export_id=export.pk) is True
     export.refresh_from_db()
-    stored = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    # moto's store outlives a test (its state is the process's): read this export's keys only.
+    stored = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET, Prefix=f"exports/export-{export.pk}/")["Contents"]}
     # Only this run's files stay: the leftover and the half-written file of an earlier run went.
     assert stored == {f"exports/export-{export.pk}/run-1/{f['name']}" for f in export.files}
     train = object_store.get_object(Bucket=BUCKET, Key=f"exports/export-{export.pk}/run-1/train.jsonl")["Body"].read()
@@ -147,7 +148,8 @@ def test_an_export_uploads_with_no_transaction_open_and_a_run_that_lost_the_job_
     assert in_transaction and not any(in_transaction), in_transaction
 
     # A second run (the first one's worker looked dead) loses the job while it uploads.
-    winner_keys = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    mine = f"exports/export-{export.pk}/"
+    winner_keys = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET, Prefix=mine)["Contents"]}
     Export.objects.filter(pk=export.pk).update(status=Export.Status.PENDING, files=[])
     real_upload = storage_module.export_upload
 
@@ -158,6 +160,6 @@ def test_an_export_uploads_with_no_transaction_open_and_a_run_that_lost_the_job_
 
     monkeypatch.setattr("foolgame.dataset.jobs.export_upload", upload_then_lose)
     assert export_job_run(export_id=export.pk) is False
-    keys_after = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET)["Contents"]}
+    keys_after = {item["Key"] for item in object_store.list_objects_v2(Bucket=BUCKET, Prefix=mine)["Contents"]}
     assert keys_after == winner_keys  # run-2's uploads went; run-1's stayed
     assert all("/run-1/" in key for key in keys_after)
