@@ -508,6 +508,17 @@ def as_participant(client: Any, world: World, spec: dict) -> Transcript:
     return transcript
 
 
+def _json_masked(body: str, mask: Callable[[Any], Any]) -> str:
+    """A recorded response (its status line, then its JSON) with ``mask`` applied to the JSON;
+    a body that is not JSON as it was."""
+    head, _, text = body.partition("\n")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return body
+    return head + "\n" + json.dumps(mask(data), indent=1)
+
+
 def _dealt_claim_masked(body: str) -> str:
     """A check's JSON body with the identity of its claim masked (ids, texts, titles under
     ``claim``), its structure and every other field kept. A study owes each participant its
@@ -515,11 +526,6 @@ def _dealt_claim_masked(body: str) -> str:
     1): *which* claim is dealt there follows which claims are settled, by design, and is all
     that may. That the claim is dealt at the same place, with the same fields, clock and
     answer, is still compared; and the plain player's comparison keeps claims unmasked."""
-    head, _, text = body.partition("\n")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return body
 
     def identity_masked(node: Any) -> Any:
         if isinstance(node, dict):
@@ -535,18 +541,12 @@ def _dealt_claim_masked(body: str) -> str:
             return [mask(v) for v in node]
         return node
 
-    return head + "\n" + json.dumps(mask(data), indent=1)
+    return _json_masked(body, mask)
 
 
 def _earned_masked(body: str, rounds: set[int]) -> str:
     """A JSON body with the answer-bearing fields of ``rounds`` (the voted ones) masked."""
     from tests.leak_world import ANSWER_KEYS
-
-    head, _, text = body.partition("\n")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return body
 
     def mask(node: Any) -> Any:
         if isinstance(node, dict):
@@ -556,7 +556,7 @@ def _earned_masked(body: str, rounds: set[int]) -> str:
             return [mask(v) for v in node]
         return node
 
-    return head + "\n" + json.dumps(mask(data), indent=1)
+    return _json_masked(body, mask)
 
 
 def frozen_now() -> str:
