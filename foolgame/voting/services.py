@@ -443,8 +443,8 @@ def _vote_round(*, round_id: int, player: AbstractBaseUser, arrived: datetime) -
             .select_for_update(of=("left_claim", "right_claim", "self"))
         )
 
-    # The rule's lookups (their values in the order Django writes them), then the key.
-    params = [round_id] if seen is None else [arrived, player.pk, round_id]
+    # The values of the SQL in its order: each Exists' selected 1, the rule's lookups, the key.
+    params = [1, round_id] if seen is None else [1, 1, arrived, player.pk, round_id]
     round_ = compiled_instance(f"vote_round:{related}:{seen is None}", rounds, round_id, params=params, rewrite=round_claims_key_share)
     if round_ is None or round_.player_id != player.pk:
         raise ServiceError("round_not_found", "No such round.", status_code=404)

@@ -20,6 +20,7 @@ from foolgame.moderation.models import Sighting
 from foolgame.voting import services
 from foolgame.voting.models import Round, Vote
 from tests.factories import PASSWORD
+from tests.voting.conftest import make_claim
 from tests.waiting import wait_for
 
 GOLD_FALSE = [{"text": "Decisive evidence for Saturn/fred/1.", "section_header": ""}]
@@ -132,6 +133,35 @@ def test_a_fast_right_vote_is_four_statements_in_its_transaction_and_two_reads_a
         assert locked.endswith('FOR KEY SHARE OF "claims_claim", T4 FOR UPDATE OF "voting_round"'), locked[-120:]
     else:
         assert "FOR " not in locked[-200:]
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("postgresql_only")
+def test_a_votes_read_is_compiled_once_on_postgresql(game, fake_clock, monkeypatch) -> None:
+    """The one read carries the check's parameters (the moment, the player) beside the key, and
+    its SQL is still kept from the first vote: later votes build and compile no round query.
+    (SQLite takes the moment as text Django adapts, so there it is compiled every time.)"""
+    from django.db.models.sql.compiler import SQLCompiler
+
+    first = dealt(game)
+    services.vote_cast(round_id=first.pk, player=game.voter, false_claim=0)
+    page = game.true_claim.page
+    second = Round.objects.create(
+        player=game.voter,
+        left_claim=make_claim(page, label="REFUTES", author=game.false_author),
+        right_claim=make_claim(page, label="SUPPORTS", author=game.true_author),
+        false_claim_index=0,
+    )
+    services.round_start(round_id=second.pk, player=game.voter)
+    compiled: list[object] = []
+    as_sql = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiled.append(self.query.model) or as_sql(self, *a, **k))
+    fake_clock.advance(30)
+    with transaction.atomic():  # the vote's own queries: its after-commit tasks run at the end of this block
+        assert services.vote_cast(round_id=second.pk, player=game.voter, false_claim=0)["correct"] is True
+        seen = list(compiled)
+    assert Round not in seen, seen
 
 
 def test_a_vote_over_rest_runs_the_same_statements(game, fake_clock) -> None:
