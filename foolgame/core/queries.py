@@ -44,35 +44,40 @@ def compiled_rows(name: str, build: Callable[[], QuerySet[Any]], params: list[An
         return cursor.fetchall()
 
 
-def compiled_instance(name: str, build: Callable[[], QuerySet[models.Model]], pk: Any) -> models.Model | None:
+def compiled_instance(
+    name: str,
+    build: Callable[[], QuerySet[models.Model]],
+    pk: Any,
+    *,
+    params: list[Any] | None = None,
+    rewrite: Callable[[str], str] | None = None,
+) -> models.Model | None:
     """``build().filter(pk=pk).first()`` without ordering, built and compiled once per
     ``name``. Kept from the first compile: the SQL, whose one parameter is the key, the
     columns' converters, and what Django made of the columns (which fill the instance, which
-    its ``select_related`` rows); each run reads the row and builds the instance and its
-    related objects from it as ``QuerySet`` does (``ModelIterable``)."""
+    its ``select_related`` rows, which its annotations); each run reads the row and builds the
+    instance and its related objects from it as ``QuerySet`` does (``ModelIterable``).
+
+    ``params``: every value the SQL takes, in its order, when ``build()`` brings its own
+    beside the key (an annotation's): checked against Django's own at the first compile, as
+    ``compiled_rows`` checks them. ``rewrite``: a change to the compiled SQL for what the ORM
+    cannot say (two lock strengths in one statement: ``voting.services``); a query with one
+    is run with its rewritten SQL even when its SQL cannot be kept (compiled again each run)."""
+    wanted = [pk] if params is None else list(params)
     compiled = _COMPILED.get(name)
     if compiled is None:
-        queryset = build().filter(pk=pk).order_by()
-        compiler = queryset.query.get_compiler(using=queryset.db)
-        sql, params = compiler.as_sql()
-        if list(params) != [pk]:  # not the one-parameter query this expects: Django's every time
-            compiled = _DJANGO
-        else:
-            info = compiler.klass_info
-            start, end = info["select_fields"][0], info["select_fields"][-1] + 1
-            fields = [column[0].target.attname for column in compiler.select[start:end]]
-            converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
-            populators = get_related_populators(info, compiler.select, queryset.db)
-            compiled = (queryset.db, queryset.model, sql, converters, start, end, fields, populators, bool(queryset.query.select_for_update))
-        _COMPILED[name] = compiled
+        plan, django_params = _instance_plan(build().filter(pk=pk).order_by(), rewrite)
+        compiled = _COMPILED[name] = plan if django_params == wanted else _DJANGO  # else: parameters Django adapts
     if compiled is _DJANGO:
-        return next(iter(build().filter(pk=pk).order_by()), None)
-    alias, model, sql, converters, start, end, fields, populators, for_update = compiled
+        if rewrite is None:
+            return next(iter(build().filter(pk=pk).order_by()), None)
+        compiled, wanted = _instance_plan(build().filter(pk=pk).order_by(), rewrite)
+    alias, model, sql, converters, start, end, fields, populators, for_update, annotations = compiled
     connection = connections[alias]
     if for_update and connection.get_autocommit():  # as Django's compile refuses it
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [pk])
+        cursor.execute(sql, wanted)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -86,7 +91,34 @@ def compiled_instance(name: str, build: Callable[[], QuerySet[models.Model]], pk
     instance = model.from_db(alias, fields, row[start:end])
     for populator in populators:
         populator.populate(row, instance)
+    for attribute, position in annotations.items():
+        setattr(instance, attribute, row[position])
     return instance
+
+
+def _instance_plan(queryset: QuerySet[models.Model], rewrite: Callable[[str], str] | None) -> tuple[tuple[Any, ...], list[Any]]:
+    """What ``compiled_instance`` keeps of a queryset's compile, and the parameters Django gave
+    its SQL."""
+    compiler = queryset.query.get_compiler(using=queryset.db)
+    sql, params = compiler.as_sql()
+    info = compiler.klass_info
+    start, end = info["select_fields"][0], info["select_fields"][-1] + 1
+    fields = [column[0].target.attname for column in compiler.select[start:end]]
+    converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
+    populators = get_related_populators(info, compiler.select, queryset.db)
+    plan = (
+        queryset.db,
+        queryset.model,
+        rewrite(sql) if rewrite is not None else sql,
+        converters,
+        start,
+        end,
+        fields,
+        populators,
+        bool(queryset.query.select_for_update),
+        dict(compiler.annotation_col_map),
+    )
+    return plan, list(params)
 
 
 def compiled_update(instance: models.Model, fields: tuple[str, ...]) -> None:

@@ -9,8 +9,9 @@ locks), and for every claim by the hourly beat job ``recount-claim-votes``
 (``claim_counters_backfill``). A recount is exact whatever order the recounts run in, so the
 counter may lag a vote by the batch's half second but never drifts.
 
-The vote itself no longer writes the claim rows: it takes them *key share*
-(``claim_refs_lock``), as a deal does, so the room's twenty votes on one pair do not queue
+The vote itself no longer writes the claim rows: it takes them *key share*, as a deal does
+(``claim_refs_lock``; a vote in the statement that reads and locks its round:
+``round_claims_key_share``), so the room's twenty votes on one pair do not queue
 on the pair's rows (they did, up to 100 ms each, when the vote counted in its own
 transaction). A moderator's lock (``FOR UPDATE``) still waits for the votes in flight and
 holds off new ones, and the ratings and quality refreshes, which write the claim rows, take
@@ -50,16 +51,28 @@ def claim_refs_lock(*, claim_ids: Iterable[int]) -> None:
     _claims_key_share("id = ANY(%s)", [sorted(set(claim_ids))])
 
 
-def round_claims_lock(*, round_id: int) -> None:
-    """``claim_refs_lock`` on the two claims of this round, found and locked in one query
-    (a vote's first statement: it has only the round's id)."""
+def round_claims_key_share(sql: str) -> str:
+    """A round's read locked as a vote locks it, in one statement: the SQL of a round query
+    made with ``select_for_update(of=("left_claim", "right_claim", "self"))`` (Django says one
+    lock strength per query: ``FOR UPDATE OF <left claim>, <right claim>, <round>``), rewritten
+    to take the pair's rows key share and the round's for update: ``FOR KEY SHARE OF <left
+    claim>, <right claim> FOR UPDATE OF <round>``. PostgreSQL takes a statement's row locks in
+    the order its locking clauses name the tables, so the claims come before the round, as a
+    deal and a moderator take them; the pair in screen order, which cannot deadlock: key-share
+    locks do not conflict with one another, and the only claim lock that conflicts with them,
+    a moderator's ``FOR UPDATE``, is taken on one claim per transaction. SQL without row locks
+    (SQLite's) is returned as it is."""
     from django.db import connection
 
     from foolgame.voting.models import Round
 
-    rounds = connection.ops.quote_name(Round._meta.db_table)
-    where = f"id IN (SELECT left_claim_id FROM {rounds} WHERE id = %s UNION ALL SELECT right_claim_id FROM {rounds} WHERE id = %s)"
-    _claims_key_share(where, [round_id, round_id])
+    head, found, tail = sql.rpartition(" FOR UPDATE OF ")
+    if not found:
+        return sql
+    *claims, own = tail.split(", ")
+    if len(claims) != 2 or own != connection.ops.quote_name(Round._meta.db_table):
+        raise ValueError(f"not a round read locked with its two claims: FOR UPDATE OF {tail}")
+    return f"{head} FOR KEY SHARE OF {', '.join(claims)} FOR UPDATE OF {own}"
 
 
 def _claims_key_share(where: str, params: list[Any]) -> None:

@@ -24,7 +24,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from foolgame.core.errors import ServiceError
-from foolgame.core.queries import compiled_instance, compiled_rows, compiled_update
+from foolgame.core.queries import compiled_instance, compiled_update
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.players.models import Guest, LedgerEntry
@@ -32,7 +32,7 @@ from foolgame.players.roles import is_guest
 from foolgame.core import clock, events, hooks
 from foolgame.voting import notifications
 from foolgame.voting.events import round_changed_on_commit, round_socket
-from foolgame.voting.counters import claim_refs_lock, round_claims_lock
+from foolgame.voting.counters import claim_refs_lock, round_claims_key_share
 from foolgame.voting.dealing import deal_level, deal_pair
 from foolgame.voting.models import ClueReveal, Like, Report, Round, SeenClaim, Vote
 from foolgame.voting.payloads import (
@@ -419,35 +419,48 @@ def _rate_on_commit(vote: Vote) -> None:
     events.task_batched_on_commit(tasks.rate_votes, [vote.pk])
 
 
-def _vote_unpaid(player: AbstractBaseUser, round_: Round, now: datetime) -> str:
+def _vote_round(*, round_id: int, player: AbstractBaseUser, arrived: datetime) -> Round:
+    """The round a vote is cast on, if it is ``player``'s (as ``_get_round``), and all the
+    vote checks before it writes, in one statement: the round's row locked for update and its
+    two claims' rows key share, the claims first (``counters.round_claims_key_share``: the
+    order deals and moderation lock them in), the claims with their pages and the round's
+    group (``_get_round``'s joins), and two annotations for ``_vote_unpaid``: ``answer_seen``,
+    whether the player had seen either claim with its answer by ``arrived`` (``hooks.play_rules``:
+    a moderator's sighting; absent without such a rule), and ``player_guest``, whether the
+    player is a guest. Built and compiled once (``compiled_instance``)."""
+    related = hooks.round_groups.get().related
+    seen = hooks.play_rules.get().claims_answer_seen(player_id=player.pk, at=arrived)
+
+    def rounds() -> QuerySet[Round]:
+        checks: dict[str, Any] = {"player_guest": Exists(Guest.objects.filter(user_id=OuterRef("player_id")))}
+        if seen is not None:
+            pair = models.Q(pk=OuterRef("left_claim_id")) | models.Q(pk=OuterRef("right_claim_id"))
+            checks["answer_seen"] = Exists(Claim.objects.filter(seen).filter(pair))
+        return (
+            Round.objects.select_related("left_claim__page", "right_claim__page", *related)
+            .defer(*_UNUSED_CLAIM_FIELDS)
+            .annotate(**checks)
+            .select_for_update(of=("left_claim", "right_claim", "self"))
+        )
+
+    # The values of the SQL in its order: each Exists' selected 1, the rule's lookups, the key.
+    params = [1, round_id] if seen is None else [1, 1, arrived, player.pk, round_id]
+    round_ = compiled_instance(f"vote_round:{related}:{seen is None}", rounds, round_id, params=params, rewrite=round_claims_key_share)
+    if round_ is None or round_.player_id != player.pk:
+        raise ServiceError("round_not_found", "No such round.", status_code=404)
+    return cast(Round, round_)
+
+
+def _vote_unpaid(player: AbstractBaseUser, round_: Round) -> str:
     """Why this vote pays nobody (``Vote.unpaid``), or "": ``moderator_saw_claim`` when the
-    voter had seen either claim with its answer outside a round up to the vote's moment
+    voter had seen either claim with its answer outside a round before the vote came
     (``hooks.play_rules``: a moderator's sighting), ``guest`` for a guest account
-    (``is_guest``). While the player's guest flag is not known yet (a socket's first vote) one
-    query reads both, its SQL compiled once (``compiled_rows``), and the flag is remembered on
-    the user object where ``players.roles.is_guest`` keeps it."""
-    claim_ids = (round_.left_claim_id, round_.right_claim_id)
-    seen = hooks.play_rules.get().claims_answer_seen(player_id=player.pk, at=now)
-    known_guest = getattr(player, "_fm2_is_guest", None) is not None or not getattr(player, "is_authenticated", False)
-    if seen is None:  # no such rule: nobody saw an answer
-        saw = False
-    else:
-
-        def sightings() -> QuerySet[Claim]:
-            # The rule's lookups first, then the pair: the parameters' order below.
-            return Claim.objects.filter(seen, pk__in=claim_ids)
-
-        if known_guest:
-            saw = bool(compiled_rows("moderator_saw_claims", lambda: sightings().values_list("pk")[:1], [now, player.pk, *claim_ids]))
-        else:
-
-            def both() -> QuerySet[Any]:
-                return get_user_model().objects.filter(pk=player.pk).values_list(Exists(sightings()), Exists(Guest.objects.filter(user_id=OuterRef("pk"))))
-
-            rows = compiled_rows("vote_unpaid", both, [1, now, player.pk, *claim_ids, 1, player.pk])
-            saw, guest = rows[0] if rows else (False, False)
-            player._fm2_is_guest = bool(guest)  # type: ignore[attr-defined]
-    if saw:
+    (``is_guest``). Both were read with the round (``_vote_round``); the guest flag is
+    remembered on the user object where ``players.roles.is_guest`` keeps it, and one it
+    already holds (a socket's earlier vote) is the one that counts, as ``is_guest`` answers."""
+    if getattr(player, "is_authenticated", False) and getattr(player, "_fm2_is_guest", None) is None:
+        player._fm2_is_guest = bool(round_.player_guest)  # type: ignore[attr-defined]
+    if getattr(round_, "answer_seen", False):
         return "moderator_saw_claim"
     return "guest" if is_guest(player) else ""
 
@@ -569,24 +582,28 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
     A vote by a player who had seen either claim as a moderator before it pays nobody and is
     not rated (``Vote.unpaid``; its result says why).
 
-    Locking: the round's two claim rows key share (in id order, in one query: ``round_claims_lock``), then
-    the round's row. Moderation locks a claim for update before the rounds it voids, so
-    taking the claims first keeps one order; key share lets the votes of a room, all on one
-    pair, run side by side.
+    Locking: the round's two claim rows key share, then the round's row, in the one statement
+    that reads the round (``_vote_round``). Moderation locks a claim for update before the
+    rounds it voids, so taking the claims first keeps one order; key share lets the votes of a
+    room, all on one pair, run side by side.
+
+    The answer's own reads (the claims' gold sentences, the player's streak) come after the
+    commit, out of the round's lock: the transaction holds the round's read, the vote, its
+    ledger rows and the round's update.
 
     A round played in a group sends ``round_settled`` once the vote has committed (a room's
     question may be over now), whichever transport carried the vote (``_settle_on_commit``). A
     solo round has nothing to settle and costs no query: whether it is a group's came with it."""
     _check_index(false_claim, field="false_claim")
+    arrived = clock.now()
     try:
         with transaction.atomic():
-            round_claims_lock(round_id=round_id)
-            round_ = _get_round(round_id=round_id, player=player, lock=True)
+            round_ = _vote_round(round_id=round_id, player=player, arrived=arrived)
             now = clock.now()
             remaining = _check_playing(round_, now)
             if remaining is not None:
                 correct = false_claim == round_.false_index
-                unpaid = _vote_unpaid(player, round_, now)
+                unpaid = _vote_unpaid(player, round_)
                 # A guest's vote keeps its points for the room's own scoreboard but writes no
                 # ledger row (for the guest or the authors) and is not rated: accounts made with
                 # a nickname alone, 60 an hour from one address, must not pump authors' points
@@ -614,12 +631,11 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
                 hooks.claims_voted.send(claim_ids=[round_.left_claim_id, round_.right_claim_id])
                 _recount_on_commit(round_)
                 _settle_on_commit(round_)
-                result = vote_ack(vote) if withheld else result_payload(round_, vote)
     except IntegrityError:
         raise ServiceError("round_over", "This round already has its vote.", status_code=409) from None
     if remaining is None:
         raise _expired_error()
-    return result
+    return vote_ack(vote) if withheld else result_payload(round_, vote)
 
 
 def _refuse_guest(player: AbstractBaseUser, what: str) -> None:
