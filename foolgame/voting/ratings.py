@@ -2,16 +2,18 @@
 
 The rules are :mod:`scoring.ratings`; this module reads and writes them. A vote updates its
 voter's and its two claims' Glicko-2 ratings once, by the ``rate_votes`` task sent after the
-vote's commit, batched with the other votes of half a second (``ratings_rate_vote`` per vote:
-the vote's ``rated`` flag is set with the update, so a redelivery, the ``rate_pending_votes``
-sweep and a refit never count it twice);
+vote's commit, batched with the other votes of half a second (a room's question sends its
+votes in one): ``ratings_rate_votes`` rates a batch in one transaction, in vote order, reading
+each rating row once and writing it once, so a batch costs the queries of one vote and ends
+exactly where rating its votes one by one would. The vote's ``rated`` flag is set with the
+update, so a redelivery, the ``rate_pending_votes`` sweep and a refit never count it twice;
 ``ratings_refit`` rebuilds every rating from the vote table in one batch (the ``refit_ratings`` command), either by a Rasch fit the per-vote updates then
 go on from, or by replaying Glicko-2 over the votes in the order they were cast. Both are
 deterministic: a refit run twice writes the same numbers.
 
 A started round given up (forfeited) is rated as a wrong vote on its pair
 (``scoring.ratings.forfeit_update``), by the same kind of batched task (``rate_forfeits``,
-``ratings_rate_forfeit``: the round's ``forfeit_rated`` flag plays the vote's ``rated``) and
+``ratings_rate_forfeits``: the round's ``forfeit_rated`` flag plays the vote's ``rated``) and
 the same sweep; a refit replays votes and such forfeits in the order they happened. Votes
 that pay nothing (``Vote.unpaid``: the voter had seen a claim as a moderator) rate nobody.
 Timed-out, reported and voided rounds, and rounds given up before their start, are not
@@ -30,13 +32,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
-from django.db.models import Avg, BooleanField, ExpressionWrapper, Q, Value
+from django.db.models import Avg, BooleanField, ExpressionWrapper, Model, Q, QuerySet, Value
 
 from foolgame.claims.models import Claim
-from foolgame.core import hooks
+from foolgame.core import clock, hooks
 from foolgame.players.models import PlayerRating
-from foolgame.voting.counters import claim_votes_lock
 from foolgame.voting.models import Round, Vote
 from scoring import ratings as r
 
@@ -74,95 +74,167 @@ def _held_flag(prefix: str) -> Any:
     return ExpressionWrapper(held, output_field=BooleanField()) if held is not None else Value(False)
 
 
-def ratings_record_vote(*, player_id: int, true_claim_id: int, false_claim_id: int, correct: bool, forfeit: bool = False) -> tuple[float, float]:
-    """Rate one vote: the voter and the round's two claims, from their ratings before it.
-    Returns the voter's rating before and after it.
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """One ratings update waiting for its run: a vote's, or a forfeit's (a wrong vote)."""
 
-    Call inside a transaction that holds the two claims' rows (``ratings_rate_vote`` locks
-    them in id order, as a vote does); the voter's rating row is locked here, after them,
-    so two votes of one player update it one after the other."""
-    rows = {
-        pk: r.Rating(rating if rating is not None else r.DEFAULT_RATING, deviation, volatility)
-        for pk, rating, deviation, volatility in Claim.objects.filter(pk__in=(true_claim_id, false_claim_id)).values_list(
-            "pk", "rating", "rating_deviation", "rating_volatility"
-        )
-    }
-    skill, _ = PlayerRating.objects.select_for_update().get_or_create(player_id=player_id)
-    before = r.Rating(skill.rating, skill.deviation, skill.volatility)
-    if forfeit:
-        voter, true_claim, false_claim = r.forfeit_update(before, rows[true_claim_id], rows[false_claim_id], **_update_options())
-    else:
-        voter, true_claim, false_claim = r.round_update(before, rows[true_claim_id], rows[false_claim_id], correct, **_update_options())
-    skill.rating, skill.deviation, skill.volatility, skill.votes = voter.rating, voter.deviation, voter.volatility, skill.votes + 1
-    skill.save(update_fields=["rating", "deviation", "volatility", "votes", "updated"])
-    for pk, new in ((true_claim_id, true_claim), (false_claim_id, false_claim)):
-        Claim.objects.filter(pk=pk).update(rating=new.rating, rating_deviation=new.deviation, rating_volatility=new.volatility)
-    return before.rating, voter.rating
+    round_id: int
+    player_id: int
+    true_claim: int
+    false_claim: int
+    correct: bool
+    held: bool
+
+    @classmethod
+    def of(cls, round_id: int, player_id: int, left: int, right: int, false_index: int | None, correct: bool, held: Any) -> _Waiting:
+        true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
+        return cls(round_id, player_id, true_claim, false_claim, correct, bool(held))
 
 
-def ratings_rate_vote(*, vote_id: int) -> bool:
-    """Apply one vote's ratings update, once: under the vote's claims' locks (id order, no
-    key update: ``claim_votes_lock``) and the vote's row, skipped when the vote is already rated (a task
-    delivered twice, the sweep, a refit). True when this call rated it."""
-    row = (
-        Vote.objects.filter(pk=vote_id, rated=False, unpaid="", settled=True)
-        .annotate(voter_held=_held_flag("round__player__"))
-        .values_list(
-            "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index", "correct",
-            "voter_held", "round_id",
-        )
-        .first()
+def _claims_locked(left: QuerySet[Any], right: QuerySet[Any]) -> dict[int, r.Rating]:
+    """Lock the claims that ``left`` and ``right`` (one-column querysets of claim ids) name,
+    in id order and without key update, as ``claim_votes_lock`` does, and read their ratings,
+    in one statement; an unrated claim (``rating`` NULL) reads as a newcomer's rating with its
+    stored deviation and volatility."""
+    rows = (
+        Claim.objects.select_for_update(of=("self",), no_key=True)
+        .filter(Q(pk__in=left) | Q(pk__in=right))
+        .order_by("pk")
+        .values_list("pk", "rating", "rating_deviation", "rating_volatility")
     )
-    if row is None:
-        return False
-    player_id, left, right, false_index, correct, held, round_id = row
-    if held:
-        # A voter held as improbable (``hooks.play_rules``: moderation's) is out of the ratings until a
-        # moderator clears them: the vote is marked done without moving anyone's rating.
-        Vote.objects.filter(pk=vote_id, rated=False).update(rated=True)
-        return False
-    true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
-    with transaction.atomic():
-        claim_votes_lock(claim_ids=(left, right))
-        if not Vote.objects.select_for_update().filter(pk=vote_id, rated=False).values_list("pk", flat=True):
-            return False
-        before, after = ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=correct)
-        Vote.objects.filter(pk=vote_id).update(rated=True)
-        Round.objects.filter(pk=round_id).update(rating_before=before, rating_after=after)
-    return True
+    return {pk: r.Rating(rating if rating is not None else r.DEFAULT_RATING, deviation, volatility) for pk, rating, deviation, volatility in rows}
 
 
-def ratings_rate_forfeit(*, round_id: int) -> bool:
-    """Apply one forfeit's ratings update (a wrong vote on its pair), once, as
-    ``ratings_rate_vote`` does a vote's: under the claims' locks and the round's row, skipped
-    unless the round waits for it (``forfeit_rated`` False). True when this call rated it."""
-    pending = Round.objects.filter(pk=round_id, state=Round.State.FORFEITED, forfeit_rated=False)
-    row = pending.annotate(voter_held=_held_flag("player__")).values_list("player_id", "left_claim_id", "right_claim_id", "false_claim_index", "voter_held").first()
-    if row is None:
-        return False
-    player_id, left, right, false_index, held = row
-    if held:  # out of the ratings while held, as their votes are (``ratings_rate_vote``)
-        pending.update(forfeit_rated=True)
-        return False
-    true_claim, false_claim = (right, left) if false_index == 0 else (left, right)
-    with transaction.atomic():
-        claim_votes_lock(claim_ids=(left, right))
-        if not pending.select_for_update().values_list("pk", flat=True):
-            return False
-        before, after = ratings_record_vote(player_id=player_id, true_claim_id=true_claim, false_claim_id=false_claim, correct=False, forfeit=True)
-        Round.objects.filter(pk=round_id).update(forfeit_rated=True, rating_before=before, rating_after=after)
-    return True
+def _players_locked(player_ids: Iterable[int]) -> tuple[dict[int, r.Rating], dict[int, int]]:
+    """These voters' ratings and rated votes, their rows locked in player order, a newcomer's
+    row made first (should another run make it meanwhile, its row is the one kept and locked)."""
+    wanted = sorted(set(player_ids))
+
+    def locked(ids: list[int]) -> Any:
+        return (
+            PlayerRating.objects.select_for_update()
+            .filter(player_id__in=ids)
+            .order_by("player_id")
+            .values_list("player_id", "rating", "deviation", "volatility", "votes")
+        )
+
+    rows = {pk: (r.Rating(rating, deviation, volatility), votes) for pk, rating, deviation, volatility, votes in locked(wanted)}
+    missing = [pk for pk in wanted if pk not in rows]
+    if missing:
+        PlayerRating.objects.bulk_create([PlayerRating(player_id=pk) for pk in missing], ignore_conflicts=True)
+        rows.update((pk, (r.Rating(rating, deviation, volatility), votes)) for pk, rating, deviation, volatility, votes in locked(missing))
+    return {pk: rating for pk, (rating, _) in rows.items()}, {pk: votes for pk, (_, votes) in rows.items()}
 
 
-def ratings_rate_forfeits(*, round_ids: list[int]) -> int:
-    """Rate these forfeits in round order, each once; returns how many this call rated."""
-    return sum(ratings_rate_forfeit(round_id=pk) for pk in sorted(set(round_ids)))
+def _rate(waiting: list[_Waiting], claims: dict[int, r.Rating], *, forfeit: bool) -> dict[int, tuple[float, float]]:
+    """Apply these updates in the order given, each from the ratings the one before left: the
+    players' and claims' ratings are read once (the claims' by the caller, under their locks),
+    carried from one update to the next in memory, and written once, so the rows end exactly as
+    one transaction per update would have left them. Held voters and updates whose claims the
+    caller did not lock are skipped. Returns each rated round's voter rating before and after.
+    Call in the caller's transaction, after the claims' and the waiting rows' locks."""
+    rated = [w for w in waiting if not w.held and w.true_claim in claims and w.false_claim in claims]
+    if not rated:
+        return {}
+    skills, rated_before = _players_locked(w.player_id for w in rated)
+    counts: dict[int, int] = {}
+    moved: set[int] = set()
+    history: dict[int, tuple[float, float]] = {}
+    options = _update_options()
+    for w in rated:
+        before = skills[w.player_id]
+        if forfeit:
+            voter, true_claim, false_claim = r.forfeit_update(before, claims[w.true_claim], claims[w.false_claim], **options)
+        else:
+            voter, true_claim, false_claim = r.round_update(before, claims[w.true_claim], claims[w.false_claim], w.correct, **options)
+        skills[w.player_id], claims[w.true_claim], claims[w.false_claim] = voter, true_claim, false_claim
+        counts[w.player_id] = counts.get(w.player_id, 0) + 1
+        moved.update((w.true_claim, w.false_claim))
+        history[w.round_id] = (before.rating, voter.rating)
+    _update_rows(
+        PlayerRating,
+        ("rating", "deviation", "volatility", "votes"),
+        [(pk, skills[pk].rating, skills[pk].deviation, skills[pk].volatility, votes + counts[pk]) for pk, votes in sorted(rated_before.items())],
+        constants={"updated": clock.now()},
+    )
+    _update_claims([(pk, claims[pk].rating, claims[pk].deviation, claims[pk].volatility) for pk in sorted(moved)])
+    return history
 
 
 def ratings_rate_votes(*, vote_ids: list[int]) -> int:
-    """Rate these votes in vote order, each once (``ratings_rate_vote``); returns how many
-    this call rated."""
-    return sum(ratings_rate_vote(vote_id=pk) for pk in sorted(set(vote_ids)))
+    """Rate these votes, each once, in vote order (their ids: the order they were cast), in one
+    transaction: under their claims' locks (id order, no key update: ``claim_votes_lock``'s), then
+    their rows' (a vote already rated, by a task delivered twice, the sweep or a refit, is left
+    out: ``rated`` is set with the update), then their voters' rating rows. A statement or two
+    for each table however many votes: a room's question rates its 20 votes in the queries one
+    vote took. Returns how many this call rated."""
+    ids = sorted(set(vote_ids))
+    if not ids:
+        return 0
+    unrated = Vote.objects.filter(pk__in=ids, rated=False, unpaid="", settled=True)
+    with transaction.atomic():
+        claims = _claims_locked(unrated.values("round__left_claim_id"), unrated.values("round__right_claim_id"))
+        if not claims:
+            return 0
+        rows = (
+            unrated.select_for_update(of=("self",))
+            .annotate(voter_held=_held_flag("round__player__"))
+            .order_by("pk")
+            .values_list(
+                "pk", "round_id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index",
+                "correct", "voter_held",
+            )
+        )
+        votes = {row[1]: (row[0], _Waiting.of(*row[1:])) for row in rows}
+        # A voter held as improbable (``hooks.play_rules``: moderation's) is out of the ratings until
+        # a moderator clears them: their votes are marked done without moving anyone's rating.
+        history = _rate([w for _, w in votes.values()], claims, forfeit=False)
+        done = [pk for pk, w in votes.values() if w.held or w.round_id in history]
+        if done:
+            Vote.objects.filter(pk__in=done).update(rated=True)
+        if history:
+            _update_rows(Round, ("rating_before", "rating_after"), [(pk, *change) for pk, change in sorted(history.items())])
+    return len(history)
+
+
+def ratings_rate_vote(*, vote_id: int) -> bool:
+    """``ratings_rate_votes`` for one vote: True when this call rated it."""
+    return ratings_rate_votes(vote_ids=[vote_id]) == 1
+
+
+def ratings_rate_forfeits(*, round_ids: list[int]) -> int:
+    """Rate these forfeits (each a wrong vote on its pair), each once, in round order, as
+    ``ratings_rate_votes`` does votes: the round's ``forfeit_rated`` flag plays the vote's
+    ``rated``. Returns how many this call rated."""
+    ids = sorted(set(round_ids))
+    if not ids:
+        return 0
+    unrated = Round.objects.filter(pk__in=ids, state=Round.State.FORFEITED, forfeit_rated=False)
+    with transaction.atomic():
+        claims = _claims_locked(unrated.values("left_claim_id"), unrated.values("right_claim_id"))
+        if not claims:
+            return 0
+        rows = (
+            unrated.select_for_update(of=("self",))
+            .annotate(voter_held=_held_flag("player__"))
+            .order_by("pk")
+            .values_list("pk", "player_id", "left_claim_id", "right_claim_id", "false_claim_index", "voter_held")
+        )
+        waiting = [_Waiting.of(pk, player, left, right, false_index, False, held) for pk, player, left, right, false_index, held in rows]
+        history = _rate(waiting, claims, forfeit=True)
+        held = [w.round_id for w in waiting if w.held]  # out of the ratings while held, as their votes are
+        if held:
+            Round.objects.filter(pk__in=held).update(forfeit_rated=True)
+        if history:
+            _update_rows(
+                Round, ("rating_before", "rating_after"), [(pk, *change) for pk, change in sorted(history.items())], constants={"forfeit_rated": True}
+            )
+    return len(history)
+
+
+def ratings_rate_forfeit(*, round_id: int) -> bool:
+    """``ratings_rate_forfeits`` for one round: True when this call rated it."""
+    return ratings_rate_forfeits(round_ids=[round_id]) == 1
 
 
 PENDING_AFTER_SECONDS = 30
@@ -172,7 +244,7 @@ PENDING_CHUNK = 1000
 def ratings_rate_pending(*, limit: int = PENDING_CHUNK) -> int:
     """Rate the oldest votes and forfeits left unrated for ``PENDING_AFTER_SECONDS`` (their
     task was lost), in their order, at most ``limit`` of each; returns how many this call rated."""
-    cutoff = timezone.now() - timedelta(seconds=PENDING_AFTER_SECONDS)
+    cutoff = clock.now() - timedelta(seconds=PENDING_AFTER_SECONDS)
     ids = list(Vote.objects.filter(rated=False, settled=True, created__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
     forfeits = list(Round.objects.filter(forfeit_rated=False, ended_at__lte=cutoff).order_by("id").values_list("id", flat=True)[:limit])
     return ratings_rate_votes(vote_ids=ids) + ratings_rate_forfeits(round_ids=forfeits)
@@ -293,20 +365,35 @@ def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
         yield items[start : start + size]
 
 
-def _update_claims(rows: list[tuple[int, float, float, float]]) -> None:
-    """Set ``(id, rating, deviation, volatility)`` on these claims in one UPDATE ... FROM
-    (VALUES ...): one statement a chunk, not one a claim (PostgreSQL and SQLite >= 3.33 both
-    name a VALUES list's columns column1, column2...)."""
+def _update_rows(model: type[Model], columns: tuple[str, ...], rows: list[tuple[Any, ...]], *, constants: dict[str, Any] | None = None) -> None:
+    """Set ``columns`` on the rows of ``model`` whose primary key is each row's first value, in
+    one UPDATE ... FROM (VALUES ...): one statement for any number of rows, built without the
+    ORM's per-row CASE expressions (``bulk_update`` spent more Python than the ratings' whole
+    arithmetic). PostgreSQL and SQLite >= 3.33 both name a VALUES list's columns column1,
+    column2... ``constants``: columns set to one value on every row, as their field stores it."""
     if not rows:
         return
-    table = connection.ops.quote_name(Claim._meta.db_table)
-    values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    sets = [f"{quote(model._meta.get_field(name).column)} = v.column{n}" for n, name in enumerate(columns, start=2)]
+    params: list[Any] = []
+    for name, value in (constants or {}).items():
+        field = model._meta.get_field(name)
+        sets.append(f"{quote(field.column)} = %s")
+        params.append(field.get_db_prep_value(value, connection))
+    row = "(" + ", ".join(["%s"] * (len(columns) + 1)) + ")"
+    values = ", ".join([row] * len(rows))
+    key = quote(model._meta.pk.column)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET rating = v.column2, rating_deviation = v.column3, rating_volatility = v.column4 "
-            f"FROM (VALUES {values}) AS v WHERE {table}.id = v.column1",
-            [x for row in rows for x in row],
+            f"UPDATE {table} SET {', '.join(sets)} FROM (VALUES {values}) AS v WHERE {table}.{key} = v.column1",
+            params + [x for row_ in rows for x in row_],
         )
+
+
+def _update_claims(rows: list[tuple[int, float, float, float]]) -> None:
+    """Set ``(id, rating, deviation, volatility)`` on these claims in one statement."""
+    _update_rows(Claim, ("rating", "rating_deviation", "rating_volatility"), rows)
 
 
 def ratings_refit(*, method: str = "rasch", progress: Progress | None = None, chunk: int = 1000) -> RefitSummary:

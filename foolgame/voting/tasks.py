@@ -35,7 +35,8 @@ def rate_vote(vote_id: int) -> bool:
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def rate_votes(vote_ids: list[int]) -> int:
     """Sent after votes commit, one run for the votes of half a second (a batch: see
-    ``events.task_batched_on_commit``): rate each once, in vote order."""
+    ``events.task_batched_on_commit``), or for a room's question's votes once it is over:
+    rate each once, in vote order, in one pass (``ratings_rate_votes``)."""
     return ratings_rate_votes(vote_ids=vote_ids)
 
 

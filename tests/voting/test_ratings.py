@@ -128,7 +128,7 @@ def test_the_sweep_rates_votes_whose_task_was_lost_in_vote_order(fake_clock) -> 
         services.vote_cast(round_id=round_.pk, player=voter, false_claim=round_.false_index)  # no commit callbacks: tasks lost
         rounds.append(round_)
     assert game_ratings.ratings_rate_pending() == 0, "too fresh: their tasks may still come"
-    Vote.objects.update(created=timezone.now() - timedelta(seconds=game_ratings.PENDING_AFTER_SECONDS + 1))
+    fake_clock.advance(game_ratings.PENDING_AFTER_SECONDS + 1)  # the server's clock, which the sweep reads
     assert tasks.rate_pending_votes() == 3
     votes = [RoundVote(voter.pk, *(c.pk for c in sides(r)), True) for r in rounds]
     assert player_rating(voter) == pytest.approx(glicko2_replay(votes).players[voter.pk])
