@@ -24,7 +24,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from foolgame.core.errors import ServiceError
-from foolgame.core.queries import compiled_instance, compiled_update
+from foolgame.core.queries import compiled_create, compiled_instance, compiled_update
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.players.models import Guest, LedgerEntry
@@ -612,7 +612,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
                 withheld = hooks.round_groups.get().answer_withheld(round_)
                 # A second vote breaks the one-vote-per-round constraint here and the whole
                 # transaction (ledger rows included) rolls back.
-                vote = Vote.objects.create(
+                vote = compiled_create(Vote(
                     round=round_,
                     false_claim_index=false_claim,
                     correct=correct,
@@ -622,7 +622,7 @@ def vote_cast(*, round_id: int, player: AbstractBaseUser, false_claim: int) -> R
                     unpaid=unpaid,
                     rated=bool(unpaid),  # an unpaid vote is not rated: nothing to apply
                     settled=not withheld,
-                )
+                ))
                 if not withheld:
                     _vote_pay(round_, vote, awards)
                 round_.state, round_.ended_at = Round.State.VOTED, now

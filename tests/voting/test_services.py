@@ -398,3 +398,46 @@ def test_compiled_update_writes_what_save_writes_and_refuses_a_missing_row(game)
     Round.objects.filter(pk=round_.pk).delete()
     with pytest.raises(DatabaseError):
         compiled_update(gone, ("state",))
+
+
+def test_compiled_create_stores_what_save_stores_and_refuses_a_second_vote(game) -> None:
+    """``core.queries.compiled_create`` (a vote's row): every field stored as Django's save
+    stores it, the key read back, the INSERT compiled once, a broken rule raises Django's
+    ``IntegrityError`` (the round's second vote, which the vote service answers 409), and a
+    model with a ``pre_save`` receiver is saved by Django, receiver called."""
+    from django.db import IntegrityError, transaction
+    from django.db.models.signals import pre_save
+    from django.db.models.sql.compiler import SQLInsertCompiler
+    from django.utils import timezone
+
+    from foolgame.core.queries import compiled_create
+    from foolgame.voting import services
+    from foolgame.voting.models import Vote
+
+    rounds = [services.round_create(player=game.voter)] * 2  # one pair for this voter: the receiver's vote follows a delete
+    now = timezone.now()
+    made = []
+    insert = SQLInsertCompiler.as_sql
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SQLInsertCompiler, "as_sql", lambda self, *a, **k: made.append(self.query.model) or insert(self, *a, **k))
+        first = compiled_create(Vote(round=rounds[0], false_claim_index=1, correct=True, points=37, remaining=12.5, created=now, unpaid="guest", settled=False))
+    assert made == [] and first.pk is not None and not first._state.adding
+    stored = Vote.objects.get(pk=first.pk)
+    assert (stored.round_id, stored.false_claim_index, stored.correct, stored.points, stored.remaining, stored.created, stored.unpaid, stored.rated, stored.settled) == (
+        rounds[0].pk, 1, True, 37, 12.5, now, "guest", False, False
+    )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        compiled_create(Vote(round=rounds[0], false_claim_index=0, correct=False, points=0, remaining=3.0, created=now))
+    assert Vote.objects.filter(round=rounds[0]).count() == 1
+    Vote.objects.filter(pk=first.pk).delete()
+    heard = []
+
+    def receiver(sender, instance, **kwargs) -> None:
+        heard.append(instance.points)
+
+    pre_save.connect(receiver, sender=Vote)
+    try:
+        second = compiled_create(Vote(round=rounds[1], false_claim_index=0, correct=False, points=0, remaining=3.0, created=now))
+    finally:
+        pre_save.disconnect(receiver, sender=Vote)
+    assert heard == [0] and Vote.objects.get(pk=second.pk).round_id == rounds[1].pk
