@@ -20,7 +20,7 @@ the hold cleared since it read it leaves it alone (the next refresh tests the ne
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -29,11 +29,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db import connection, transaction
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from foolgame.core.errors import ServiceError
+from foolgame.core.queries import compiled_rows
 from foolgame.moderation.models import PlayerAuditRecord, PlayerHold
 from foolgame.players.roles import is_moderator
 from foolgame.voting.models import Round, Vote
@@ -68,10 +69,29 @@ class _VoteRow:
     fact: rules.VoteFact
 
 
-def _vote_rows(votes: Any) -> list[_VoteRow]:
-    rows = votes.annotate(clues=Count("round__reveals")).values_list(
+def _vote_values(votes: QuerySet[Vote]) -> QuerySet[Any]:
+    """The columns of a ``_VoteRow``, with the clues bought in the vote's round."""
+    return votes.annotate(clues=Count("round__reveals")).values_list(
         "id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__started_at", "created", "correct", "clues"
     )
+
+
+def _values(name: str, build: Callable[[], QuerySet[Any]], params: list[Any]) -> list[tuple[Any, ...]]:
+    """The rows of the ``values_list`` queryset ``build()`` makes. On PostgreSQL its SQL is
+    compiled once per ``name`` (``core.queries.compiled_rows``, which checks ``params``
+    against Django's own): the test of a voter after votes ran five such queries, and building
+    and compiling them was most of the worker's CPU on the rooms benchmark (issue 42). Other
+    databases run Django's, which turns SQLite's text datetimes into datetimes."""
+    if connection.vendor == "postgresql":
+        return compiled_rows(name, build, params)
+    return [tuple(row) for row in build()]
+
+
+def _vote_rows(votes: Any) -> list[_VoteRow]:
+    return _as_vote_rows(_vote_values(votes))
+
+
+def _as_vote_rows(rows: Iterable[tuple[Any, ...]]) -> list[_VoteRow]:
     found = []
     for pk, player, left, right, started, created, correct, clues in rows:
         seconds = (created - started).total_seconds() if started is not None else 0.0
@@ -170,43 +190,63 @@ def _follow_payload(follow: rules.FollowEvidence, usernames: dict[int, str]) -> 
 
 def _give_ups(rows: Sequence[_VoteRow]) -> list[rules.GiveUp]:
     """Other accounts' give-ups of these votes' claims that ended within the follow window
-    before the latest of them."""
+    before the latest of them. The claims' list is padded to a power of two with ids no claim
+    has (0, -1, ...: Django's ``in`` drops repeated values), so that few SQL texts are kept
+    for it (``_values``)."""
     if not rows:
         return []
-    claims = {claim for row in rows for claim in row.claims}
+    claims = sorted({claim for row in rows for claim in row.claims})
+    claims += [-n for n in range((1 << (len(claims) - 1).bit_length()) - len(claims))]
     window = timedelta(seconds=_config()["FOLLOW_WINDOW_SECONDS"])
-    first, last = min(row.cast for row in rows), max(row.cast for row in rows)
-    found = (
-        Round.objects.filter(state__in=given_up_states(), ended_at__gte=first - window, ended_at__lte=last)
-        .filter(Q(left_claim_id__in=claims) | Q(right_claim_id__in=claims))
-        .exclude(player_id=rows[0].player)
-        .values_list("player_id", "left_claim_id", "right_claim_id", "ended_at")
-    )
-    return [rules.GiveUp(player, (left, right), ended.timestamp()) for player, left, right, ended in found]
+    first, last = min(row.cast for row in rows) - window, max(row.cast for row in rows)
+    states, player = given_up_states(), rows[0].player
+
+    def found() -> QuerySet[Any]:
+        return (
+            Round.objects.filter(state__in=states)
+            .filter(ended_at__gte=first)
+            .filter(ended_at__lte=last)
+            .filter(Q(left_claim_id__in=claims) | Q(right_claim_id__in=claims))
+            .exclude(player_id=player)
+            .values_list("player_id", "left_claim_id", "right_claim_id", "ended_at")
+        )
+
+    given_up = _values(f"integrity:give_ups:{len(states)}:{len(claims)}", found, [*states, first, last, *claims, *claims, player])
+    return [rules.GiveUp(player, (left, right), ended.timestamp()) for player, left, right, ended in given_up]
 
 
-def population_without(population: rules.Population, *, player_id: int) -> rules.Population:
+def population_without(population: rules.Population, *, player_id: int, held: bool | None = None) -> rules.Population:
     """The population without this player's votes (those it was fitted on: within its vote
     ids, unless the player was held, whose votes it leaves out): a suspect is never
-    measured against a bar their own votes set. Reads only."""
+    measured against a bar their own votes set. ``held``: whether the player is held, when
+    the caller read it (else one query). Reads only."""
     if population.vote_ids is None or population.options is None:
         return population
-    if PlayerHold.objects.filter(player_id=player_id, held=True).exists():
+    if held is None:
+        held = PlayerHold.objects.filter(player_id=player_id, held=True).exists()
+    if held:
         return population
     first, last = population.vote_ids
-    own = Vote.objects.filter(round__player_id=player_id, pk__gte=first, pk__lte=last)
-    return population.excluding(row.fact for row in _vote_rows(own))
+
+    def own() -> QuerySet[Any]:
+        return _vote_values(Vote.objects.filter(round__player_id=player_id).filter(pk__gte=first).filter(pk__lte=last))
+
+    return population.excluding(row.fact for row in _as_vote_rows(_values("integrity:own_votes", own, [player_id, first, last])))
 
 
-def integrity_test(*, player_id: int, since_vote: int, population: rules.Population) -> Verdict:
+def integrity_test(*, player_id: int, since_vote: int, population: rules.Population, held: bool | None = None) -> Verdict:
     """Both tests over the player's votes after ``since_vote`` (the most recent
     ``SCAN_VOTES`` of them), against the population without the player's own votes.
-    Reads only."""
+    ``held``: as ``population_without``'s. Reads only."""
     config = _config()
-    population = population_without(population, player_id=player_id)
+    population = population_without(population, player_id=player_id, held=held)
     alpha = config["ALPHA"]
-    latest = Vote.objects.filter(round__player_id=player_id, pk__gt=since_vote).order_by("-id")[: config["SCAN_VOTES"]]
-    rows = _vote_rows(Vote.objects.filter(pk__in=list(latest.values_list("pk", flat=True))).order_by("id"))
+    scan = int(config["SCAN_VOTES"])
+
+    def latest() -> QuerySet[Any]:
+        return _vote_values(Vote.objects.filter(round__player_id=player_id).filter(pk__gt=since_vote)).order_by("-id")[:scan]
+
+    rows = _as_vote_rows(_values(f"integrity:latest:{scan}", latest, [player_id, since_vote]))[::-1]
     run = rules.improbable_run([row.fact for row in rows], population, alpha=alpha)
     casts = [rules.CastVote(row.id, row.player, row.claims, row.cast.timestamp(), row.fact) for row in rows]
     followed = rules.follows(casts, _give_ups(rows), window_seconds=config["FOLLOW_WINDOW_SECONDS"])
@@ -238,7 +278,7 @@ def integrity_check(*, player_ids: Iterable[int], population: rules.Population |
         if hold is not None and hold.status == PlayerHold.Status.CONFIRMED:
             continue
         since = hold.cleared_through_vote if hold is not None else 0
-        verdict = integrity_test(player_id=player_id, since_vote=since, population=population)
+        verdict = integrity_test(player_id=player_id, since_vote=since, population=population, held=hold is not None and hold.held)
         if not verdict.reasons:
             continue
         if _hold_write(verdict, population):

@@ -109,6 +109,35 @@ def test_votes_on_pairs_another_account_forfeited_are_held_with_the_linked_accou
     assert hold_of(collector) is None  # forfeits earn nothing: only the voter is held
 
 
+def test_a_voters_test_compiles_its_queries_once_and_finds_what_djangos_queries_find(pairs, fake_clock, monkeypatch) -> None:
+    """The test after votes reads its rows with SQL compiled once on PostgreSQL (issue 42: building
+    them was most of the worker's CPU): a second test of the same voter compiles no query there,
+    and finds the same verdict, rows and evidence as Django's own queries, own votes left out
+    of the population and another account's give-ups linked."""
+    from django.db import connection
+    from django.db.models.sql.compiler import SQLCompiler
+
+    collector, voter = UserFactory(username="collector"), UserFactory(username="replayer")
+    for _ in range(25):
+        voting.round_forfeit(round_id=voting.round_create(player=collector).pk, player=collector)
+    fake_clock.advance(60)
+    cheat(voter, fake_clock, rounds=25, seconds=4)
+    population = integrity.integrity_population()
+    assert population.vote_ids is not None and population.votes == 25
+    first = integrity.integrity_test(player_id=voter.pk, since_vote=0, population=population)
+    compiled: list[str] = []
+    as_sql = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiled.append(self.query.model.__name__) or as_sql(self, *a, **k))
+    again = integrity.integrity_test(player_id=voter.pk, since_vote=0, population=population, held=False)
+    if connection.vendor == "postgresql":
+        assert compiled == []
+    monkeypatch.setattr(integrity, "_values", lambda name, build, params: [tuple(row) for row in build()])
+    djangos = integrity.integrity_test(player_id=voter.pk, since_vote=0, population=population)
+    assert first == again == djangos
+    assert first.tested_votes == 25 and [row.id for row in first.rows] == list(Vote.objects.filter(round__player=voter).order_by("id").values_list("id", flat=True))
+    assert first.follow is not None and first.follow.source == collector.pk and first.reasons
+
+
 def test_a_held_player_is_off_the_leaderboards_and_the_skill_table(pairs, fake_clock, settings) -> None:
     settings.FM2_RATINGS = {**settings.FM2_RATINGS, "SKILL_MIN_VOTES": 1}
     held, other = UserFactory(username="held"), UserFactory(username="other")
