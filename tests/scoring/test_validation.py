@@ -166,7 +166,10 @@ def test_gold_label_ignores_order_and_the_scale_of_the_weights(author: str, chec
         abs(sum(w for lab, w in checks if lab == label) + (author == label) - 0.6 * (sum(w for lab, w in checks if lab in LABELS) + 1)) < 1e-9
         for label in LABELS
     )
-    if not near_tie:
+    # A weight so small (subnormal) that scaling it rounds it to 0 is a check that no longer
+    # counts: fewer than four checks, no gold. That is float underflow, not the rule.
+    underflow = any((weight > 0) != (weight * scale > 0) for _, weight in checks)
+    if not near_tie and not underflow:
         assert gold_label(author, scaled, author_weight=scale) == expected
 
 
