@@ -24,6 +24,10 @@ stops (exit non-zero). Then the game, and each figure beside the floor's with th
 ``--no-pool`` runs the configuration before issue 12: ``DB_POOL=false`` and
 ``CONN_MAX_AGE=60`` (persistent connections, one per request thread under ASGI).
 
+The web processes run with FM2_WARM_MODELS=0, as the socket benches' do: no request of the
+mix uses the retrieval encoder, whose warm-up in a fresh data folder (an ONNX export in each web
+process, a minute of CPU) would be measured as the game's.
+
 Redis: --redis-url, or a redis-server started here (bench/harness.py). The throwaway database
 is dropped without superuser rights. Every answer of 400 or more and every request that got no
 answer is counted: the connection figures are printed, then the counts, and the bench exits
@@ -183,7 +187,10 @@ COMPARED = [
 
 
 def run(args: argparse.Namespace, svc, psycopg, record: Record) -> None:
-    env = svc.env(CELERY_TASK_ALWAYS_EAGER="0", WEB_CONCURRENCY=str(args.workers), DB_POOL_MAX_SIZE=str(args.pool_max))
+    # FM2_WARM_MODELS=0, as the socket benches run: no request of the mix uses the retrieval
+    # encoder, and its warm-up (an ONNX export in each web process of a fresh data folder, a
+    # minute of CPU) held 42% of the web processes' GIL during the game's measured minute.
+    env = svc.env(CELERY_TASK_ALWAYS_EAGER="0", WEB_CONCURRENCY=str(args.workers), DB_POOL_MAX_SIZE=str(args.pool_max), FM2_WARM_MODELS="0")
     if args.no_pool:
         env.update(DB_POOL="false", CONN_MAX_AGE="60")
     else:
