@@ -161,6 +161,26 @@ def _rate(waiting: list[_Waiting], claims: dict[int, r.Rating], *, forfeit: bool
     return history
 
 
+def _waiting_locked(unrated: QuerySet[Any], *, to_round: str, correct: str | None) -> tuple[dict[int, r.Rating], list[tuple[int, _Waiting]]]:
+    """The updates ``unrated``'s rows wait for, each with its row's key, in key order: the
+    claims their rounds name locked and read first (``_claims_locked``), then the rows
+    themselves locked, their voters' hold read with them. ``to_round``: the path from a row
+    to its round (``"round__"`` from a vote, ``""`` from a round); ``correct``: the row's field
+    saying whether the vote was right, None for a forfeit (a wrong vote). Nothing is read or
+    locked beyond the claims when none is left. Call in the caller's transaction."""
+    claims = _claims_locked(unrated.values(f"{to_round}left_claim_id"), unrated.values(f"{to_round}right_claim_id"))
+    if not claims:
+        return {}, []
+    path = ("id", "player_id", "left_claim_id", "right_claim_id", "false_claim_index")
+    rows = (
+        unrated.select_for_update(of=("self",))
+        .annotate(voter_held=_held_flag(f"{to_round}player__"))
+        .order_by("pk")
+        .values_list("pk", *(to_round + name for name in path), *([correct] if correct else []), "voter_held")
+    )
+    return claims, [(row[0], _Waiting.of(*row[1:6], row[6] if correct else False, row[-1])) for row in rows]
+
+
 def ratings_rate_votes(*, vote_ids: list[int]) -> int:
     """Rate these votes, each once, in vote order (their ids: the order they were cast), in one
     transaction: under their claims' locks (id order, no key update: ``claim_votes_lock``'s), then
@@ -173,23 +193,11 @@ def ratings_rate_votes(*, vote_ids: list[int]) -> int:
         return 0
     unrated = Vote.objects.filter(pk__in=ids, rated=False, unpaid="", settled=True)
     with transaction.atomic():
-        claims = _claims_locked(unrated.values("round__left_claim_id"), unrated.values("round__right_claim_id"))
-        if not claims:
-            return 0
-        rows = (
-            unrated.select_for_update(of=("self",))
-            .annotate(voter_held=_held_flag("round__player__"))
-            .order_by("pk")
-            .values_list(
-                "pk", "round_id", "round__player_id", "round__left_claim_id", "round__right_claim_id", "round__false_claim_index",
-                "correct", "voter_held",
-            )
-        )
-        votes = {row[1]: (row[0], _Waiting.of(*row[1:])) for row in rows}
+        claims, votes = _waiting_locked(unrated, to_round="round__", correct="correct")
         # A voter held as improbable (``hooks.play_rules``: moderation's) is out of the ratings until
         # a moderator clears them: their votes are marked done without moving anyone's rating.
-        history = _rate([w for _, w in votes.values()], claims, forfeit=False)
-        done = [pk for pk, w in votes.values() if w.held or w.round_id in history]
+        history = _rate([w for _, w in votes], claims, forfeit=False)
+        done = [pk for pk, w in votes if w.held or w.round_id in history]
         if done:
             Vote.objects.filter(pk__in=done).update(rated=True)
         if history:
@@ -211,16 +219,8 @@ def ratings_rate_forfeits(*, round_ids: list[int]) -> int:
         return 0
     unrated = Round.objects.filter(pk__in=ids, state=Round.State.FORFEITED, forfeit_rated=False)
     with transaction.atomic():
-        claims = _claims_locked(unrated.values("left_claim_id"), unrated.values("right_claim_id"))
-        if not claims:
-            return 0
-        rows = (
-            unrated.select_for_update(of=("self",))
-            .annotate(voter_held=_held_flag("player__"))
-            .order_by("pk")
-            .values_list("pk", "player_id", "left_claim_id", "right_claim_id", "false_claim_index", "voter_held")
-        )
-        waiting = [_Waiting.of(pk, player, left, right, false_index, False, held) for pk, player, left, right, false_index, held in rows]
+        claims, rows = _waiting_locked(unrated, to_round="", correct=None)
+        waiting = [w for _, w in rows]
         history = _rate(waiting, claims, forfeit=True)
         held = [w.round_id for w in waiting if w.held]  # out of the ratings while held, as their votes are
         if held:
