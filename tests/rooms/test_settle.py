@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from foolgame.players.models import LedgerEntry
+from foolgame.rooms.models import RoomQuestion
 from foolgame.rooms import services
 from foolgame.voting import services as rounds
-from foolgame.voting.models import Vote
+from foolgame.voting.models import Round, Vote
 from foolgame.voting.selectors import leaderboard
 from tests.rooms.conftest import current
 from tests.rooms.test_services import rounds_of
@@ -18,6 +19,19 @@ from tests.voting.test_apis import login
 
 def verify_board() -> dict[str, int]:
     return {row["username"]: row["points"] for row in leaderboard(kind="verify")}
+
+
+def voted_question(party, clock) -> tuple[RoomQuestion, dict[str, Round]]:
+    """The room's next question dealt and, 20 s into it, voted by all three members: hana
+    right, pia and otto wrong. The question is left playing."""
+    services.room_next_question(code=party.room.code, player=party.host)
+    question = current(party.room)
+    clock.advance(20)
+    plays = rounds_of(question)
+    rounds.vote_cast(round_id=plays["hana"].pk, player=party.host, false_claim=question.false_claim_index)
+    for name, player in (("pia", party.players[0]), ("otto", party.players[1])):
+        rounds.vote_cast(round_id=plays[name].pk, player=player, false_claim=1 - question.false_claim_index)
+    return question, plays
 
 
 @pytest.mark.django_db
@@ -90,13 +104,7 @@ def test_settling_a_questions_votes_writes_them_in_a_few_queries_whatever_their_
     writes a vote; what they pay and tell is each vote's own."""
     from foolgame.players.models import Notification
 
-    services.room_next_question(code=party.room.code, player=party.host)
-    question = current(party.room)
-    fake_clock.advance(20)
-    plays = rounds_of(question)
-    rounds.vote_cast(round_id=plays["hana"].pk, player=party.host, false_claim=question.false_claim_index)
-    for name, player in (("pia", party.players[0]), ("otto", party.players[1])):
-        rounds.vote_cast(round_id=plays[name].pk, player=player, false_claim=1 - question.false_claim_index)
+    question, plays = voted_question(party, fake_clock)
     question.state = question.State.DONE  # over: its votes are due
     question.save(update_fields=["state"])
     with django_assert_max_num_queries(8):

@@ -7,11 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from foolgame.rooms import services
-from foolgame.voting import services as rounds
 from foolgame.voting import tasks
 from foolgame.voting.models import Vote
-from tests.rooms.conftest import current, fake_clock, party  # noqa: F401 - the rooms' fixtures
-from tests.rooms.test_services import rounds_of
+from tests.rooms.conftest import fake_clock, party  # noqa: F401 - the rooms' fixtures
+from tests.rooms.test_settle import voted_question
 
 pytestmark = pytest.mark.django_db
 
@@ -28,13 +27,7 @@ def test_a_room_questions_votes_are_rated_in_one_run_of_nine_queries(party, fake
         return rated
 
     monkeypatch.setattr(tasks, "ratings_rate_votes", counted)
-    services.room_next_question(code=party.room.code, player=party.host)
-    question = current(party.room)
-    fake_clock.advance(20)
-    plays = rounds_of(question)
-    rounds.vote_cast(round_id=plays["hana"].pk, player=party.host, false_claim=question.false_claim_index)
-    for name, player in (("pia", party.players[0]), ("otto", party.players[1])):
-        rounds.vote_cast(round_id=plays[name].pk, player=player, false_claim=1 - question.false_claim_index)
+    question, plays = voted_question(party, fake_clock)
     assert runs == [], "nobody is rated while the question plays"
     with django_capture_on_commit_callbacks(execute=True):
         assert services.room_question_finish(question_id=question.pk)
