@@ -37,6 +37,7 @@ from foolgame.core import arms as arm_settings
 from foolgame.core import clock
 from foolgame.core.errors import ServiceError
 from foolgame.pages.models import Category, Page
+from foolgame.players.roles import has_role_permission
 from foolgame.players.services import address_digest, signup_origin_record
 from foolgame.studies.models import Arm, AttentionCheck, Participant, Study
 from foolgame.voting.models import Round
@@ -60,7 +61,7 @@ def may_run_studies(user: AbstractBaseUser | AnonymousUser) -> bool:
     grants it, superusers hold every permission), and staff."""
     if not user.is_authenticated or not user.is_active:
         return False
-    return bool(user.is_staff or user.has_perm("studies.run_study"))
+    return bool(user.is_staff or has_role_permission(user, "studies.run_study"))
 
 
 # --- Defining a study ---------------------------------------------------------------------------
