@@ -74,7 +74,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, with the user read by SQL compiled once (every logged-in request reads one).
+    "foolgame.core.auth.AuthenticationMiddleware",
     # Guest accounts (a nickname, for live rooms) reach the rooms and nothing else.
     "foolgame.players.middleware.GuestLimitsMiddleware",
     # A study's participant account does the study's work: no rooms, moderation or exports.

@@ -16,21 +16,17 @@ from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from channels.auth import AuthMiddleware, UserLazyObject, _get_user_session_key, get_user
+from channels.auth import AuthMiddleware, UserLazyObject, get_user
 from channels.db import database_sync_to_async as _database_sync_to_async
 from channels.consumer import get_handler_name
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, get_user_model
-from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.models import AnonymousUser
-from django.utils.crypto import constant_time_compare
 
 from foolgame.core import logcontext, metrics
+from foolgame.core.auth import session_user
 from foolgame.core.errors import SERVICE_DOWN_ERRORS, ServiceError
-from foolgame.core.queries import compiled_instance
 from foolgame.core.parsers import TOO_DEEP, json_too_deep, max_json_depth, too_deep_message
 from foolgame.core.socket_leases import socket_lease_drop, socket_lease_take, socket_leases_renew
 
@@ -172,9 +168,6 @@ class Heartbeat:
             due += 1
 
 
-_MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
-
-
 class PendingUser(UserLazyObject):
     """``scope["user"]`` of a socket, read from its session only when the socket opens, in
     the same trip to a database thread as the opening state (``GameSocketConsumer._open``).
@@ -188,26 +181,12 @@ class PendingUser(UserLazyObject):
 
     def read(self) -> Any:
         """The session's user, or ``AnonymousUser``, as channels' ``get_user`` reads it; in a
-        thread that may use the database. A session of Django's ``ModelBackend`` (every
-        password and nickname login here) has its user read with the SQL compiled once
-        (``core.queries.compiled_instance``): every new socket reads one, and compiling that
-        query cost more CPU than running it. Other backends' sessions are channels' own."""
+        thread that may use the database. Every new socket reads one: ``core.auth.session_user``
+        reads it with the SQL compiled once, and leaves channels' own reader every session it
+        cannot answer alone (another backend's, a missing user, a stale hash)."""
         session = self.__dict__["session"]
-        try:
-            user_id = _get_user_session_key(session)
-            backend_path = session[BACKEND_SESSION_KEY]
-        except KeyError:
-            return AnonymousUser()
-        if backend_path != _MODEL_BACKEND or backend_path not in settings.AUTHENTICATION_BACKENDS:
-            return get_user.func({"session": session})
-        user = compiled_instance("socket_user", get_user_model()._default_manager.all, user_id)
-        if user is None or not ModelBackend().user_can_authenticate(user):
-            return AnonymousUser()
-        session_hash = session.get(HASH_SESSION_KEY)
-        if not (session_hash and constant_time_compare(session_hash, user.get_session_auth_hash())):
-            session.flush()  # as Django and channels do with a session its password change ended
-            return AnonymousUser()
-        return user
+        user = session_user(session)
+        return user if user is not None else get_user.func({"session": session})
 
 
 class SocketAuthMiddleware(AuthMiddleware):
