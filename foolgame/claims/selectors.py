@@ -3,9 +3,13 @@ they hold (the pages app, a layer below, knows nothing of claims)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from typing import Any
 
-from foolgame.pages.models import Category, Page
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from foolgame.claims.models import Claim
+from foolgame.pages.models import Category, Page, Sentence
 
 
 def category_list() -> QuerySet[Category]:
@@ -16,10 +20,19 @@ def category_list() -> QuerySet[Category]:
     ).order_by("name")
 
 
+def _count_of(rows: QuerySet[Any]) -> Coalesce:
+    """How many ``rows`` (a queryset correlated to its page by ``OuterRef``), as a scalar subquery."""
+    counted = rows.order_by().values("page").annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+
+
 def page_list(*, category: str | None = None, search: str | None = None) -> QuerySet[Page]:
+    # Each count a subquery of its own along its page index: counted through two joins, each
+    # page's sentences were multiplied by its claims before the counts dropped the repeats
+    # (24 ms of the database's time for the demo's pages, a fifth of the REST mix's requests).
     pages = Page.objects.select_related("category").annotate(
-        sentence_count=Count("sentences", filter=Q(sentences__retired=False), distinct=True),
-        claim_count=Count("claims", filter=Q(claims__status="active"), distinct=True),
+        sentence_count=_count_of(Sentence.objects.filter(page=OuterRef("pk"), retired=False)),
+        claim_count=_count_of(Claim.objects.filter(page=OuterRef("pk"), status="active")),
     )
     if category:
         pages = pages.filter(Q(category__slug=category) | Q(category__name__iexact=category))

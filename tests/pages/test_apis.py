@@ -29,6 +29,36 @@ def test_pages_filter_by_category_and_list_priority_first(client: Client) -> Non
     assert [p["title"] for p in client.get("/api/pages?category=Music").json()] == ["Bowie"]
 
 
+def test_pages_count_their_live_sentences_and_active_claims_each_apart(client: Client) -> None:
+    """A page's counts are its own: sentences not retired, claims active, however many of the
+    other there are (counted through one join, each was multiplied by the other), and 0 when
+    it has none."""
+    full, empty = PageFactory(title="Full"), PageFactory(title="Empty")
+    live = [SentenceFactory(page=full, position=position) for position in range(4)]
+    SentenceFactory(page=full, position=9, retired=True)
+    for _ in range(3):
+        ClaimFactory(page=full, gold=live[:2])
+    ClaimFactory(page=full, status="removed", gold=live[:1])
+    SentenceFactory(page=empty, position=0, retired=True)
+    counts = {p["title"]: (p["sentence_count"], p["claim_count"]) for p in client.get("/api/pages").json()}
+    assert counts == {"Full": (4, 3), "Empty": (0, 0)}
+
+
+def test_the_page_list_says_what_its_serializer_says_of_each_page(client: Client) -> None:
+    """The list is read as rows (``page_summaries``) but documented by ``PageSummarySerializer``:
+    the two agree field for field, a page without a category included."""
+    from foolgame.claims.apis import PageSummarySerializer
+    from foolgame.claims.selectors import page_list
+
+    page = PageFactory(title="Mars", category=CategoryFactory(name="Planets"), priority=True)
+    SentenceFactory(page=page, position=0)
+    ClaimFactory(page=page)
+    PageFactory(title="Loose", category=None)
+    body = client.get("/api/pages").json()
+    assert body == PageSummarySerializer(page_list(), many=True).data
+    assert {p["title"]: p["category"] for p in body} == {"Mars": "Planets", "Loose": None}
+
+
 def test_page_detail_lists_sentences_in_order_without_retired_ones(client: Client) -> None:
     page = PageFactory(title="Saturn")
     second = SentenceFactory(page=page, position=1, text="It has rings.", section_header="Rings")
