@@ -44,6 +44,110 @@ def compiled_rows(name: str, build: Callable[[], QuerySet[Any]], params: list[An
         return cursor.fetchall()
 
 
+# Stand-ins for ``prepared_rows``' values while its query is built: no real key or label is
+# one of them, so each is found by equality among the parameters Django compiled.
+_STAND_IN_INT = -(2**31) + 7919  # and down: inside a 32-bit column's range, which Django checks
+_STAND_IN_FLOAT = -7.919e300
+_STAND_IN_TEXT = "fm2-stand-in-{}-7919"
+
+
+def prepared_rows(name: str, build: Callable[..., QuerySet[Any]], **values: Any) -> list[tuple[Any, ...]]:
+    """The rows of ``build(**values)`` (a ``values_list`` queryset), its query built and
+    compiled once per ``name`` and shape of the values: the first time with a stand-in for
+    each value (an int, a float or a text; a list: for each of its items), whose places among the compiled parameters
+    are kept; each later run puts the values in those places and runs the SQL. Each column
+    comes back converted as Django converts it.
+
+    For the queries whose building costs more than their run and whose shape does not depend
+    on the values (the dealer's, over a pool of claims built of half a dozen subqueries). So
+    ``build`` may not read anything with the values (it sees only stand-ins) nor put them in
+    the SQL itself (a slice's bounds); a list's length is part of the shape (a name per
+    length). Where Django puts a value in the SQL or changes it (``icontains`` wraps it in
+    ``%``), or a value never shows among the parameters, every run is Django's."""
+    shape = ":".join(f"{key}{'*' + str(len(value)) if isinstance(value, (list, tuple)) else ''}" for key, value in values.items())
+    key = (name, shape)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = _COMPILED[key] = _prepare(build, values)
+    if compiled is _DJANGO:
+        return [tuple(row) for row in build(**values)]
+    alias, sql, slots, converters = compiled
+    params = [values[slot] if isinstance(slot, str) else values[slot[0]][slot[1]] if isinstance(slot, tuple) else slot.value for slot in slots]
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not converters:
+        return rows
+    converted = []
+    for row in rows:
+        row = list(row)
+        for position, (functions, expression) in converters.items():
+            value = row[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            row[position] = value
+        converted.append(tuple(row))
+    return converted
+
+
+class _Constant:
+    """A parameter of a prepared query that is the same on every run."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _prepare(build: Callable[..., QuerySet[Any]], values: dict[str, Any]) -> Any:
+    """``prepared_rows``' plan: the SQL, each parameter's source (a value's name, a list
+    item's (name, index), or a ``_Constant``), the columns' converters; ``_DJANGO`` when the
+    values cannot be told apart from the rest."""
+    stand_ins: dict[Any, Any] = {}
+    counter = iter(range(10**6))
+
+    def stand_in(value: Any, slot: Any) -> Any:
+        number = next(counter)
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            return None
+        made = (
+            _STAND_IN_INT - number if isinstance(value, int) else _STAND_IN_FLOAT * (1 + number) if isinstance(value, float) else _STAND_IN_TEXT.format(number)
+        )
+        stand_ins[made] = slot
+        return made
+
+    built: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, (list, tuple)):
+            built[key] = [stand_in(item, (key, index)) for index, item in enumerate(value)]
+            if any(item is None for item in built[key]):
+                return _DJANGO
+        else:
+            built[key] = stand_in(value, key)
+            if built[key] is None:
+                return _DJANGO
+    try:
+        queryset = build(**built)
+        compiler = queryset.query.get_compiler(queryset.db)
+        sql, params = compiler.as_sql()
+    except Exception:  # noqa: BLE001 - refused with stand-ins (a negative slice, an empty result): Django's with the values
+        return _DJANGO
+    slots: list[Any] = []
+    for param in params:
+        if isinstance(param, (int, float, str)) and not isinstance(param, bool) and param in stand_ins:
+            slots.append(stand_ins[param])
+        elif isinstance(param, str) and "fm2-stand-in-" in param:
+            return _DJANGO  # a value Django changed
+        else:
+            slots.append(_Constant(param))
+    used = {slot for slot in slots if not isinstance(slot, _Constant)}
+    if used != set(stand_ins.values()) or any(str(made) in sql for made in stand_ins):
+        return _DJANGO  # a value missing from the parameters, or written in the SQL
+    converters = compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
+    return queryset.db, sql, slots, converters
+
+
 def compiled_instance(
     name: str,
     build: Callable[[], QuerySet[models.Model]],
@@ -51,9 +155,11 @@ def compiled_instance(
     *,
     params: list[Any] | None = None,
     rewrite: Callable[[str], str] | None = None,
+    by: str = "pk",
 ) -> models.Model | None:
     """``build().filter(pk=pk).first()`` without ordering, built and compiled once per
-    ``name``. Kept from the first compile: the SQL, whose one parameter is the key, the
+    ``name``; ``by`` names another unique field to find the row by (``user_id``: a
+    one-to-one row of a player's). Kept from the first compile: the SQL, whose one parameter is the key, the
     columns' converters, and what Django made of the columns (which fill the instance, which
     its ``select_related`` rows, which its annotations); each run reads the row and builds the
     instance and its related objects from it as ``QuerySet`` does (``ModelIterable``).
@@ -66,12 +172,12 @@ def compiled_instance(
     wanted = [pk] if params is None else list(params)
     compiled = _COMPILED.get(name)
     if compiled is None:
-        plan, django_params = _instance_plan(build().filter(pk=pk).order_by(), rewrite)
+        plan, django_params = _instance_plan(build().filter(**{by: pk}).order_by(), rewrite)
         compiled = _COMPILED[name] = plan if django_params == wanted else _DJANGO  # else: parameters Django adapts
     if compiled is _DJANGO:
         if rewrite is None:
-            return next(iter(build().filter(pk=pk).order_by()), None)
-        compiled, wanted = _instance_plan(build().filter(pk=pk).order_by(), rewrite)
+            return next(iter(build().filter(**{by: pk}).order_by()), None)
+        compiled, wanted = _instance_plan(build().filter(**{by: pk}).order_by(), rewrite)
     alias, model, sql, converters, start, end, fields, populators, for_update, annotations = compiled
     connection = connections[alias]
     if for_update and connection.get_autocommit():  # as Django's compile refuses it

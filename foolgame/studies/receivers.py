@@ -12,6 +12,7 @@ from django.core.signals import request_finished, request_started
 from django.db.models import Q
 
 from foolgame.core import arms
+from foolgame.core.queries import compiled_instance
 from foolgame.core.hooks import PlayerSettings
 from foolgame.pages.models import Page
 from foolgame.studies.models import Participant
@@ -37,7 +38,9 @@ request_finished.connect(_request_finished, dispatch_uid="fm2-studies-participan
 
 
 def _read(player_id: int) -> Participant | None:
-    return Participant.objects.select_related("arm", "study").filter(user_id=player_id).first()
+    """The player's participant row with its arm and study, or None (most players): asked by
+    nearly every request and socket frame that plays, so its SQL is compiled once."""
+    return compiled_instance("study_participant", lambda: Participant.objects.select_related("arm", "study"), player_id, by="user_id")
 
 
 class StudyPlayerSettings(PlayerSettings):

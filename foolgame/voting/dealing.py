@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import models
 
 from foolgame.claims.models import Claim
+from foolgame.core.queries import compiled_rows, prepared_rows
 from foolgame.players.models import PlayerRating
 from scoring.ratings import DEFAULT_RATING, Rating, pair_target
 
@@ -65,6 +66,41 @@ DEAL_CATEGORY_ROWS = 8
 
 
 DEAL_FIELDS = ("id", "page_id", "page__category_id", "label", "deal_votes", "rating")
+
+
+class Pool:
+    """The claims a deal may draw from, and how the dealer reads them.
+
+    Either a queryset (``Pool(claims)``: each read is Django's, built and compiled afresh),
+    or a recipe: ``build(**values)`` makes the queryset from a few values (a player's id),
+    and each of the dealer's reads is built and compiled once per process and shape
+    (``core.queries.prepared_rows``), then only run with the values. A player's pool is half
+    a dozen subqueries (own claims, dealt claims, the higher apps' exclusions), and building
+    and compiling it for each of a deal's four to six reads was the largest cost of a deal,
+    itself the largest of the REST mix. ``build`` may only put the values into lookups: it
+    sees stand-ins the first time."""
+
+    def __init__(self, claims: models.QuerySet[Claim] | None = None, *, build: Callable[..., models.QuerySet[Claim]] | None = None,
+                 name: str = "", **values: Any) -> None:
+        if (claims is None) == (build is None):
+            raise TypeError("a Pool is a queryset or a recipe, one of the two")
+        self.claims, self.build, self.name, self.values = claims, build, name, values
+
+    def rows(self, read: str, query: Callable[..., models.QuerySet[Any]], **values: Any) -> list[tuple[Any, ...]]:
+        """The rows of ``query(pool's claims, **values)``; ``read`` names the read (with the
+        pool's name, the prepared query's)."""
+        if self.build is None:
+            return [tuple(row) for row in query(self.claims, **values)]
+        recipe, own = self.build, list(self.values)
+
+        def build(**given: Any) -> models.QuerySet[Any]:
+            return query(recipe(**{key: given[key] for key in own}), **{key: given[key] for key in values})
+
+        return prepared_rows(f"deal:{self.name}:{read}", build, **self.values, **values)
+
+
+def as_pool(pool: Pool | models.QuerySet[Claim]) -> Pool:
+    return pool if isinstance(pool, Pool) else Pool(pool)
 
 
 def _other_label(label: str) -> str:
@@ -120,33 +156,56 @@ def _least_voted(candidates: list[Candidate]) -> Candidate:
     return min(candidates, key=lambda c: (c.votes, c.tiebreak))
 
 
-def deal_window(pool: models.QuerySet[Claim]) -> list[Candidate]:
+def deal_window(pool: Pool | models.QuerySet[Claim]) -> list[Candidate]:
     """The ``DEAL_WINDOW`` least-voted claims of the pool, read along the (deal_votes, id)
     index: the claims at the lowest vote count are entered at a random id and read round
     from there, so that ties rotate among players; when that level holds fewer, the next
     levels follow in (votes, id) order. Bounded reads: a LIMIT on an index walk each."""
-    first = pool.order_by("deal_votes", "id").values_list("deal_votes", "id").first()
-    if first is None:
+    pool = as_pool(pool)
+    first = pool.rows("floor", lambda claims: claims.order_by("deal_votes", "id").values_list("deal_votes", "id")[:1])
+    if not first:
         return []
-    floor, lowest = first
-    top = Claim.objects.order_by("-id").values_list("id", flat=True).first() or lowest
+    floor, lowest = first[0]
+    top = compiled_rows("deal_top_claim", lambda: Claim.objects.order_by("-id").values_list("id")[:1], [])
     # From the floor's lowest id, not from 0: with the tied claims' ids far above 0 (a
     # database that has seen many claims) a pivot from 0 fell below them nearly every time,
     # and every deal started at the same end.
-    pivot = random.randint(lowest, max(top, lowest))
-    rows = list(pool.filter(deal_votes=floor, id__gte=pivot).order_by("id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW])
+    pivot = random.randint(lowest, max(top[0][0] if top else lowest, lowest))
+    rows = pool.rows(
+        "floor_from_pivot",
+        lambda claims, floor, pivot: claims.filter(deal_votes=floor, id__gte=pivot).order_by("id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW],
+        floor=floor,
+        pivot=pivot,
+    )
+    # The reads below take what is missing of a window; their LIMIT is the whole window
+    # (a LIMIT is written in the SQL, which a prepared read keeps): the rows past it are cut here.
     if len(rows) < DEAL_WINDOW:
-        rows += pool.filter(deal_votes=floor, id__lt=pivot).order_by("id").values_list(*DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
+        rows += pool.rows(
+            "floor_below_pivot",
+            lambda claims, floor, pivot: claims.filter(deal_votes=floor, id__lt=pivot).order_by("id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW],
+            floor=floor,
+            pivot=pivot,
+        )[: DEAL_WINDOW - len(rows)]
     if len(rows) < DEAL_WINDOW:
-        rows += pool.filter(deal_votes__gt=floor).order_by("deal_votes", "id").values_list(*DEAL_FIELDS)[: DEAL_WINDOW - len(rows)]
+        rows += pool.rows(
+            "above_floor",
+            lambda claims, floor: claims.filter(deal_votes__gt=floor).order_by("deal_votes", "id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW],
+            floor=floor,
+        )[: DEAL_WINDOW - len(rows)]
     return candidates(rows)
 
 
-def _level_window(pool: models.QuerySet[Claim], target: float) -> list[Candidate]:
+def _level_window(pool: Pool | models.QuerySet[Claim], target: float) -> list[Candidate]:
     """The ``DEAL_WINDOW`` rated claims of the pool nearest ``target`` (1500 scale), nearest
     first: one index walk up from it and one down, a LIMIT each (``claim_status_rating``)."""
-    up = pool.filter(rating__gte=target).order_by("rating", "id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW]
-    down = pool.filter(rating__lt=target).order_by("-rating", "-id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW]
+    pool = as_pool(pool)
+    target = float(target)
+    up = pool.rows(
+        "level_up", lambda claims, target: claims.filter(rating__gte=target).order_by("rating", "id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW], target=target
+    )
+    down = pool.rows(
+        "level_down", lambda claims, target: claims.filter(rating__lt=target).order_by("-rating", "-id").values_list(*DEAL_FIELDS)[:DEAL_WINDOW], target=target
+    )
     return sorted(candidates([*up, *down]), key=lambda c: (abs(c.rating - target), c.tiebreak))[:DEAL_WINDOW]
 
 
@@ -161,15 +220,21 @@ def _nearest(wanted: float) -> Callable[[list[Candidate]], Candidate]:
 
 
 def pair_from(
-    pool: models.QuerySet[Claim], anchors: list[Candidate], partner: Callable[[Candidate], Callable[[list[Candidate]], Candidate]]
+    pool: Pool | models.QuerySet[Claim], anchors: list[Candidate], partner: Callable[[Candidate], Callable[[list[Candidate]], Candidate]]
 ) -> tuple[Candidate, Candidate] | None:
     """The first of ``anchors`` (in their order) with a partner of the other label on its
     page, else in its category; ``partner(anchor)`` picks among the candidates. Bounded
     reads: the anchors' pages (``DEAL_PAGE_ROWS``), then a few rows per category."""
+    pool = as_pool(pool)
     on_pages: dict[int, Candidate] = {c.id: c for c in anchors}
-    # Unordered, so that the read goes through the page index; the picker chooses here.
-    page_rows = pool.filter(page_id__in={c.page_id for c in anchors}).order_by().values_list(*DEAL_FIELDS)
-    for c in candidates(page_rows[:DEAL_PAGE_ROWS]):
+    # Unordered, so that the read goes through the page index; the picker chooses here. The
+    # pages are padded with ids no page has to a power of two: a prepared read per length.
+    pages = sorted({c.page_id for c in anchors})
+    pages += [-n for n in range(_padded(len(pages)) - len(pages))]
+    page_rows = pool.rows(
+        "pages", lambda claims, pages: claims.filter(page_id__in=pages).order_by().values_list(*DEAL_FIELDS)[:DEAL_PAGE_ROWS], pages=pages
+    )
+    for c in candidates(page_rows):
         on_pages.setdefault(c.id, c)
     by_page: dict[tuple[int, str], list[Candidate]] = {}
     for c in on_pages.values():
@@ -183,14 +248,21 @@ def pair_from(
         if anchor.category_id is None or (anchor.category_id, _other_label(anchor.label)) in tried:
             continue
         tried.add((anchor.category_id, _other_label(anchor.label)))
-        rows = pool.filter(page__category_id=anchor.category_id, label=_other_label(anchor.label)).order_by("deal_votes", "id")
-        partners = candidates(rows.values_list(*DEAL_FIELDS)[:DEAL_CATEGORY_ROWS])
+        rows = pool.rows(
+            "category",
+            lambda claims, category, label: claims.filter(page__category_id=category, label=label)
+            .order_by("deal_votes", "id")
+            .values_list(*DEAL_FIELDS)[:DEAL_CATEGORY_ROWS],
+            category=anchor.category_id,
+            label=str(_other_label(anchor.label)),
+        )
+        partners = candidates(rows)
         if partners:
             return anchor, partner(anchor)(partners)
     return None
 
 
-def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tuple[Candidate, Candidate] | None:
+def deal_pair(pool: Pool | models.QuerySet[Claim], *, level: float | None = None) -> tuple[Candidate, Candidate] | None:
     """A fair pair from the pool without reading the pool (the policy is in docs/rounds.md,
     "How a round is dealt").
 
@@ -204,6 +276,7 @@ def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tu
     of its category. Only when no
     claim of a full window has a partner even in its category is the whole pool read, with
     ``_pick_pair``: a player with almost nothing left to play."""
+    pool = as_pool(pool)
     if level is not None:
         window = shuffled_nearest_first(_level_window(pool, level), level)
         pair = pair_from(pool, window, lambda anchor: _nearest(2 * level - anchor.rating))
@@ -215,7 +288,12 @@ def deal_pair(pool: models.QuerySet[Claim], *, level: float | None = None) -> tu
     pair = pair_from(pool, shuffled_least_voted_first(window), lambda anchor: _least_voted)
     if pair is not None or len(window) < DEAL_WINDOW:
         return pair  # a short window was the whole pool: every claim was tried
-    return _pick_pair(candidates(pool.values_list(*DEAL_FIELDS)))
+    return _pick_pair(candidates(pool.rows("all", lambda claims: claims.values_list(*DEAL_FIELDS))))
+
+
+def _padded(count: int) -> int:
+    """The power of two at or above ``count`` (1 for 0)."""
+    return 1 << max(0, count - 1).bit_length()
 
 
 def deal_level(player: AbstractBaseUser) -> float | None:

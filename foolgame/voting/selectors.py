@@ -14,6 +14,7 @@ from foolgame.claims.models import Claim
 from foolgame.core import clock, hooks
 from foolgame.core.queries import compiled_rows
 from foolgame.players.models import LedgerEntry
+from foolgame.voting.dealing import Pool
 from foolgame.voting.models import Round, Vote
 
 
@@ -41,6 +42,24 @@ def claims_for_player(*, player: AbstractBaseUser, category: str | None = None, 
     if pages is not None:
         claims = claims.filter(page_id__in=pages)
     return claims if page_id is None else claims.filter(page_id=page_id)
+
+
+def deal_pool_for_player(*, player: AbstractBaseUser, category: str | None = None, page_id: int | None = None) -> Pool:
+    """``claims_for_player`` as the dealer's ``Pool``: a recipe from the player's id (and the
+    page's), whose reads are compiled once, for the plain deal; a queryset (Django's reads)
+    when a study gives the player pages of their own or the deal is asked from a category
+    (a list, or a name matched without case, which SQLite escapes for ``LIKE``)."""
+    if category or hooks.player_settings.get().page_ids_for(player_id=player.pk) is not None:
+        return Pool(claims_for_player(player=player, category=category, page_id=page_id))
+    users = get_user_model()
+
+    def build(player: int, page: int | None = None) -> QuerySet[Claim]:
+        claims = claims_for_players(players=[users(pk=player)])
+        return claims if page is None else claims.filter(page_id=page)
+
+    # The higher apps' rules are in the compiled SQL: named by who gives them (tests swap them).
+    rules = ",".join(str(id(given)) for given in (hooks.play_rules.get(), *hooks.claims_kept_from.receivers))
+    return Pool(build=build, name=f"solo:{rules}", player=player.pk, **({} if page_id is None else {"page": page_id}))
 
 
 def claims_for_players(*, players: Sequence[AbstractBaseUser], category: str | None = None) -> QuerySet[Claim]:

@@ -55,7 +55,7 @@ from foolgame.voting.payloads import (
     round_state,
     vote_ack,
 )
-from foolgame.voting.selectors import claims_for_player, player_past_rounds
+from foolgame.voting.selectors import deal_pool_for_player, player_past_rounds
 from scoring.rounds import Outcome, round_awards
 
 MAX_OPEN_ROUNDS = 3
@@ -159,7 +159,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
         _check_deal_rate(player, clock.now())
-        pair = deal_pair(claims_for_player(player=player, category=category, page_id=page_id), level=deal_level(player))
+        pair = deal_pair(deal_pool_for_player(player=player, category=category, page_id=page_id), level=deal_level(player))
         if pair is None:
             where = " on this page." if page_id is not None else " in this category." if category else "."
             raise ServiceError("no_pair_available", "No fair pair of claims is left for you" + where, status_code=404)

@@ -231,3 +231,56 @@ def test_a_rate_limited_deal_over_rest_is_429_with_retry_after(deal_limits, fake
     error = response.json()["error"]
     assert error["code"] == "deal_rate_limited" and error["details"]["retry_after"] > 0
     assert int(response["Retry-After"]) == error["details"]["retry_after"]
+
+
+def test_a_players_prepared_pool_reads_what_the_queryset_pool_reads_for_each_player() -> None:
+    """The deal's reads are compiled once (``selectors.deal_pool_for_player``) and then only
+    run with the next player's id: each read finds what Django's reads of
+    ``claims_for_player`` find, for every player, every exclusion of the higher apps kept."""
+    from foolgame.checks.models import Check
+    from foolgame.moderation.models import Sighting
+    from foolgame.voting.selectors import claims_for_player, deal_pool_for_player
+
+    now = timezone.now()
+    players = [UserFactory() for _ in range(3)]
+    author = UserFactory()
+    category = CategoryFactory()
+    claims = [c for _ in range(6) for c in pair_on(PageFactory(category=category), author, votes=random.randint(0, 3))]
+    for n, claim in enumerate(claims):
+        Claim.objects.filter(pk=claim.pk).update(rating=1400.0 + 17 * n)
+    own = [c for p in players for c in pair_on(PageFactory(category=category), p)]
+    # Each player has a different claim taken out by each higher app's rule.
+    for n, player in enumerate(players):
+        seen = claims[n]
+        round_ = Round.objects.create(player=player, left_claim=seen, right_claim=claims[n + 1], state="voted", started_at=now, deadline=now)
+        SeenClaim.objects.create(player=player, claim=seen, round=round_)
+        Check.objects.create(player=player, claim=claims[n + 4], dealt_at=now, expires_at=now)
+        Sighting.objects.create(moderator=player, claim=claims[n + 8], first_seen=now)
+    pages = sorted({c.page_id for c in claims + own})[:4]
+    reads = {
+        "floor": ({}, lambda q: q.order_by("deal_votes", "id").values_list("deal_votes", "id")[:1]),
+        "floor_from_pivot": ({"floor": 0, "pivot": claims[3].pk},
+                             lambda q, floor, pivot: q.filter(deal_votes__gte=floor, id__gte=pivot).order_by("id").values_list(*dealing.DEAL_FIELDS)),
+        "pages": ({"pages": pages}, lambda q, pages: q.filter(page_id__in=pages).order_by("id").values_list(*dealing.DEAL_FIELDS)),
+        "category": ({"category": category.pk, "label": "REFUTES"},
+                     lambda q, category, label: q.filter(page__category_id=category, label=label).order_by("id").values_list(*dealing.DEAL_FIELDS)),
+        "level": ({"target": 1450.0}, lambda q, target: q.filter(rating__gte=target).order_by("rating", "id").values_list(*dealing.DEAL_FIELDS)),
+        "all": ({}, lambda q: q.order_by("id").values_list(*dealing.DEAL_FIELDS)),
+    }
+    seen_rows = set()
+    for player in players:
+        prepared = deal_pool_for_player(player=player)
+        assert prepared.build is not None  # the recipe, not a queryset
+        plain = dealing.Pool(claims_for_player(player=player))
+        for read, (values, query) in reads.items():
+            ours = prepared.rows(f"test-{read}", query, **values)
+            assert ours == plain.rows(read, query, **values), (player.username, read)
+            seen_rows.add((read, tuple(ours)))
+        ids = {row[0] for row in prepared.rows("test-all", reads["all"][1])}
+        assert not ids & {c.pk for c in own if c.author_id == player.pk}
+        assert not ids & {claims[n].pk for n in (players.index(player), players.index(player) + 4, players.index(player) + 8)}
+    assert len({rows for read, rows in seen_rows if read == "all"}) == 3  # each player's own pool
+    from foolgame.core import queries
+
+    plans = {key[0].rsplit(":", 1)[-1]: plan for key, plan in queries._COMPILED.items() if isinstance(key, tuple) and ":test-" in str(key[0])}
+    assert set(plans) == {f"test-{read}" for read in reads} and queries._DJANGO not in plans.values()  # every read was prepared
