@@ -5,7 +5,7 @@
 What ``make bench`` (and ``make bench SLOW=1``) runs. Every bench gets ``FM2_BENCH_RECORD``
 (a fresh file for this run, under a temporary folder) and, when it takes them (its ``--help``
 names them), ``--database-url`` and ``--redis-url``. Before each bench the machine's load
-average is read, after it its exit status and time: those are the run's lines in the same
+average is read and its CPU calibration measured, after it its exit status and time: those are the run's lines in the same
 file, which ``bench/table.py`` merges into ``bench/records.jsonl`` and renders as
 ``docs/performance.md``. Exits non-zero when any bench failed (after writing the table, where
 it shows as failed).
@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import REPO, machine  # noqa: E402
+from harness import REPO, calibration_ms, machine  # noqa: E402
 
 
 def fm2_dev() -> str:
@@ -121,7 +121,8 @@ def main() -> int:
         urls = {option: value for option, value in (("--database-url", args.database_url), ("--redis-url", args.redis_url))
                 if value and takes(script, option, help_cache)}
         command = [sys.executable, str(script), *bench_args, *[w for pair in urls.items() for w in pair]]
-        before = machine()  # its load average is the load before this bench
+        calibration_ms.cache_clear()  # this process's first would be hours old by the last bench
+        before = machine()  # its load average and CPU calibration are the machine's just before this bench
         print(f"== {shown_command(name, bench_args, urls)}", flush=True)
         started = time.monotonic()
         try:

@@ -44,8 +44,11 @@ deal and export, the 60 s REST run, the verifier's cross-validation). `make benc
 BENCH_DATABASE_URL=postgres://... BENCH_REDIS_URL=redis://...` passes `--database-url` and
 `--redis-url` to every bench that uses a database or Redis (default: SQLite and a redis-server of
 its own). Latencies move with the machine's load (shown per bench below); CPU per unit moves
-least. † = not measured in its bench's latest run (skipped, failed, or a case that run did not
-have): the row keeps the date and commit it was measured at.
+least. Each run also times a fixed pure-Python loop before it starts (the "CPU calibration"
+column below, best of three passes): figures from runs whose calibration differs are not
+comparable, whatever their load (this machine has measured 3x slower on some days). † = not
+measured in its bench's latest run (skipped, failed, or a case that run did not have): the row
+keeps the date and commit it was measured at.
 ‡ = carried over from the prose page this table replaced (no record of that run: no machine,
 no load); it goes when its bench records its own figures.
 
@@ -148,6 +151,10 @@ def load_text(machine: dict[str, Any]) -> str:
     return " / ".join(f"{x:.2f}" for x in machine.get("load") or [])
 
 
+def calibration_text(machine: dict[str, Any]) -> str:
+    return with_unit(machine.get("calibration_ms"), "ms")
+
+
 def render(lines: list[dict[str, Any]]) -> str:
     """The page: a header naming the latest run, the table of figures, the benches' commands."""
     runs = {line["bench"]: line for line in lines if is_run(line)}
@@ -202,10 +209,10 @@ def render(lines: list[dict[str, Any]]) -> str:
 
     out.append("\n## Benches\n")
     out.append("Each bench's command as the latest `make bench` ran it (plus `--record`, and the database and "
-               "Redis options when given), its outcome, how long it took and the load average (1 / 5 / 15 min) "
-               "just before it started.\n")
-    out.append("| bench | command | outcome | seconds | load before | run |")
-    out.append("| --- | --- | --- | --- | --- | --- |")
+               "Redis options when given), its outcome, how long it took, the load average (1 / 5 / 15 min) "
+               "just before it started and the CPU calibration (a fixed pure-Python loop's time) measured then.\n")
+    out.append("| bench | command | outcome | seconds | load before | CPU calibration | run |")
+    out.append("| --- | --- | --- | --- | --- | --- | --- |")
     for bench in sorted(runs):
         run, machine = runs[bench]["run"], runs[bench].get("machine") or {}
         last = run.get("last") or {}
@@ -214,7 +221,7 @@ def render(lines: list[dict[str, Any]]) -> str:
             outcome = "skipped (SLOW=1)" + (f"; last run {last.get('id')}" if last else "")
         seconds = number(last.get("seconds") if run.get("skipped") else run.get("seconds"))
         out.append("| " + " | ".join(cell(x) for x in (
-            bench, f"`{run.get('command', '')}`", outcome, seconds, load_text(machine),
+            bench, f"`{run.get('command', '')}`", outcome, seconds, load_text(machine), calibration_text(machine),
             f"{run.get('id', '')}, `{machine.get('commit', '')}`")) + " |")
     return "\n".join(out) + "\n"
 

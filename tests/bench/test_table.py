@@ -14,7 +14,7 @@ OLD, NEW = "2026-01-01 10:00:00 UTC", "2026-02-01 10:00:00 UTC"
 
 
 def machine(date: str, commit: str, load: float = 0.5) -> dict:
-    return {"cores": 2, "cpu": "Test CPU", "load": [load, load, load], "commit": commit, "date": date[:16] + " UTC"}
+    return {"cores": 2, "cpu": "Test CPU", "load": [load, load, load], "commit": commit, "date": date[:16] + " UTC", "calibration_ms": 68.2}
 
 
 def figure(bench: str, case: str, name: str, value: float, unit: str, *, date: str, commit: str, target: str | None = None,
@@ -49,7 +49,7 @@ def test_a_target_held_and_a_target_missed_are_marked_and_the_cpu_fills_its_case
     assert "6.8 ms CPU/request" in p95 and "6.8 ms CPU/request" in p99  # the column, not a row of its own
     assert "†" not in p95
     assert f"Latest run: {NEW} (bench_hints_http; commit `bbb2222`, 2 cores, Test CPU)" in page
-    assert "1.25 / 1.25 / 1.25" in page  # the load before the bench
+    assert "| 1.25 / 1.25 / 1.25 | 68.2 ms |" in page  # the load before the bench, and its CPU calibration
 
 
 def test_a_figure_not_measured_again_keeps_its_own_date_and_commit_and_is_marked():
