@@ -270,9 +270,11 @@ def value_text(line: dict[str, Any]) -> str:
     if runs is None:
         return text
     numbers = [value for value in runs if is_number(value)]
-    spread = f"{number(min(numbers))}–{number(max(numbers))}, " if len(numbers) > 1 else ""
+    low, high = (number(min(numbers)), number(max(numbers))) if len(numbers) > 1 else ("", "")
+    spread = f"{low}–{high}, " if low != high else ""
+    same = ", no spread" if low and low == high else ""
     failed = f"; {line['runs_failed']} failed" if line.get("runs_failed") else ""
-    return f"{text} ({spread}{len(runs)} run{'' if len(runs) == 1 else 's'}{failed})"
+    return f"{text} ({spread}{len(runs)} run{'' if len(runs) == 1 else 's'}{same}{failed})"
 
 
 def outcome_text(run: dict[str, Any]) -> str:
@@ -363,7 +365,7 @@ def render(lines: list[dict[str, Any]]) -> str:
         cpu: dict[str, list[str]] = {}
         for line in rows:
             if is_cpu(line):
-                cpu.setdefault(line.get("case") or "", []).append(with_unit(line["value"], line.get("unit")))
+                cpu.setdefault(line.get("case") or "", []).append(value_text(line))
         for line in rows:
             if is_cpu(line) and line.get("floor") is None and not line.get("target"):
                 continue

@@ -190,6 +190,12 @@ def test_a_failed_run_is_left_out_and_counted():
     assert "| 31 ms (30–32, 2 runs; 1 failed) |" in row
 
 
+def test_runs_that_agree_show_no_range():
+    lines = [[figure("bench_word_salad", "dev", "real claims refused", 0.5, "%", date=NEW, commit="bbb2222")] for _ in range(3)]
+    (row,) = rows(table.render(table.merge([], table.combine(lines))), "bench_word_salad")
+    assert "| 0.5 % (3 runs, no spread) |" in row
+
+
 def test_one_run_is_left_as_it_was():
     lines = [socket_figure(30.4, 10.0, 2.0), run("bench_rounds_ws", NEW, "bbb2222")]
     assert table.combine([lines]) == lines
