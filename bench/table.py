@@ -23,7 +23,8 @@ A figure measured beside more than one floor (``"floors"``: name -> value, ``"ra
 -> ratio; the socket benches' committing and no-database floors) shows each floor in the floor
 column and each ratio in the ratio column, named; its target is judged against ``"floor"``.
 
-A bench run more than once is recorded once per run and ``combine`` makes its lines one run's: for each
+A bench run more than once (``run_all.py --runs N``; the socket and REST benches three times
+by default) is recorded once per run and ``combine`` makes its lines one run's: for each
 figure the value is the median of the runs' values, the floor (and each named floor) the
 median of the runs' floors, and the ratio (and each named ratio) the median of the runs'
 ratios, not median value / median floor: a run's ratio compares a game and a floor measured
@@ -66,6 +67,14 @@ measured in its bench's latest run (skipped, failed, or a case that run did not 
 keeps the date and commit it was measured at.
 ‡ = carried over from the prose page this table replaced (no record of that run: no machine,
 no load); it goes when its bench records its own figures.
+
+The socket and REST benches' figures (`bench_rounds_ws`, `bench_rooms_ws`, `bench_rest_pool`)
+are the median of three runs (`make bench RUNS=1` runs each once; `RUNS=N` runs every bench N
+times), and the spread is shown: the value column gives the median, then the runs' range and
+how many runs it is of (a run that failed is left out, and counted). The floor is the median of
+the runs' floors and the ratio the median of the runs' ratios (not median value / median
+floor: each run's ratio pairs a game and a floor measured minutes apart under the same load);
+the target is judged again on those medians.
 
 The socket benches' floor is a bare Channels consumer served like the game (same uvicorn
 flags, channel layer and Redis) that answers the game's frames at the game's sizes. The
