@@ -66,13 +66,15 @@ beat: setup
 	$(VENV)/bin/celery -A foolgame beat --loglevel INFO
 
 ## bench: the benchmarks (SLOW=1: the slow ones too), their figures written to docs/performance.md
-## (BENCH_DATABASE_URL / BENCH_REDIS_URL: PostgreSQL and Redis for every bench that takes them; ONLY=bench_a,bench_b)
+## (BENCH_DATABASE_URL / BENCH_REDIS_URL: PostgreSQL and Redis for every bench that takes them; ONLY=bench_a,bench_b;
+## RUNS=N: every bench N times, its figures the median; default 3 for the socket and REST benches, 1 for the others)
 SLOW ?=
 ONLY ?=
+RUNS ?=
 BENCH_DATABASE_URL ?=
 BENCH_REDIS_URL ?=
 bench: $(VENV)/.installed-test
-	$(PY) bench/run_all.py $(if $(SLOW),--slow) $(if $(BENCH_DATABASE_URL),--database-url $(BENCH_DATABASE_URL)) $(if $(BENCH_REDIS_URL),--redis-url $(BENCH_REDIS_URL)) $(if $(ONLY),--only $(ONLY))
+	$(PY) bench/run_all.py $(if $(SLOW),--slow) $(if $(BENCH_DATABASE_URL),--database-url $(BENCH_DATABASE_URL)) $(if $(BENCH_REDIS_URL),--redis-url $(BENCH_REDIS_URL)) $(if $(ONLY),--only $(ONLY)) $(if $(RUNS),--runs $(RUNS))
 
 typecheck: setup-test
 	$(VENV)/bin/mypy

@@ -10,8 +10,9 @@ on, the process CPU it measured, and the record ``make bench`` turns into the do
 - ``cpu_seconds`` / ``tree_cpu_seconds``: a process's own CPU time from ``/proc``; the
   figure that moves little between machines (a latency moves with the machine's load).
 - ``Record``: one line of JSON per figure, appended to ``--record PATH`` (or the file named
-  by ``FM2_BENCH_RECORD``) with the machine, its load before the run and the commit;
-  ``bench/table.py`` writes the docs' table from those lines.
+  by ``FM2_BENCH_RECORD``) with the machine, its load before the run, its CPU calibration
+  (``calibration_ms``: a fixed pure-Python loop's time) and the commit; ``bench/table.py``
+  writes the docs' table from those lines.
 - ``refuse_errors``: a latency made of error answers is not a latency; a bench counts its
   errors, prints them and exits non-zero on any.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -257,8 +259,37 @@ def ratio(value: float, floor: float) -> float | None:
 # --- the machine and the record -------------------------------------------------------------
 
 
+# How many integer additions the calibration loop makes: about 70 ms a pass on this machine
+# on a good day, three passes.
+CALIBRATION_ADDITIONS = 1_000_000
+
+
+def _calibration_loop(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+@functools.cache
+def calibration_ms() -> float:
+    """The best of three passes of a fixed pure-Python loop, in ms of wall time: how fast this
+    machine ran Python when the run started. The load average says how many others wanted the
+    CPU; this says what a core gave (this machine has measured 3x slower on some days at the
+    same load), so figures from runs whose calibration differs are not comparable. Wall time,
+    not CPU time: a core the host gave to another guest is time the bench lost too. Measured
+    once per process (``calibration_ms.cache_clear()`` measures again)."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        _calibration_loop(CALIBRATION_ADDITIONS)
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
+
+
 def machine() -> dict[str, Any]:
-    """Cores, CPU model, load average now, the commit (``+`` when the tree has changes)."""
+    """Cores, CPU model, load average now, the commit (``+`` when the tree has changes), and
+    the CPU calibration (``calibration_ms``, measured once per process)."""
     model = ""
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -271,7 +302,7 @@ def machine() -> dict[str, Any]:
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True).stdout.strip()
         commit += "+" if dirty else ""
     return {"cores": os.cpu_count(), "cpu": model, "load": [round(x, 2) for x in os.getloadavg()], "commit": commit,
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "calibration_ms": calibration_ms()}
 
 
 @dataclass

@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 SPEC = importlib.util.spec_from_file_location("bench_table", Path(__file__).resolve().parents[2] / "bench" / "table.py")
 table = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(table)
@@ -14,7 +16,7 @@ OLD, NEW = "2026-01-01 10:00:00 UTC", "2026-02-01 10:00:00 UTC"
 
 
 def machine(date: str, commit: str, load: float = 0.5) -> dict:
-    return {"cores": 2, "cpu": "Test CPU", "load": [load, load, load], "commit": commit, "date": date[:16] + " UTC"}
+    return {"cores": 2, "cpu": "Test CPU", "load": [load, load, load], "commit": commit, "date": date[:16] + " UTC", "calibration_ms": 68.2}
 
 
 def figure(bench: str, case: str, name: str, value: float, unit: str, *, date: str, commit: str, target: str | None = None,
@@ -49,7 +51,7 @@ def test_a_target_held_and_a_target_missed_are_marked_and_the_cpu_fills_its_case
     assert "6.8 ms CPU/request" in p95 and "6.8 ms CPU/request" in p99  # the column, not a row of its own
     assert "†" not in p95
     assert f"Latest run: {NEW} (bench_hints_http; commit `bbb2222`, 2 cores, Test CPU)" in page
-    assert "1.25 / 1.25 / 1.25" in page  # the load before the bench
+    assert "| 1.25 / 1.25 / 1.25 | 68.2 ms |" in page  # the load before the bench, and its CPU calibration
 
 
 def test_a_figure_not_measured_again_keeps_its_own_date_and_commit_and_is_marked():
@@ -123,3 +125,107 @@ def test_a_figure_beside_two_floors_shows_each_floor_and_each_ratio_by_name():
     (row,) = rows(table.render(table.merge([], [run("bench_rounds_ws", NEW, "bbb2222"), line])), "bench_rounds_ws")
     assert "| 16 ms | 4 ms (committing); 0.8 ms (no-database) | 4 (committing); 20 (no-database) |" in row
     assert "| <= 4x committing floor | ✓ |" in row
+
+
+def socket_figure(value: float, committing: float, bare: float, *, target: str = "<= 4x committing floor", ok: bool = True) -> dict:
+    line = figure("bench_rounds_ws", "1000 rounds postgresql", "vote_ack_ms_p99", value, "ms", date=NEW, commit="bbb2222",
+                  target=target, ok=ok, floor=committing)
+    line.update(floors={"committing": committing, "no-database": bare},
+                ratios={"committing": round(value / committing, 2), "no-database": round(value / bare, 2)})
+    return line
+
+
+def test_three_runs_give_the_median_value_the_median_floor_and_the_median_of_the_runs_ratios():
+    runs = [[socket_figure(30.4, 10.0, 2.0), run("bench_rounds_ws", NEW, "bbb2222")],
+            [socket_figure(33.0, 8.0, 2.5), run("bench_rounds_ws", NEW, "bbb2222")],
+            [socket_figure(31.1, 12.0, 3.0), run("bench_rounds_ws", NEW, "bbb2222")]]
+    (line, ran) = table.combine(runs)
+    assert line["value"] == 31.1 and line["runs"] == [30.4, 33.0, 31.1]
+    assert line["floor"] == 10.0 and line["floors"] == {"committing": 10.0, "no-database": 2.5}
+    # the runs' ratios 3.04, 4.12, 2.59: their median, not 31.1 / 10.0
+    assert line["ratio"] == 3.04 and line["ratios"] == {"committing": 3.04, "no-database": 13.2}  # 15.2, 13.2, 10.37
+    assert "runs_failed" not in line and line["ok"] is True
+    assert ran["run"]["exit"] == 0 and ran["run"]["seconds"] == 36.0 and len(ran["run"]["runs"]) == 3
+    page = table.render(table.merge([], [line, ran]))
+    (row,) = rows(page, "bench_rounds_ws")
+    assert "| 31.1 ms (30.4–33, 3 runs) | 10 ms (committing); 2.5 ms (no-database) | 3.04 (committing); 13.2 (no-database) |" in row
+    assert "| ok (3 runs) | 12 + 12 + 12 | 1.25 / 1.25 / 1.25; 1.25 / 1.25 / 1.25; 1.25 / 1.25 / 1.25 | 68.2 ms; 68.2 ms; 68.2 ms |" in page
+
+
+def test_the_target_is_judged_again_on_the_medians_not_taken_from_the_runs():
+    # One run of three missed 4x: the median ratio (3.95) holds all the same ...
+    held = [[socket_figure(value, 1.0, 1.0, ok=value <= 4)] for value in (4.5, 3.9, 3.95)]
+    (line,) = table.combine(held)
+    assert line["ratio"] == 3.95 and line["ok"] is True
+    # ... and one run that held does not make a median of 4.1 hold.
+    missed = [[socket_figure(value, 1.0, 1.0, ok=value <= 4)] for value in (4.5, 3.9, 4.1)]
+    (line,) = table.combine(missed)
+    assert line["ratio"] == 4.1 and line["ok"] is False
+    # ... and "or <= 5 ms" holds on the median value whatever the ratio.
+    enough = [[socket_figure(value, 1.0, 1.0, target="<= 2x committing floor or <= 5 ms", ok=False)] for value in (4.0, 4.5, 6.0)]
+    (line,) = table.combine(enough)
+    assert line["ok"] is True
+
+
+def test_a_target_not_read_holds_only_when_every_run_said_it_held():
+    def deal(value: float, ok: bool) -> list[dict]:
+        return [figure("bench_deal", "20000 claims", "p99", value, "ms", date=NEW, commit="bbb2222", target="<= 1.5x 1k", ok=ok,
+                       floor=10.0)]
+    (line,) = table.combine([deal(12.0, True), deal(16.0, False), deal(13.0, True)])
+    assert line["value"] == 13.0 and line["ok"] is False
+    (line,) = table.combine([deal(12.0, True), deal(13.0, True)])
+    assert line["value"] == 12.5 and line["ok"] is True  # two runs: the mean of the middle two
+
+
+def test_a_failed_run_is_left_out_and_counted():
+    runs = [[socket_figure(30.0, 10.0, 2.0), run("bench_rounds_ws", NEW, "bbb2222")],
+            [socket_figure(90.0, 10.0, 2.0), run("bench_rounds_ws", NEW, "bbb2222", exit=1)],
+            [socket_figure(32.0, 10.0, 2.0), run("bench_rounds_ws", NEW, "bbb2222")]]
+    (line, ran) = table.combine(runs)
+    assert line["runs"] == [30.0, 32.0] and line["value"] == 31.0 and line["runs_failed"] == 1
+    assert ran["run"]["exit"] == 1
+    page = table.render(table.merge([], [line, ran]))
+    failed, row = rows(page, "bench_rounds_ws")
+    assert "**1 of 3 runs failed (exit 1)**" in failed
+    assert "| 31 ms (30–32, 2 runs; 1 failed) |" in row
+
+
+def test_runs_that_agree_show_no_range():
+    lines = [[figure("bench_word_salad", "dev", "real claims refused", 0.5, "%", date=NEW, commit="bbb2222")] for _ in range(3)]
+    (row,) = rows(table.render(table.merge([], table.combine(lines))), "bench_word_salad")
+    assert "| 0.5 % (3 runs, no spread) |" in row
+
+
+def test_one_run_is_left_as_it_was():
+    lines = [socket_figure(30.4, 10.0, 2.0), run("bench_rounds_ws", NEW, "bbb2222")]
+    assert table.combine([lines]) == lines
+    (row,) = rows(table.render(table.merge([], lines)), "bench_rounds_ws")
+    assert "| 30.4 ms |" in row
+
+
+@pytest.mark.parametrize(("target", "value", "ratio", "ratios", "unit", "holds"), [
+    ("<= 3x committing floor", 30.0, 2.9, {"committing": 2.9, "no-database": 9.0}, "ms", True),
+    ("<= 3x committing floor", 30.0, 3.1, {"committing": 3.1, "no-database": 9.0}, "ms", False),
+    ("<= 3x committing floor", 30.0, 2.9, None, "ms", True),  # one floor: the line's ratio
+    ("<= 3x committing floor", 30.0, None, None, "ms", False),  # no floor measured: as the bench judged it
+    ("<= 4x committing floor or <= 5 ms", 4.9, 7.0, {"committing": 7.0, "no-database": 9.0}, "ms", True),
+    ("<= 4x committing floor or <= 5 ms", 5.1, 7.0, {"committing": 7.0, "no-database": 9.0}, "ms", False),
+    ("<= 4x committing floor, <= 100 ms", 120.0, 2.0, {"committing": 2.0, "no-database": 9.0}, "ms", False),
+    ("<= 2x floor, <= 100 ms", 90.0, 1.9, None, "ms", True),
+    (">= 0.5x floor", 400.0, 0.52, None, "requests/s", True),
+    (">= 0.5x floor", 300.0, 0.39, None, "requests/s", False),
+    ("<= 3x floor", 30.0, 3.0, None, "ms", True),
+    ("<= 100 ms", 100.0, None, None, "ms", True),
+    ("<= 100 KiB", 101.5, None, None, "KiB", False),
+    ("<= 1 per 1,000", 0.8, None, None, "per 1,000", True),
+    ("<= 50", 50, None, None, "rounds", True),
+    ("p95 <= 30 ms", 14.0, None, None, "ms", None),  # not read: the runs' verdicts decide
+    ("<= 1.5x 1k", 19.6, 1.05, None, "ms", None),
+    ("<= 100 KiB", 90.0, None, None, "MB", None),  # a limit in a unit the value is not in
+    ("<= 3x no-such floor", 30.0, 2.0, {"committing": 2.0, "no-database": 9.0}, "ms", None),
+    ("held", "held", None, None, "", None),
+    (None, 1.0, None, None, "ms", None),
+])
+def test_target_holds_reads_the_benches_targets(target, value, ratio, ratios, unit, holds):
+    line = {"target": target, "value": value, "ratio": ratio, "unit": unit, **({"ratios": ratios} if ratios else {})}
+    assert table.target_holds(line) is holds
