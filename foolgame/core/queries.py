@@ -11,6 +11,7 @@ what Django made of its columns, and afterwards only run the SQL with the new pa
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DatabaseError, connections, models, router
@@ -49,12 +50,13 @@ def compiled_rows(name: str, build: Callable[[], QuerySet[Any]], params: list[An
 _STAND_IN_INT = -(2**31) + 7919  # and down: inside a 32-bit column's range, which Django checks
 _STAND_IN_FLOAT = -7.919e300
 _STAND_IN_TEXT = "fm2-stand-in-{}-7919"
+_STAND_IN_TIME = datetime(1907, 9, 19, 7, 9, 19)
 
 
 def prepared_rows(name: str, build: Callable[..., QuerySet[Any]], **values: Any) -> list[tuple[Any, ...]]:
     """The rows of ``build(**values)`` (a ``values_list`` queryset), its query built and
     compiled once per ``name`` and shape of the values: the first time with a stand-in for
-    each value (an int, a float or a text; a list: for each of its items), whose places among the compiled parameters
+    each value (an int, a float, a text or a datetime; a list: for each of its items), whose places among the compiled parameters
     are kept; each later run puts the values in those places and runs the SQL. Each column
     comes back converted as Django converts it.
 
@@ -109,11 +111,14 @@ def _prepare(build: Callable[..., QuerySet[Any]], values: dict[str, Any]) -> Any
 
     def stand_in(value: Any, slot: Any) -> Any:
         number = next(counter)
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        if isinstance(value, datetime):  # an aware one where Django wants it aware; SQLite's adapted to text: Django's
+            made: Any = _STAND_IN_TIME.replace(tzinfo=value.tzinfo) + timedelta(microseconds=number)
+        elif isinstance(value, bool) or not isinstance(value, (int, float, str)):
             return None
-        made = (
-            _STAND_IN_INT - number if isinstance(value, int) else _STAND_IN_FLOAT * (1 + number) if isinstance(value, float) else _STAND_IN_TEXT.format(number)
-        )
+        else:
+            made = (
+                _STAND_IN_INT - number if isinstance(value, int) else _STAND_IN_FLOAT * (1 + number) if isinstance(value, float) else _STAND_IN_TEXT.format(number)
+            )
         stand_ins[made] = slot
         return made
 
@@ -135,7 +140,7 @@ def _prepare(build: Callable[..., QuerySet[Any]], values: dict[str, Any]) -> Any
         return _DJANGO
     slots: list[Any] = []
     for param in params:
-        if isinstance(param, (int, float, str)) and not isinstance(param, bool) and param in stand_ins:
+        if isinstance(param, (int, float, str, datetime)) and not isinstance(param, bool) and param in stand_ins:
             slots.append(stand_ins[param])
         elif isinstance(param, str) and "fm2-stand-in-" in param:
             return _DJANGO  # a value Django changed

@@ -300,7 +300,12 @@ def deal_level(player: AbstractBaseUser) -> float | None:
     """The claim difficulty this deal looks for, or None for a least-voted deal: a share
     ``DEAL_LEVEL_SHARE`` of the deals of a player with a rating worth the name."""
     options = settings.FM2_RATINGS
-    skill = PlayerRating.objects.filter(player_id=player.pk, votes__gte=options["DEAL_LEVEL_MIN_VOTES"]).first()
-    if skill is None or random.random() >= options["DEAL_LEVEL_SHARE"]:
+    skill = prepared_rows(
+        "deal_level",
+        lambda player, votes: PlayerRating.objects.filter(player_id=player, votes__gte=votes).values_list("rating", "deviation", "volatility")[:1],
+        player=player.pk,
+        votes=int(options["DEAL_LEVEL_MIN_VOTES"]),
+    )
+    if not skill or random.random() >= options["DEAL_LEVEL_SHARE"]:
         return None
-    return pair_target(Rating(skill.rating, skill.deviation, skill.volatility), options["DEAL_SOLVE_CHANCE"])
+    return pair_target(Rating(*skill[0]), options["DEAL_SOLVE_CHANCE"])

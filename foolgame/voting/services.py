@@ -24,7 +24,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from foolgame.core.errors import ServiceError
-from foolgame.core.queries import compiled_create, compiled_instance, compiled_update
+from foolgame.core.queries import compiled_create, compiled_instance, compiled_update, prepared_rows
 from foolgame.claims.models import Claim
 from foolgame.pages.models import Category, Page
 from foolgame.players.models import Guest, LedgerEntry
@@ -69,6 +69,18 @@ def _solo_open_rounds(player: AbstractBaseUser) -> models.QuerySet[Round]:
     return Round.objects.filter(hooks.round_groups.get().solo(), player=player, state__in=Round.OPEN_STATES)
 
 
+def _solo_open_round_ids(player: AbstractBaseUser, *, limit: int | None = None) -> list[int]:
+    """The ids of ``_solo_open_rounds`` (at most ``limit``), read with the SQL compiled once:
+    every deal reads them twice."""
+    groups = hooks.round_groups.get()
+
+    def build(player: int) -> QuerySet[Any]:
+        rounds = Round.objects.filter(groups.solo(), player_id=player, state__in=Round.OPEN_STATES).order_by("id").values_list("id")
+        return rounds if limit is None else rounds[:limit]
+
+    return [row[0] for row in prepared_rows(f"solo_open_rounds:{id(groups)}:{limit}", build, player=player.pk)]
+
+
 def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
     """At most DEALS_PER_HOUR solo deals in any hour (NEW_ACCOUNT_DEALS_PER_HOUR in an
     account's first NEW_ACCOUNT_HOURS), counted from the stored rounds; the caller holds the
@@ -78,11 +90,18 @@ def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
     new = joined is not None and now - joined < timedelta(hours=game["NEW_ACCOUNT_HOURS"])
     limit = game["NEW_ACCOUNT_DEALS_PER_HOUR"] if new else game["DEALS_PER_HOUR"]
     hour = 3600
-    recent = list(
-        Round.objects.filter(hooks.round_groups.get().solo(), player=player, created__gt=now - timedelta(seconds=hour))
-        .order_by("-created")
-        .values_list("created", flat=True)[:limit]
-    )
+    groups = hooks.round_groups.get()
+    recent = [
+        row[0]
+        for row in prepared_rows(
+            f"deal_rate:{id(groups)}:{limit}",
+            lambda player, since: Round.objects.filter(groups.solo(), player_id=player, created__gt=since)
+            .order_by("-created")
+            .values_list("created")[:limit],
+            player=player.pk,
+            since=now - timedelta(seconds=hour),
+        )
+    ]
     if len(recent) >= limit:
         again = recent[-1] + timedelta(seconds=hour)
         wait = max(1, math.ceil((again - now).total_seconds()))
@@ -153,8 +172,9 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
     _check_deal_filters(category=category, page_id=page_id)
     rounds_expire_for_player(player=player)
     with transaction.atomic():
-        get_user_model().objects.select_for_update().get(pk=player.pk)
-        if _solo_open_rounds(player).count() >= MAX_OPEN_ROUNDS:
+        if not prepared_rows("deal_player_lock", lambda player: get_user_model().objects.select_for_update().filter(pk=player).values_list("pk"), player=player.pk):
+            raise get_user_model().DoesNotExist("the player's account is gone")
+        if len(_solo_open_round_ids(player, limit=MAX_OPEN_ROUNDS)) >= MAX_OPEN_ROUNDS:
             raise ServiceError(
                 "too_many_open_rounds", f"Finish one of your {MAX_OPEN_ROUNDS} open rounds before starting another.", status_code=409
             )
@@ -168,12 +188,14 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
         # key-share locks in id order first, as a vote does, so no two wait in opposite orders.
         claim_refs_lock(claim_ids=(pair[0].id, pair[1].id))
         left, right = pair if random.random() < 0.5 else pair[::-1]
-        round_ = Round.objects.create(
-            player=player,
-            left_claim_id=left.id,
-            right_claim_id=right.id,
-            false_claim_index=0 if left.label == Claim.Label.REFUTES else 1,
-            **round_fields_for(player_id=player.pk),
+        round_ = compiled_create(
+            Round(
+                player=player,
+                left_claim_id=left.id,
+                right_claim_id=right.id,
+                false_claim_index=0 if left.label == Claim.Label.REFUTES else 1,
+                **round_fields_for(player_id=player.pk),
+            )
         )
         try:
             with transaction.atomic():
@@ -182,7 +204,7 @@ def round_create(*, player: AbstractBaseUser, category: str | None = None, page_
                 )
         except IntegrityError:
             raise ServiceError("no_pair_available", "Those claims were just dealt to you; try again.", status_code=409) from None
-    return Round.objects.select_related("left_claim__page", "right_claim__page").get(pk=round_.pk)
+    return _get_round(round_id=round_.pk, player=None)
 
 
 # --- the clock ----------------------------------------------------------------------------
@@ -297,7 +319,7 @@ def _abandon_if_stale(round_: Round, now: datetime) -> bool:
 
 
 def rounds_expire_for_player(*, player: AbstractBaseUser) -> None:
-    for round_id in _solo_open_rounds(player).values_list("id", flat=True):
+    for round_id in _solo_open_round_ids(player):
         round_expire(round_id=round_id)
 
 

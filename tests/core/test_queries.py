@@ -66,3 +66,31 @@ def test_a_value_django_changes_or_writes_in_the_sql_is_left_to_django_every_tim
 
     assert prepared_rows("test-limit", limited, count=1) == [("Saturn has rings.",)]
     assert len(prepared_rows("test-limit", limited, count=2)) == 2
+
+
+def test_a_datetime_is_prepared_where_django_hands_it_over_as_it_is() -> None:
+    """PostgreSQL takes an aware datetime as it is: prepared. SQLite's is adapted to text,
+    where no stand-in can be found: Django's read every time, and the same rows."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from foolgame.pages.models import Page
+
+    pages = [PageFactory() for _ in range(3)]
+    now = timezone.now()
+    for n, page in enumerate(pages):
+        Page.objects.filter(pk=page.pk).update(created=now - timedelta(hours=n))
+    built = []
+
+    def build(since):
+        built.append(since)
+        return Page.objects.filter(created__gt=since).order_by("id").values_list("id", "created")
+
+    for hours in (0.5, 1.5, 5):
+        since = now - timedelta(hours=hours)
+        ours = prepared_rows("test-since", build, since=since)
+        assert ours == [tuple(row) for row in Page.objects.filter(created__gt=since).order_by("id").values_list("id", "created")]
+        assert len(ours) == min(3, int(hours) + 1)
+    assert len(built) == (1 if connection.vendor == "postgresql" else 4)
