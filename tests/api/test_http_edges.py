@@ -352,3 +352,26 @@ def test_by_default_a_forged_forwarded_proto_does_not_make_a_request_https(asgi_
     assert _csrf_post_without_referer(asgi_live_server, "https") == 201
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     assert _csrf_post_without_referer(asgi_live_server, "https") == 403
+
+
+def test_a_request_runs_its_middleware_and_view_in_one_trip_from_the_event_loop(asgi_live_server, monkeypatch) -> None:
+    """``foolgame.asgi.OneTripASGIHandler``: the whole middleware chain and a sync view run in
+    one trip to the request's thread. Django's own handler went back to the event loop below
+    the first sync-only middleware (``async_to_sync``) and out to the thread again for the
+    view and for each middleware hook below it. An async view (the readiness check) still
+    (liveness) still answers, in the loop, under the sync chain."""
+    import json
+    import urllib.request
+
+    import asgiref.sync
+
+    back_to_the_loop = []
+    call = asgiref.sync.AsyncToSync.__call__
+    monkeypatch.setattr(asgiref.sync.AsyncToSync, "__call__", lambda self, *a, **k: back_to_the_loop.append(self.awaitable) or call(self, *a, **k))
+    with urllib.request.urlopen(f"{asgi_live_server}/api/categories", timeout=10) as answer:
+        assert answer.status == 200 and json.loads(answer.read()) == []
+        assert answer.headers["X-Frame-Options"] == "DENY"  # the bottom middleware ran, in the same trip
+    assert back_to_the_loop == []
+    with urllib.request.urlopen(f"{asgi_live_server}/health/live", timeout=10) as answer:
+        assert answer.status == 200 and json.loads(answer.read()) == {"status": "ok", "checks": {}}
+    assert len(back_to_the_loop) == 1  # the async view's coroutine, handed to the loop
