@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Sum
 
 from foolgame.core import hooks
+from foolgame.core.queries import prepared_rows
 from foolgame.players.models import LedgerEntry, PlayerRating, TutorialProgress
 from scoring.ratings import is_provisional
 
@@ -23,16 +24,22 @@ def points_shown(*, player_id: int) -> bool:
 
 def player_points(*, player: AbstractBaseUser) -> dict[str, int]:
     """Points by kind and in total, summed from the ledger rows."""
-    sums = dict(LedgerEntry.objects.filter(player=player).values_list("kind").annotate(total=Sum("amount")))
+    # The account page and /api/me read these three on every call: their SQL is compiled once.
+    sums = dict(
+        prepared_rows("player_points", lambda player: LedgerEntry.objects.filter(player_id=player).values_list("kind").annotate(total=Sum("amount")), player=player.pk)
+    )
     points = {kind: int(sums.get(kind) or 0) for kind in KINDS}
     points["total"] = sum(points.values())
     return points
 
 
 def player_skill(*, player_id: int) -> dict[str, Any] | None:
-    row = PlayerRating.objects.filter(player_id=player_id).values("rating", "deviation", "votes", "floor").first()
-    if row is None:
+    rows = prepared_rows(
+        "player_skill", lambda player: PlayerRating.objects.filter(player_id=player).values_list("rating", "deviation", "votes", "floor")[:1], player=player_id
+    )
+    if not rows:
         return None
+    row = dict(zip(("rating", "deviation", "votes", "floor"), rows[0]))
     return {
         "skill": round(row["floor"]),
         "rating": round(row["rating"]),
@@ -49,5 +56,6 @@ def player_tutorial(*, player_id: int, stored: bool = False) -> str | None:
     """The player's first-run tutorial as stored: ``new`` (show it), ``done`` or ``skipped``
     (``stored``: None when nothing is stored; ``services.player_tutorial_get`` then looks
     whether the player has learned the game by playing and writing)."""
-    state = TutorialProgress.objects.filter(player_id=player_id).values_list("state", flat=True).first()
+    rows = prepared_rows("player_tutorial", lambda player: TutorialProgress.objects.filter(player_id=player).values_list("state")[:1], player=player_id)
+    state = rows[0][0] if rows else None
     return state if stored else state or TUTORIAL_NEW

@@ -18,6 +18,7 @@ from django.utils import timezone
 from foolgame.claims.models import Claim
 from foolgame.core import hooks
 from foolgame.core.errors import ServiceError
+from foolgame.core.queries import prepared_rows
 from foolgame.core.throttle import throttle_bump, throttle_count, throttle_reset
 from foolgame.players.models import Guest, PlayerName, SignupOrigin, TutorialProgress
 from foolgame.players.tr39 import skeleton_digest, username_skeleton
@@ -265,7 +266,8 @@ def player_tutorial_get(*, player_id: int) -> str:
     state = player_tutorial(player_id=player_id, stored=True)
     if state is not None:
         return state
-    if Claim.objects.filter(author_id=player_id).exists() and any(hooks.rounds_voted.send(player_id=player_id)):
+    wrote = prepared_rows("player_wrote_a_claim", lambda player: Claim.objects.filter(author_id=player).values_list("pk")[:1], player=player_id)
+    if wrote and any(hooks.rounds_voted.send(player_id=player_id)):
         TutorialProgress.objects.get_or_create(player_id=player_id, defaults={"state": TutorialProgress.State.DONE})
         return TutorialProgress.State.DONE.value
     return TutorialProgress.State.NEW.value

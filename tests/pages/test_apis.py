@@ -59,6 +59,24 @@ def test_the_page_list_says_what_its_serializer_says_of_each_page(client: Client
     assert {p["title"]: p["category"] for p in body} == {"Mars": "Planets", "Loose": None}
 
 
+def test_the_page_detail_says_what_its_serializer_says(client: Client) -> None:
+    """The detail is written out (``page_detail``) but documented by ``PageDetailSerializer``:
+    the two agree field for field, sections in reading order, with and without a category."""
+    from foolgame.pages.apis import PageDetailSerializer
+    from foolgame.pages.models import Page
+    from foolgame.pages.selectors import page_sentences, reading_order
+
+    for category in (CategoryFactory(name="Planets"), None):
+        page = PageFactory(title=f"Venus {category}", category=category, priority=category is None)
+        for position, header in enumerate(["Orbit", "", "Orbit | Speed", "Summary"]):
+            SentenceFactory(page=page, position=position, text=f"Sentence {position}.", section_header=header)
+        stored = Page.objects.select_related("category").get(pk=page.pk)
+        stored.sentences_in_order = reading_order(list(page_sentences(page=stored)))
+        body = client.get(f"/api/pages/{page.pk}").json()
+        assert body == PageDetailSerializer(stored).data
+        assert [s["text"] for s in body["sentences"]] == ["Sentence 1.", "Sentence 3.", "Sentence 0.", "Sentence 2."]
+
+
 def test_page_detail_lists_sentences_in_order_without_retired_ones(client: Client) -> None:
     page = PageFactory(title="Saturn")
     second = SentenceFactory(page=page, position=1, text="It has rings.", section_header="Rings")
