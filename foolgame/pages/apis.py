@@ -43,7 +43,7 @@ class PageDetailApi(ApiView):
     )
     def get(self, request: Request, page_id: int) -> Response:
         page = get_object_or_404(Page.objects.select_related("category"), pk=page_id)
-        sentences = reading_order(list(page_sentences(page=page).only("id", "text", "section_header", "position")))
+        sentences = reading_order(list(page_sentences(page=page)))
         return Response(page_detail(page, sentences))
 
 

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from foolgame.pages.models import Sentence
 from tests.factories import CategoryFactory, ClaimFactory, PageFactory, SentenceFactory
@@ -72,7 +74,9 @@ def test_the_page_detail_says_what_its_serializer_says(client: Client) -> None:
             SentenceFactory(page=page, position=position, text=f"Sentence {position}.", section_header=header)
         stored = Page.objects.select_related("category").get(pk=page.pk)
         stored.sentences_in_order = reading_order(list(page_sentences(page=stored)))
-        body = client.get(f"/api/pages/{page.pk}").json()
+        with CaptureQueriesContext(connection) as queries:
+            body = client.get(f"/api/pages/{page.pk}").json()
+        assert len(queries.captured_queries) == 2  # the page, its sentences: none per sentence
         assert body == PageDetailSerializer(stored).data
         assert [s["text"] for s in body["sentences"]] == ["Sentence 1.", "Sentence 3.", "Sentence 0.", "Sentence 2."]
 
