@@ -79,18 +79,18 @@ def prepared_rows(name: str, build: Callable[..., QuerySet[Any]], **values: Any)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    if not converters:
-        return rows
-    converted = []
-    for row in rows:
-        row = list(row)
-        for position, (functions, expression) in converters.items():
-            value = row[position]
-            for function in functions:
-                value = function(value, expression, connection)
-            row[position] = value
-        converted.append(tuple(row))
-    return converted
+    return [tuple(_converted(row, converters, connection)) for row in rows] if converters else rows
+
+
+def _converted(row: Any, converters: dict[int, Any], connection: Any) -> list[Any]:
+    """The row's columns as Django's converters make them (``SQLCompiler.apply_converters``)."""
+    row = list(row)
+    for position, (functions, expression) in converters.items():
+        value = row[position]
+        for function in functions:
+            value = function(value, expression, connection)
+        row[position] = value
+    return row
 
 
 class _Constant:
@@ -193,12 +193,7 @@ def compiled_instance(
     if row is None:
         return None
     if converters:
-        row = list(row)
-        for position, (functions, expression) in converters.items():
-            value = row[position]
-            for function in functions:
-                value = function(value, expression, connection)
-            row[position] = value
+        row = _converted(row, converters, connection)
     instance = model.from_db(alias, fields, row[start:end])
     for populator in populators:
         populator.populate(row, instance)
