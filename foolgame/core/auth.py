@@ -7,7 +7,6 @@ for the sessions it can answer alone and leaves every other case to Django's own
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -15,7 +14,6 @@ from django.contrib import auth
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.middleware import AuthenticationMiddleware as DjangoAuthenticationMiddleware
-from django.contrib.auth.middleware import auser
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare
@@ -59,6 +57,5 @@ class AuthenticationMiddleware(DjangoAuthenticationMiddleware):
     session it leaves). ``request.auser`` stays Django's."""
 
     def process_request(self, request: HttpRequest) -> None:
-        super().process_request(request)
+        super().process_request(request)  # and request.auser, Django's
         request.user = SimpleLazyObject(lambda: _request_user(request))
-        request.auser = partial(auser, request)

@@ -19,7 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from foolgame.core.errors import ServiceError
-from foolgame.core.queries import compiled_rows
+from foolgame.core.auth import MODEL_BACKEND
+from foolgame.core.queries import compiled_rows, prepared_rows
 from foolgame.players.models import Guest
 
 
@@ -38,12 +39,9 @@ def is_guest(user: Any) -> bool:
     return cached
 
 
-_MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
-
-
 def has_role_permission(user: Any, permission: str) -> bool:
     """``user.has_perm(permission)`` ("app_label.codename") for an active, logged-in user, in
-    one query for all of a user's permissions, its SQL compiled once (``compiled_rows``) and
+    one query for all of a user's permissions, its SQL compiled once (``prepared_rows``) and
     its answer remembered on the user object (as Django remembers its own, for the request or
     a socket's life). Django's ``ModelBackend`` reads them in two queries built afresh each
     request: a third of ``/api/me``'s CPU, which asks two roles. With any other backend
@@ -52,19 +50,19 @@ def has_role_permission(user: Any, permission: str) -> bool:
         return False
     if user.is_superuser:
         return True  # as Django's PermissionsMixin: an active superuser holds every permission
-    if list(settings.AUTHENTICATION_BACKENDS) != [_MODEL_BACKEND] or not isinstance(user, PermissionsMixin):
+    if list(settings.AUTHENTICATION_BACKENDS) != [MODEL_BACKEND] or not isinstance(user, PermissionsMixin):
         return bool(user.has_perm(permission))
     held = getattr(user, "_fm2_permissions", None)
     if held is None:
-        rows = compiled_rows(
+        rows = prepared_rows(
             "role_permissions",
-            lambda: Permission.objects.filter(
-                Q(pk__in=get_user_model().user_permissions.through.objects.filter(user_id=user.pk).values("permission_id"))
-                | Q(pk__in=Group.permissions.through.objects.filter(group__user=user.pk).values("permission_id"))
+            lambda user: Permission.objects.filter(
+                Q(pk__in=get_user_model().user_permissions.through.objects.filter(user_id=user).values("permission_id"))
+                | Q(pk__in=Group.permissions.through.objects.filter(group__user=user).values("permission_id"))
             )
             .values_list("content_type__app_label", "codename")
             .order_by(),
-            [user.pk, user.pk],
+            user=user.pk,
         )
         held = user._fm2_permissions = frozenset(f"{app}.{codename}" for app, codename in rows)
     return permission in held

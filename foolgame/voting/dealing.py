@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import models
 
 from foolgame.claims.models import Claim
-from foolgame.core.queries import compiled_rows, prepared_rows
+from foolgame.core.queries import prepared_rows
 from foolgame.players.models import PlayerRating
 from scoring.ratings import DEFAULT_RATING, Rating, pair_target
 
@@ -166,7 +166,7 @@ def deal_window(pool: Pool | models.QuerySet[Claim]) -> list[Candidate]:
     if not first:
         return []
     floor, lowest = first[0]
-    top = compiled_rows("deal_top_claim", lambda: Claim.objects.order_by("-id").values_list("id")[:1], [])
+    top = prepared_rows("deal_top_claim", lambda: Claim.objects.order_by("-id").values_list("id")[:1])
     # From the floor's lowest id, not from 0: with the tied claims' ids far above 0 (a
     # database that has seen many claims) a pivot from 0 fell below them nearly every time,
     # and every deal started at the same end.

@@ -62,23 +62,22 @@ MAX_OPEN_ROUNDS = 3
 NOTE_MAX_CHARS = 1000
 
 
-def _solo_open_rounds(player: AbstractBaseUser) -> models.QuerySet[Round]:
+def _solo_open_rounds(player: AbstractBaseUser | int) -> models.QuerySet[Round]:
     """The player's open rounds (dealt or playing) of their own, not a room's: a room's round
     is played only in its room, so it never counts against the solo limit, nor is it
     resumed, listed or expired by the solo page's calls (the room finishes it)."""
-    return Round.objects.filter(hooks.round_groups.get().solo(), player=player, state__in=Round.OPEN_STATES)
+    return Round.objects.filter(hooks.round_groups.get().solo(), player=player, state__in=Round.OPEN_STATES)  # a player or their id
 
 
 def _solo_open_round_ids(player: AbstractBaseUser, *, limit: int | None = None) -> list[int]:
     """The ids of ``_solo_open_rounds`` (at most ``limit``), read with the SQL compiled once:
     every deal reads them twice."""
-    groups = hooks.round_groups.get()
 
     def build(player: int) -> QuerySet[Any]:
-        rounds = Round.objects.filter(groups.solo(), player_id=player, state__in=Round.OPEN_STATES).order_by("id").values_list("id")
+        rounds = _solo_open_rounds(player).order_by("id").values_list("id")
         return rounds if limit is None else rounds[:limit]
 
-    return [row[0] for row in prepared_rows(f"solo_open_rounds:{id(groups)}:{limit}", build, player=player.pk)]
+    return [row[0] for row in prepared_rows(f"solo_open_rounds:{id(hooks.round_groups.get())}:{limit}", build, player=player.pk)]
 
 
 def _check_deal_rate(player: AbstractBaseUser, now: datetime) -> None:
