@@ -56,14 +56,20 @@ def test_many_tasks_keep_every_writer_and_what_they_write_near_even(settings) ->
             Claim.objects.create(page=task.page, text="x", label=task.label, author=task.player)
             WriteTask.objects.filter(pk=task.pk).update(used_at=task.created)
     for player in players:
-        assert 0.45 <= veracity_balance(author=player).share_true <= 0.55
+        mine = veracity_balance(author=player)
+        assert mine.true + mine.false == 48 and abs(mine.true - mine.false) <= 2, (player, mine)
         for category in categories:
             own = veracity_balance(category_id=category.pk, author=player)
             assert abs(own.true - own.false) <= 2, (player, category.name, own)
+    # What is handed out in all is the writers' sums: each within 2, so the 240 within 2 per
+    # writer. Ties between pages are broken at random by the database, so which writer ends
+    # 2 apart changes from run to run; 25 seeds gave totals of 0 to 6 apart and per category
+    # 0 to 4 apart (of about 80), while balancing on the lopsided pool would hand History's
+    # writers FALSE nearly every time.
     every = [v for values in handed.values() for v in values]
-    assert abs(every.count("TRUE") - every.count("FALSE")) <= 5  # 240 handed out, each writer within 1 or 2
+    assert abs(every.count("TRUE") - every.count("FALSE")) <= 2 * len(players)
     for values in handed.values():
-        assert 0.45 <= values.count("TRUE") / len(values) <= 0.55
+        assert abs(values.count("TRUE") - values.count("FALSE")) <= 2 * len(players)
 
 
 @pytest.mark.django_db
