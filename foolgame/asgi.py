@@ -2,12 +2,69 @@
 
 import gc
 import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import django
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foolgame.settings")
+
+
+# Request threads kept idle for the next requests: above the concurrency a process serves
+# (its database pool's connections, 20 by default) a thread would only wait for a connection.
+IDLE_REQUEST_THREADS = 64
+
+
+class RequestThread(ThreadPoolExecutor):
+    """One thread that runs a request's sync work (signals, middleware, view, closing), kept
+    for the requests after it.
+
+    Django gives each request a thread-sensitive context of its own, and asgiref a new
+    one-thread executor for it: a thread started and joined per request, a sixth of a web
+    process's CPU under the REST bench. One thread still serves one request at a time, so
+    what Django keeps per thread (the database connection, closed or handed back to the
+    pool by ``request_finished`` on this thread) stays the request's. A request abandoned by
+    its client (Django cancels its task, but its view runs on) keeps the thread until the
+    view returns: only then is the thread idle again."""
+
+    def __init__(self, idle: list["RequestThread"]) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="fm2-request")
+        self._idle = idle
+        self._lock = threading.Lock()
+        self._running = 0
+        self._released = False
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:  # type: ignore[no-untyped-def, override]
+        with self._lock:
+            self._running += 1
+        future = super().submit(fn, *args, **kwargs)
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, _future: Future) -> None:
+        with self._lock:
+            self._running -= 1
+            idle_now = self._released and not self._running
+            if idle_now:
+                self._released = False
+        if idle_now:
+            self._rest()
+
+    def release(self) -> None:
+        """The request is over: idle now, or as soon as its last call returns."""
+        with self._lock:
+            if self._running:
+                self._released = True
+                return
+        self._rest()
+
+    def _rest(self) -> None:
+        if len(self._idle) < IDLE_REQUEST_THREADS:
+            self._idle.append(self)  # list.append and pop are atomic: the loop pops, a thread may append
+        else:
+            self.shutdown(wait=False)
 
 
 class OneTripASGIHandler(ASGIHandler):
@@ -21,7 +78,25 @@ class OneTripASGIHandler(ASGIHandler):
     trip of their own. Those trips and their thread handoffs were a sixth of a web process's
     CPU under the REST bench. Here the chain is loaded sync, as WSGI's, and run whole in one
     ``sync_to_async`` (thread-sensitive: the request's own thread, as before). An async view
-    (the readiness check) is run by Django's sync chain in the loop, as any sync chain runs it."""
+    (the readiness check) is run by Django's sync chain in the loop, as any sync chain runs it.
+    The request's thread is a ``RequestThread`` kept from an earlier request, not a new one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._idle_threads: list[RequestThread] = []
+
+    async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        try:
+            thread = self._idle_threads.pop()
+        except IndexError:
+            thread = RequestThread(self._idle_threads)
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            thread.release()
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)

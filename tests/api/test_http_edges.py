@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
+import threading
 from urllib.parse import urlparse
 
 import pytest
@@ -358,8 +360,8 @@ def test_a_request_runs_its_middleware_and_view_in_one_trip_from_the_event_loop(
     """``foolgame.asgi.OneTripASGIHandler``: the whole middleware chain and a sync view run in
     one trip to the request's thread. Django's own handler went back to the event loop below
     the first sync-only middleware (``async_to_sync``) and out to the thread again for the
-    view and for each middleware hook below it. An async view (the readiness check) still
-    (liveness) still answers, in the loop, under the sync chain."""
+    view and for each middleware hook below it. An async view (liveness) still answers, in
+    the loop, under the sync chain."""
     import json
     import urllib.request
 
@@ -375,3 +377,85 @@ def test_a_request_runs_its_middleware_and_view_in_one_trip_from_the_event_loop(
     with urllib.request.urlopen(f"{asgi_live_server}/health/live", timeout=10) as answer:
         assert answer.status == 200 and json.loads(answer.read()) == {"status": "ok", "checks": {}}
     assert len(back_to_the_loop) == 1  # the async view's coroutine, handed to the loop
+
+
+def test_requests_one_after_another_reuse_their_thread(asgi_live_server) -> None:
+    """Django's handler started a thread for each request (a sixth of a web process's CPU);
+    ``OneTripASGIHandler`` keeps it for the next request, where the request's signals (the
+    database connection's closing) run with its view."""
+    import urllib.request
+
+    from django.core.signals import request_finished, request_started
+
+    seen: list[tuple[str, str]] = []
+
+    def started(**kwargs) -> None:
+        seen.append(("started", threading.current_thread().name))
+
+    def finished(**kwargs) -> None:
+        seen.append(("finished", threading.current_thread().name))
+
+    request_started.connect(started, dispatch_uid="test-request-thread-started")
+    request_finished.connect(finished, dispatch_uid="test-request-thread-finished")
+    try:
+        for _ in range(3):
+            with urllib.request.urlopen(f"{asgi_live_server}/api/categories", timeout=10) as answer:
+                assert answer.status == 200
+    finally:
+        request_started.disconnect(dispatch_uid="test-request-thread-started")
+        request_finished.disconnect(dispatch_uid="test-request-thread-finished")
+    assert [event for event, _ in seen] == ["started", "finished"] * 3
+    names = {name for _, name in seen}
+    assert len(names) == 1 and names.pop().startswith("fm2-request")
+
+
+def test_requests_at_once_each_have_a_thread_and_leave_them_idle_for_the_next() -> None:
+    from asgiref.sync import sync_to_async
+
+    from foolgame.asgi import OneTripASGIHandler
+
+    handler = OneTripASGIHandler()
+    threads: list[int] = []
+
+    async def main() -> None:
+        both_inside = asyncio.Barrier(2)
+
+        async def handle(scope, receive, send) -> None:
+            threads.append(await sync_to_async(threading.get_ident)())
+            if len(threads) <= 2:
+                await both_inside.wait()  # the first two requests are served at the same time
+
+        handler.handle = handle
+        await asyncio.gather(handler({"type": "http"}, None, None), handler({"type": "http"}, None, None))
+        assert len(handler._idle_threads) == 2
+        await handler({"type": "http"}, None, None)
+
+    asyncio.run(main())
+    assert threads[0] != threads[1] and threads[2] in threads[:2]
+    with pytest.raises(ValueError, match="only handle ASGI/HTTP"):
+        asyncio.run(handler({"type": "websocket"}, None, None))
+
+
+def test_a_request_thread_still_running_an_abandoned_view_is_not_handed_to_the_next_request(monkeypatch) -> None:
+    """A client that hangs up has its request's task cancelled, but the view runs on in the
+    thread: the thread is idle, and given to another request, only once the view returns.
+    Past the cap of idle threads a finished one is shut down."""
+    from foolgame import asgi
+
+    idle: list[asgi.RequestThread] = []
+    thread = asgi.RequestThread(idle)
+    view_may_return = threading.Event()
+    running = thread.submit(view_may_return.wait, 10)
+    thread.release()  # the request is over for the event loop
+    assert idle == []
+    view_may_return.set()
+    assert running.result(timeout=10) is True
+    wait_for(lambda: idle == [thread], what="the thread to become idle", seconds=5)
+    monkeypatch.setattr(asgi, "IDLE_REQUEST_THREADS", 1)
+    spare = asgi.RequestThread(idle)
+    assert spare.submit(lambda: 42).result(timeout=10) == 42
+    spare.release()
+    assert idle == [thread]
+    with pytest.raises(RuntimeError, match="shutdown"):
+        spare.submit(lambda: 42)
+    thread.shutdown()
