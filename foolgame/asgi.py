@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP to Django, WebSockets through the origin check, the session and the router."""
 
+import asyncio
 import gc
 import os
 import threading
@@ -7,7 +8,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import django
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.http import FileResponse
+from django.urls import set_script_prefix
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foolgame.settings")
 
@@ -68,22 +73,32 @@ class RequestThread(ThreadPoolExecutor):
 
 
 class OneTripASGIHandler(ASGIHandler):
-    """Django's ASGI handler with the middleware and the view run in one trip to the request's
+    """Django's ASGI handler with a request's sync work done in one trip to the request's
     thread, as under WSGI.
 
     Django's own loads the middleware in async mode: the first middleware that is sync only
     (ours: the guest and participant limits) turns everything above it sync, one trip from the
     event loop to a thread; below it the rest go back to the loop (``async_to_sync``), and the
     sync view to the thread again, and each ``MiddlewareMixin`` below runs its hooks with a
-    trip of their own. Those trips and their thread handoffs were a sixth of a web process's
-    CPU under the REST bench. Here the chain is loaded sync, as WSGI's, and run whole in one
-    ``sync_to_async`` (thread-sensitive: the request's own thread, as before). An async view
-    (the readiness check) is run by Django's sync chain in the loop, as any sync chain runs it.
-    The request's thread is a ``RequestThread`` kept from an earlier request, not a new one."""
+    trip of their own. Around them it makes a trip of their own for ``request_started`` and
+    for the response's closing (``request_finished``). Each trip wakes a thread and then the
+    loop: a fifth of a web process's CPU under the REST bench. Here the chain is loaded sync,
+    as WSGI's, and one trip sends ``request_started``, runs the chain and the view, and closes
+    the response (its content is already whole); only a streaming response (an export's
+    download) is closed in a second trip, once it has been sent. The database connection so
+    goes back to the pool before the answer is written to the socket.
+
+    An async view (liveness, readiness) is run by Django's sync chain in the loop, as any sync
+    chain runs it. The request's thread is a ``RequestThread`` kept from an earlier request,
+    not a new one. As in Django's, a client that hangs up cancels the waiting, not the view:
+    its trip runs on and closes its response when the view returns."""
 
     def __init__(self) -> None:
         super().__init__()
         self._idle_threads: list[RequestThread] = []
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        super().load_middleware(is_async=False)
 
     async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
         if scope["type"] != "http":
@@ -98,11 +113,61 @@ class OneTripASGIHandler(ASGIHandler):
         finally:
             thread.release()
 
-    def load_middleware(self, is_async: bool = False) -> None:
-        super().load_middleware(is_async=False)
+    async def handle(self, scope, receive, send):  # type: ignore[no-untyped-def]
+        """Django's ``ASGIHandler.handle`` with its three trips to the thread made one."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
 
-    async def get_response_async(self, request):  # type: ignore[no-untyped-def]
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+        async def process_request():  # type: ignore[no-untyped-def]
+            response = await sync_to_async(self._respond, thread_sensitive=True)(scope, request, error_response)
+            try:
+                await self.send_response(response, send)
+            except asyncio.CancelledError:
+                pass  # the client hung up while being sent the response
+            return response
+
+        # The client's hanging up is watched while the response is made, as Django's does.
+        tasks = [asyncio.create_task(self.listen_for_disconnect(receive)), asyncio.create_task(process_request())]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if task.done():
+                try:
+                    task.result()
+                except RequestAborted:
+                    pass
+                except AssertionError:
+                    body_file.close()
+                    raise
+            else:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        try:
+            response = tasks[1].result()
+        except asyncio.CancelledError:
+            pass  # the trip runs on in the thread and closes the response
+        else:
+            if response.streaming:
+                await sync_to_async(response.close, thread_sensitive=True)()
+        body_file.close()
+
+    def _respond(self, scope, request, error_response):  # type: ignore[no-untyped-def]
+        """In the request's thread: ``request_started``, the response, and unless it streams
+        its closing (``request_finished``: the database connection goes back)."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        response = error_response if request is None else self.get_response(request)
+        response._handler_class = self.__class__
+        if isinstance(response, FileResponse):
+            response.block_size = self.chunk_size  # the server chunks it: larger reads
+        if not response.streaming:
+            response.close()
+        return response
 
 
 # Django must be set up before the consumers (and the models they import) are loaded.

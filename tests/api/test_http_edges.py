@@ -459,3 +459,79 @@ def test_a_request_thread_still_running_an_abandoned_view_is_not_handed_to_the_n
     with pytest.raises(RuntimeError, match="shutdown"):
         spare.submit(lambda: 42)
     thread.shutdown()
+
+
+def _streamed(request):
+    from django.http import StreamingHttpResponse
+
+    return StreamingHttpResponse(part for part in (b"one,", b"two"))
+
+
+def _whole(request):
+    from django.http import HttpResponse
+
+    return HttpResponse(b"whole")
+
+
+def _asgi_get(path: str) -> list[str]:
+    """What happens, in order, as the handler serves GET ``path``: the ASGI messages it sends
+    and the request signals, each with the thread it ran on."""
+    from django.core.signals import request_finished, request_started
+
+    from foolgame.asgi import OneTripASGIHandler
+
+    events: list[str] = []
+    started = lambda **kwargs: events.append("started")  # noqa: E731
+    finished = lambda **kwargs: events.append("finished")  # noqa: E731
+    request_started.connect(started, dispatch_uid="test-asgi-get-started")
+    request_finished.connect(finished, dispatch_uid="test-asgi-get-finished")
+    scope = {"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": [(b"host", b"testserver")],
+             "server": ("testserver", 80), "client": ("127.0.0.1", 5000), "scheme": "http", "asgi": {"version": "3.0"}}
+
+    async def main() -> None:
+        sent_all = asyncio.Event()
+        requests = [{"type": "http.request", "body": b"", "more_body": False}]
+
+        async def receive():
+            if requests:
+                return requests.pop()
+            await sent_all.wait()  # the client stays until it has the whole answer
+            return {"type": "http.disconnect"}
+
+        async def send(message):
+            events.append(message["type"] + (f":{message['body'].decode()}" if message.get("body") else ""))
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                sent_all.set()
+
+        await OneTripASGIHandler()(scope, receive, send)
+
+    try:
+        asyncio.run(main())
+    finally:
+        request_started.disconnect(dispatch_uid="test-asgi-get-started")
+        request_finished.disconnect(dispatch_uid="test-asgi-get-finished")
+    return events
+
+
+
+
+@pytest.mark.django_db
+@pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators")  # as the export's download
+@override_settings(ROOT_URLCONF=__name__)
+def test_a_whole_response_is_closed_before_it_is_sent_and_a_streamed_one_after() -> None:
+    """A whole response is closed in its one trip (``request_finished``: the database
+    connection goes back to the pool) before a byte is written; a streamed one only once its
+    last part is sent, as Django's handler does."""
+    assert _asgi_get("/whole") == ["started", "finished", "http.response.start", "http.response.body:whole"]
+    assert _asgi_get("/streamed") == [
+        "started", "http.response.start", "http.response.body:one,", "http.response.body:two", "http.response.body", "finished",
+    ]
+
+
+def _handler_test_urls() -> list:
+    from django.urls import path
+
+    return [path("whole", _whole), path("streamed", _streamed)]
+
+
+urlpatterns = _handler_test_urls()  # the handler tests' ROOT_URLCONF
