@@ -9,6 +9,7 @@ from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 from foolgame.claims.models import Claim
+from foolgame.core.queries import prepared_rows
 from foolgame.pages.models import Category, Page, Sentence
 
 
@@ -39,3 +40,19 @@ def page_list(*, category: str | None = None, search: str | None = None) -> Quer
     if search:
         pages = pages.filter(title__icontains=search)
     return pages.order_by("-priority", "title")
+
+
+PAGE_SUMMARY_COLUMNS = ("id", "title", "category__name", "priority", "sentence_count", "claim_count")
+"""A page's row in the pages list (``/api/pages``), in this order."""
+
+
+def page_summary_rows(*, category: str | None = None, search: str | None = None) -> list[tuple[Any, ...]]:
+    """``page_list``'s pages as rows of ``PAGE_SUMMARY_COLUMNS``. The list is a fifth of the
+    REST mix's requests and building its query (a subquery per count) cost more than running
+    it: all pages or one category's are read with SQL built once (``prepared_rows``); a
+    title search (``icontains``) is Django's read each time."""
+    if search:
+        return [tuple(row) for row in page_list(category=category, search=search).values_list(*PAGE_SUMMARY_COLUMNS)]
+    if category:
+        return prepared_rows("page_summaries_in", lambda category: page_list(category=category).values_list(*PAGE_SUMMARY_COLUMNS), category=category)
+    return prepared_rows("page_summaries", lambda: page_list().values_list(*PAGE_SUMMARY_COLUMNS))

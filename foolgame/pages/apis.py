@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from foolgame.core.queries import compiled_instance
 from foolgame.core.schema import errors
 from foolgame.core.views import ApiView
-from foolgame.pages.models import Page, Sentence
-from foolgame.pages.selectors import page_sentences, reading_order
+from foolgame.pages.models import Page
+from foolgame.pages.selectors import SentenceRow, page_sentence_rows, reading_order
 
 
 class SentenceSerializer(serializers.Serializer):
@@ -42,12 +43,13 @@ class PageDetailApi(ApiView):
         "sentence ids are what a claim's `gold_sentence_ids` name.",
     )
     def get(self, request: Request, page_id: int) -> Response:
-        page = get_object_or_404(Page.objects.select_related("category"), pk=page_id)
-        sentences = reading_order(list(page_sentences(page=page)))
-        return Response(page_detail(page, sentences))
+        page = compiled_instance("page_detail", lambda: Page.objects.select_related("category"), page_id)
+        if page is None:
+            raise Http404("No page has this id.")
+        return Response(page_detail(page, reading_order(page_sentence_rows(page_id=page.pk))))
 
 
-def page_detail(page: Page, sentences: list[Sentence]) -> dict[str, Any]:
+def page_detail(page: Page, sentences: list[SentenceRow]) -> dict[str, Any]:
     """What ``PageDetailSerializer`` gives for the page with ``sentences`` in order, written
     out: a page has hundreds of sentences, and the serializer's work per field and sentence
     was most of the endpoint's CPU."""
@@ -57,5 +59,5 @@ def page_detail(page: Page, sentences: list[Sentence]) -> dict[str, Any]:
         "category": page.category.name if page.category is not None else None,
         "priority": page.priority,
         "source": page.source,
-        "sentences": [{"id": s.pk, "text": s.text, "section_header": s.section_header} for s in sentences],
+        "sentences": [{"id": s.id, "text": s.text, "section_header": s.section_header} for s in sentences],
     }

@@ -5,6 +5,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from foolgame.claims.models import Claim
 from foolgame.pages.models import Sentence
 from tests.factories import CategoryFactory, ClaimFactory, PageFactory, SentenceFactory
 
@@ -59,6 +60,24 @@ def test_the_page_list_says_what_its_serializer_says_of_each_page(client: Client
     body = client.get("/api/pages").json()
     assert body == PageSummarySerializer(page_list(), many=True).data
     assert {p["title"]: p["category"] for p in body} == {"Mars": "Planets", "Loose": None}
+    # One category's pages, by slug or name, and a title search: each as its serializer has it.
+    for query, chosen in (({"category": "planets"}, page_list(category="planets")), ({"category": "PLANETS"}, page_list(category="PLANETS")),
+                          ({"q": "oos"}, page_list(search="oos")), ({"category": "planets", "q": "ar"}, page_list(category="planets", search="ar"))):
+        assert client.get("/api/pages", query).json() == PageSummarySerializer(chosen, many=True).data != []
+    assert client.get("/api/pages", {"category": "nowhere"}).json() == []
+    # The list counts what is stored now: a claim removed and a sentence retired since.
+    counts = lambda: [(p["sentence_count"], p["claim_count"]) for p in client.get("/api/pages", {"category": "Planets"}).json()]  # noqa: E731
+    sentences = page.sentences.filter(retired=False).count()
+    assert counts() == [(sentences, 1)]
+    Claim.objects.filter(page=page).update(status="removed")
+    SentenceFactory(page=page, position=1)
+    assert counts() == [(sentences + 1, 0)]
+    from foolgame.core import queries
+
+    plans = {key[0]: plan for key, plan in queries._COMPILED.items() if key[0] in ("page_summaries", "page_summaries_in")}
+    assert set(plans) == {"page_summaries", "page_summaries_in"}
+    if connection.vendor == "postgresql":  # SQLite escapes iexact's value: Django's read there
+        assert queries._DJANGO not in plans.values()
 
 
 def test_the_page_detail_says_what_its_serializer_says(client: Client) -> None:
@@ -79,6 +98,12 @@ def test_the_page_detail_says_what_its_serializer_says(client: Client) -> None:
         assert len(queries.captured_queries) == 2  # the page, its sentences: none per sentence
         assert body == PageDetailSerializer(stored).data
         assert [s["text"] for s in body["sentences"]] == ["Sentence 1.", "Sentence 3.", "Sentence 0.", "Sentence 2."]
+    from foolgame.core import queries as prepared
+
+    assert prepared._COMPILED["page_detail"] is not prepared._DJANGO  # the page read with SQL compiled once
+    if connection.vendor == "postgresql":
+        assert prepared._COMPILED[("page_sentence_rows", "page_id")] is not prepared._DJANGO
+    assert client.get(f"/api/pages/{page.pk + 1000}").json() == {"error": {"code": "not_found", "message": "Not found."}}
 
 
 def test_page_detail_lists_sentences_in_order_without_retired_ones(client: Client) -> None:
