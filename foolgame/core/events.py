@@ -34,6 +34,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -60,7 +61,7 @@ class _Publisher:
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.tasks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fm2-tasks")
-        self.batches: dict[str, tuple[Task, set[int]]] = {}
+        self.batches: dict[tuple[str, datetime | None], tuple[Task, set[int]]] = {}
         self.thread = threading.Thread(target=self._run, name="fm2-round-events", daemon=True)
         self.thread.start()
         self.ready.wait()
@@ -134,21 +135,25 @@ class _Publisher:
         except Exception:  # the periodic sweeps redo a lost task's work
             logger.exception("could not send task %s", task.name)
 
-    def batch_task(self, task: Task, ids: list[int]) -> None:
-        self.loop.call_soon_threadsafe(self._add_to_batch, task, ids)
+    def batch_task(self, task: Task, ids: list[int], eta: datetime | None = None) -> None:
+        self.loop.call_soon_threadsafe(self._add_to_batch, task, ids, eta)
 
-    def _add_to_batch(self, task: Task, ids: list[int]) -> None:
-        """On the loop: the first ids of a batch start its clock; the run is sent when it ends."""
-        pending = self.batches.get(task.name)
+    def _add_to_batch(self, task: Task, ids: list[int], eta: datetime | None = None) -> None:
+        """On the loop: the first ids of a batch start its clock; the run is sent when it ends.
+        With ``eta``, a batch per whole second: the run is due at the end of the second in
+        which the latest of its ids is due."""
+        due = None if eta is None else eta.replace(microsecond=0) + timedelta(seconds=1 if eta.microsecond else 0)
+        key = (task.name, due)
+        pending = self.batches.get(key)
         if pending is None:
-            self.batches[task.name] = (task, set(ids))
-            self.loop.call_later(BATCH_SECONDS, self._send_batch, task.name)
+            self.batches[key] = (task, set(ids))
+            self.loop.call_later(BATCH_SECONDS, self._send_batch, key)
         else:
             pending[1].update(ids)
 
-    def _send_batch(self, name: str) -> None:
-        task, ids = self.batches.pop(name)
-        self.send_task(task, [sorted(ids)], {})
+    def _send_batch(self, key: tuple[str, datetime | None]) -> None:
+        task, ids = self.batches.pop(key)
+        self.send_task(task, [sorted(ids)], {} if key[1] is None else {"eta": key[1]})
 
 
 _publisher: _Publisher | None = None
@@ -273,6 +278,19 @@ def task_batched_on_commit(task: Task, ids: Iterable[int]) -> None:
     else:
         transaction.on_commit(lambda: _get_publisher().batch_task(task, ids))
 
+
+
+def task_batched_at_on_commit(task: Task, ids: Iterable[int], *, eta: datetime) -> None:
+    """After the commit, have ``task(ids)`` run at ``eta``: joined with every other call's
+    ids due in the same whole second and made in the next BATCH_SECONDS (in this process)
+    into one run, sent for the end of that second. For per-id work that must not run early
+    and may run up to a second late (a round's expiry: reads close an overdue round
+    themselves); a run lost with its process is redone by the sweeps. Eager tasks run at once."""
+    ids = [int(pk) for pk in ids]
+    if task_runs_eagerly(task):
+        transaction.on_commit(lambda: task.apply_async(args=[ids]), robust=True)
+    else:
+        transaction.on_commit(lambda: _get_publisher().batch_task(task, ids, eta))
 
 
 def hook_on_commit(hook: Any, **kwargs: Any) -> None:

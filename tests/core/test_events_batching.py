@@ -23,6 +23,7 @@ class RecordingTask:
     def __init__(self, name: str, delay: float = 0.0) -> None:
         self.name, self.delay = name, delay
         self.sent: list[list[Any]] = []
+        self.options: list[dict[str, Any]] = []
         self.sent_event = threading.Event()
         self.entered = threading.Event()  # a run is being sent (and held for ``delay``)
 
@@ -30,6 +31,7 @@ class RecordingTask:
         self.entered.set()
         time.sleep(self.delay)
         self.sent.append(args)
+        self.options.append(options)
         self.sent_event.set()
 
 
@@ -121,3 +123,19 @@ def test_groups_are_sent_side_by_side_each_in_its_own_order(publisher) -> None:
     assert [n for g, n in sent if g == "slow"] == [0, 1, 2]
     assert [n for g, n in sent if g == "room-B"] == [0, 1]
     assert sent.index(("room-B", 0)) < sent.index(("slow", 0))
+
+
+def test_ids_due_in_the_same_second_share_one_run_sent_for_the_end_of_that_second(publisher) -> None:
+    """``events.task_batched_at_on_commit``: the REST rounds' expiries of half a second, one
+    run per second their deadlines fall in, due when the latest of them is (never early)."""
+    from datetime import datetime, timezone
+
+    expiry = RecordingTask("expiry")
+    second = datetime(2026, 11, 29, 12, 0, 7, tzinfo=timezone.utc)
+    publisher.batch_task(expiry, [3], second.replace(microsecond=200_000))
+    publisher.batch_task(expiry, [1], second.replace(microsecond=900_000))
+    publisher.batch_task(expiry, [2], second.replace(second=8))  # due on the second: with the two due in the second before it
+    publisher.batch_task(expiry, [4], second.replace(second=8, microsecond=1))  # a microsecond later: the next second's
+    wait_for(lambda: len(expiry.sent) == 2, what="the two runs", every=0.01)
+    runs = sorted(zip((options["eta"] for options in expiry.options), (args[0] for args in expiry.sent)))
+    assert runs == [(second.replace(second=8), [1, 2, 3]), (second.replace(second=9), [4])]

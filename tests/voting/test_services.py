@@ -284,6 +284,9 @@ def _capture_expiry_sends(monkeypatch) -> list[tuple]:
     monkeypatch.setattr(
         events, "task_on_commit", lambda task, *args, **options: sent.append((args, options.get("eta"))) if task is tasks.expire_round else None
     )
+    monkeypatch.setattr(  # the start's: batched with the rounds due in the same second (tasks.expire_rounds)
+        events, "task_batched_at_on_commit", lambda task, ids, *, eta: sent.append(("batched", list(ids), eta)) if task is tasks.expire_rounds else None
+    )
     return sent
 
 
@@ -294,7 +297,7 @@ def test_a_round_has_one_pending_expiry_task_however_many_clues_are_bought(game,
     for i in range(5):
         services.round_reveal_clue(round_id=round_.pk, player=game.voter, claim_index=i % 2)
     round_.refresh_from_db()
-    assert [(args, (eta - round_.started_at).total_seconds()) for args, eta in sent] == [((round_.pk,), 180)]
+    assert [(how, ids, (eta - round_.started_at).total_seconds()) for how, ids, eta in sent] == [("batched", [round_.pk], 180)]
 
 
 def test_an_expiry_task_that_runs_before_the_deadline_resends_itself_once(game, fake_clock, monkeypatch) -> None:
@@ -308,6 +311,24 @@ def test_an_expiry_task_that_runs_before_the_deadline_resends_itself_once(game, 
     round_.refresh_from_db()
     assert sent == [((round_.pk, False), round_.deadline)]
     assert round_.state == Round.State.PLAYING
+
+
+def test_the_shared_expiry_closes_each_due_round_and_resends_one_not_yet_due(game, fake_clock, monkeypatch) -> None:
+    """``tasks.expire_rounds``: the rounds of one second's batch, each closed as its own task
+    closed it; one found before its deadline (moved, or a clock behind) is sent once alone."""
+    from foolgame.voting import tasks
+
+    first = services.round_create(player=game.voter)
+    services.round_start(round_id=first.pk, player=game.voter)
+    fake_clock.advance(100)
+    later = services.round_create(player=UserFactory())
+    services.round_start(round_id=later.pk, player=later.player)
+    fake_clock.advance(81)  # the first is 1 s past its deadline, the later one 99 s short of it
+    sent = _capture_expiry_sends(monkeypatch)
+    assert tasks.expire_rounds([first.pk, later.pk, first.pk + later.pk]) == 1  # a vanished id is skipped
+    first.refresh_from_db(), later.refresh_from_db()
+    assert (first.state, first.ended_at) == (Round.State.TIMED_OUT, first.deadline)
+    assert later.state == Round.State.PLAYING and sent == [((later.pk, False), later.deadline)]
 
 
 # --- a moderator's vote on a claim they saw with its answer (issue 24) -------------------------
