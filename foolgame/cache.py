@@ -18,9 +18,6 @@ import threading
 from typing import Any
 
 import redis
-from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
-from django.core.cache.backends.redis import RedisCacheClient
-
 
 class SharedConnectionPool(redis.ConnectionPool):
     _pools: dict[tuple[str, str], redis.ConnectionPool] = {}
@@ -36,30 +33,3 @@ class SharedConnectionPool(redis.ConnectionPool):
             if pool is None:
                 pool = cls._pools[key] = super().from_url(url, **kwargs)
         return pool
-
-
-class SharedClientRedisCacheClient(RedisCacheClient):
-    """Django's Redis cache client with one ``redis.Redis`` per connection pool, not one per
-    command: building a client fills its table of ~200 response callbacks, and Django's built
-    one for every cache call (a session read, a lease), 7.5% of a web process's CPU under the
-    REST bench. A ``redis.Redis`` is safe to share between threads: each command borrows a
-    connection from the pool and gives it back."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._clients: dict[int, redis.Redis] = {}
-
-    def get_client(self, key: Any = None, *, write: bool = False) -> redis.Redis:
-        pool = self._get_connection_pool(write)
-        client = self._clients.get(id(pool))
-        if client is None or client.connection_pool is not pool:
-            client = self._clients[id(pool)] = self._client(connection_pool=pool)
-        return client
-
-
-class RedisCache(DjangoRedisCache):
-    """Django's Redis cache backend (``CACHES``) with ``SharedClientRedisCacheClient``."""
-
-    def __init__(self, server: str, params: dict[str, Any]) -> None:
-        super().__init__(server, params)
-        self._class = SharedClientRedisCacheClient

@@ -211,8 +211,7 @@ if REDIS_URL:
     }
     CACHES = {
         "default": {
-            # Django's Redis cache with one redis-py client per pool (foolgame/cache.py).
-            "BACKEND": "foolgame.cache.RedisCache",
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             # A benchmark given a shared Redis (--redis-url) writes under a prefix of its own.
             "KEY_PREFIX": env.str("FM2_CACHE_KEY_PREFIX", default="fm2"),

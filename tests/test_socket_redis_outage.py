@@ -49,7 +49,7 @@ def redis_server(settings) -> Iterator[RedisServer]:
         }
     }
     settings.CACHES = {
-        "default": {"BACKEND": "foolgame.cache.RedisCache", "LOCATION": url, "KEY_PREFIX": "fm2-outage",
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": "fm2-outage",
                     "OPTIONS": {"pool_class": "foolgame.cache.SharedConnectionPool"}}
     }
     channel_layers.backends.clear()

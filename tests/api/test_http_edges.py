@@ -147,7 +147,7 @@ def test_a_page_outside_the_api_keeps_html_errors() -> None:
 
 
 DEAD_REDIS = {
-    "default": {"BACKEND": "foolgame.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
                 "OPTIONS": {"socket_connect_timeout": 0.5}}
 }
 
