@@ -267,25 +267,15 @@ def task_batched_in_background_on_commit(task: Task, ids: Iterable[int]) -> None
         task_batched_on_commit(task, ids)
 
 
-def task_batched_on_commit(task: Task, ids: Iterable[int]) -> None:
+def task_batched_on_commit(task: Task, ids: Iterable[int], *, eta: datetime | None = None) -> None:
     """After the commit, have ``task(ids)`` run: eager tasks at once with these ids; others
     joined with every call's ids of the next BATCH_SECONDS (in this process) into one run
     over their sorted union. For idempotent follow-ups whose work is per id (recompute these
-    claims' flags, rate these votes); a run lost with its process is redone by their sweeps."""
-    ids = [int(pk) for pk in ids]
-    if task_runs_eagerly(task):
-        transaction.on_commit(lambda: task.apply_async(args=[ids]), robust=True)
-    else:
-        transaction.on_commit(lambda: _get_publisher().batch_task(task, ids))
+    claims' flags, rate these votes); a run lost with its process is redone by their sweeps.
 
-
-
-def task_batched_at_on_commit(task: Task, ids: Iterable[int], *, eta: datetime) -> None:
-    """After the commit, have ``task(ids)`` run at ``eta``: joined with every other call's
-    ids due in the same whole second and made in the next BATCH_SECONDS (in this process)
-    into one run, sent for the end of that second. For per-id work that must not run early
-    and may run up to a second late (a round's expiry: reads close an overdue round
-    themselves); a run lost with its process is redone by the sweeps. Eager tasks run at once."""
+    With ``eta``, the ids are joined with those due in the same whole second only, and their
+    run is sent for the end of that second: for work that must not run early and may run up
+    to a second late (a round's expiry: reads close an overdue round themselves)."""
     ids = [int(pk) for pk in ids]
     if task_runs_eagerly(task):
         transaction.on_commit(lambda: task.apply_async(args=[ids]), robust=True)

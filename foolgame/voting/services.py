@@ -264,7 +264,7 @@ def _schedule_expiry(round_: Round, *, final: bool = False) -> None:
     if final:
         events.task_on_commit(tasks.expire_round, round_.pk, False, eta=round_.deadline)
     else:  # the rounds due in the same second share one send and one run
-        events.task_batched_at_on_commit(tasks.expire_rounds, [round_.pk], eta=round_.deadline)
+        events.task_batched_on_commit(tasks.expire_rounds, [round_.pk], eta=round_.deadline)
 
 
 def round_left_playing(*, round_id: int, deadline: datetime) -> None:

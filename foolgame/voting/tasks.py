@@ -22,7 +22,7 @@ def expire_round(round_id: int, reschedule: bool = True) -> bool:
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def expire_rounds(round_ids: list[int]) -> int:
     """The expiry of the rounds started over REST within half a second and due within the
-    same second (``events.task_batched_at_on_commit``): one send and one run for them all,
+    same second (``events.task_batched_on_commit`` with an eta): one send and one run for them all,
     not one each. Each is closed as ``expire_round`` closes it, and one not yet due (a
     late-moved deadline) gets a task of its own. Returns how many it closed."""
     return sum(round_expire(round_id=round_id, reschedule=True) for round_id in round_ids)

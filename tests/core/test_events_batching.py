@@ -126,7 +126,7 @@ def test_groups_are_sent_side_by_side_each_in_its_own_order(publisher) -> None:
 
 
 def test_ids_due_in_the_same_second_share_one_run_sent_for_the_end_of_that_second(publisher) -> None:
-    """``events.task_batched_at_on_commit``: the REST rounds' expiries of half a second, one
+    """``events.task_batched_on_commit`` with an eta: the REST rounds' expiries of half a second, one
     run per second their deadlines fall in, due when the latest of them is (never early)."""
     from datetime import datetime, timezone
 

@@ -400,7 +400,7 @@ async def test_a_socket_start_leaves_the_expiry_to_the_socket_which_sends_it_whe
     capture = lambda how: lambda task, *args, **options: sent.append((how, args, options.get("eta"))) if task is tasks.expire_round else None  # noqa: E731
     monkeypatch.setattr(events, "task_on_commit", capture("on_commit"))
     monkeypatch.setattr(events, "task_send", capture("now"))
-    monkeypatch.setattr(events, "task_batched_on_commit", lambda task, ids: None)
+    monkeypatch.setattr(events, "task_batched_on_commit", lambda task, ids, **options: None)
     from tests.factories import UserFactory
 
     for ends_in_a_vote in (False, True):

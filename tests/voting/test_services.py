@@ -285,7 +285,7 @@ def _capture_expiry_sends(monkeypatch) -> list[tuple]:
         events, "task_on_commit", lambda task, *args, **options: sent.append((args, options.get("eta"))) if task is tasks.expire_round else None
     )
     monkeypatch.setattr(  # the start's: batched with the rounds due in the same second (tasks.expire_rounds)
-        events, "task_batched_at_on_commit", lambda task, ids, *, eta: sent.append(("batched", list(ids), eta)) if task is tasks.expire_rounds else None
+        events, "task_batched_on_commit", lambda task, ids, *, eta=None: sent.append(("batched", list(ids), eta)) if task is tasks.expire_rounds else None
     )
     return sent
 
